@@ -1,0 +1,74 @@
+# kmtk - kernel machines toolkit.  make | make check | make check-asan | make install PREFIX=...
+CC      ?= gcc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+WERROR  ?=
+XCFLAGS  = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes $(WERROR) $(SAN)
+OUT     ?= .
+O       := $(if $(filter .,$(OUT)),,$(OUT)/)
+MAKEFLAGS += -r
+BUILD   ?= build
+PREFIX  ?= /usr/local
+
+# Dependencies through pkg-config; a missing one names the Debian package to install.
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifeq ($(shell command -v pkg-config),)
+$(error pkg-config not found: apt-get install pkg-config)
+endif
+define need_pkg
+ifneq ($$(shell pkg-config --exists $(1) && echo yes),yes)
+$$(error $(1) not found by pkg-config: apt-get install $(2))
+endif
+endef
+$(eval $(call need_pkg,openblas,libopenblas-dev))
+$(eval $(call need_pkg,lapacke,liblapacke-dev))
+$(eval $(call need_pkg,zlib,zlib1g-dev))
+PKG_CFLAGS := $(shell pkg-config --cflags openblas lapacke zlib)
+PKG_LIBS   := $(shell pkg-config --libs openblas lapacke zlib)
+endif
+LDLIBS = $(PKG_LIBS) -lm
+
+PROGS     = train predict
+LIB_SRC   = $(wildcard common/*.c)
+LIB_OBJ   = $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC  = $(wildcard tests/unit/test_*.c)
+TEST_BIN  = $(TEST_SRC:tests/unit/%.c=$(O)tests/%)
+TOOL_SRC  = $(wildcard datasets/*.c bench/*.c)
+TOOL_BIN  = $(TOOL_SRC:%.c=$(O)%)
+
+all: $(PROGS:%=$(O)%) $(TOOL_BIN)
+
+$(BUILD)/%.o: %.c $(wildcard common/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(PKG_CFLAGS) -Icommon -Itests -c $< -o $@
+
+$(BUILD)/libkmtk.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(PROGS:%=$(O)%) $(TOOL_BIN): $(O)%: $(BUILD)/%.o $(BUILD)/libkmtk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $< $(BUILD)/libkmtk.a $(LDLIBS) -o $@
+
+$(TEST_BIN): $(O)tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libkmtk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $< $(BUILD)/libkmtk.a $(LDLIBS) -o $@
+
+check: all $(TEST_BIN)
+	tests/run.sh $(OUT)
+
+# The same tests under AddressSanitizer + UndefinedBehaviorSanitizer, built apart.
+check-asan:
+	$(MAKE) OUT=build/asan BUILD=build/asan OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" check
+
+install: $(PROGS:%=$(O)%)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	for p in $(PROGS); do install -m 755 $(O)$$p $(DESTDIR)$(PREFIX)/bin/kmtk-$$p; \
+	  install -m 644 doc/kmtk-$$p.1 $(DESTDIR)$(PREFIX)/share/man/man1/; done
+
+clean:
+	rm -rf build $(PROGS) tests/test_* $(TOOL_BIN)
+
+.PHONY: all check check-asan install clean
+.SECONDARY:

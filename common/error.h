@@ -1,0 +1,28 @@
+/* error.h - the error value every library function returns (DESIGN: library code never exits). */
+#ifndef KM_ERROR_H
+#define KM_ERROR_H
+
+/* Codes double as the front ends' exit statuses. */
+enum {
+    KM_OK = 0,
+    KM_EUSAGE = 1,    /* bad parameter or option value */
+    KM_EINPUT = 2,    /* malformed input, I/O failure, damaged model file */
+    KM_EINTERNAL = 3  /* out of memory, LAPACK failure, broken invariant */
+};
+
+typedef struct km_error {
+    int code;
+    char msg[1024];
+} km_error;
+
+/* Sets err (if non-NULL) to code and a printf-style message; returns code. */
+int km_error_set(km_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Sets KM_EINTERNAL "out of memory (what)"; returns KM_EINTERNAL. */
+int km_error_nomem(km_error *err, const char *what);
+
+/* Clears err to KM_OK and an empty message. */
+void km_error_clear(km_error *err);
+
+#endif

@@ -1,0 +1,26 @@
+/* problem.h - the sparse problem: labels, optional task ids (qid) and CSR rows. */
+#ifndef KM_PROBLEM_H
+#define KM_PROBLEM_H
+
+#include <stdint.h>
+
+/*
+ * Rows are stored in compressed sparse row form. Feature indices are 0-based here
+ * (file index - 1), strictly increasing within a row. Counts of rows and non-zeros
+ * are 64-bit; a feature index fits in 32 bits (the reader rejects larger ones).
+ */
+typedef struct km_problem {
+    int64_t l;          /* number of rows (examples) */
+    int64_t nnz;        /* number of stored index:value pairs */
+    int32_t n;          /* number of features = largest 1-based index seen */
+    int64_t *row_ptr;   /* l + 1 offsets into index/value */
+    int32_t *index;     /* nnz 0-based feature indices */
+    double *value;      /* nnz values */
+    double *y;          /* l labels */
+    int64_t *qid;       /* l task ids, or NULL when no line had qid: */
+} km_problem;
+
+/* Frees everything a problem owns, including the struct; NULL is fine. */
+void km_problem_free(km_problem *p);
+
+#endif

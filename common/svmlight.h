@@ -1,0 +1,46 @@
+/* svmlight.h - the one svmlight/libsvm parser: text (plain, gzip or stdin) -> rows or a problem. */
+#ifndef KM_SVMLIGHT_H
+#define KM_SVMLIGHT_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "problem.h"
+
+/*
+ * Format, one example per line:  label [qid:N] idx:val idx:val ... [# comment]
+ * Blank lines and comment-only lines are skipped; spaces/tabs in any run; CRLF accepted.
+ * Indices are 1-based, strictly increasing, at most INT32_MAX; labels and values are
+ * finite reals, parsed correctly rounded in any locale. Errors read
+ * "FILE:LINE:COL: expected ..." (FILE is "<stdin>" for "-").
+ */
+
+/* One parsed row; index (0-based) and value point into the reader's buffers and stay
+ * valid until the next call to km_svmlight_next or km_svmlight_close. */
+typedef struct km_row {
+    double y;
+    int has_qid;
+    int64_t qid;
+    int64_t nnz;
+    const int32_t *index;
+    const double *value;
+    int64_t line;        /* 1-based line number the row came from */
+} km_row;
+
+typedef struct km_svmlight_reader km_svmlight_reader;
+
+/* Opens path ("-" = standard input); gzip is detected by content. NULL + err on failure. */
+km_svmlight_reader *km_svmlight_open(const char *path, km_error *err);
+
+/* Reads the next row: returns 1 with *row filled, 0 at end of input, -1 on error
+ * (err set; err->code is KM_EINPUT for bad input or I/O, KM_EINTERNAL for memory). */
+int km_svmlight_next(km_svmlight_reader *r, km_row *row, km_error *err);
+
+/* Closes the reader; NULL is fine. */
+void km_svmlight_close(km_svmlight_reader *r);
+
+/* Reads a whole file into a new problem (*out). An input with no rows is an error
+ * ("FILE: no data"). Returns KM_OK or an error code with err set. */
+int km_svmlight_read(const char *path, km_problem **out, km_error *err);
+
+#endif
