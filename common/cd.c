@@ -1,0 +1,227 @@
+/* cd.c - coordinate descent (thesis Algorithms 1-2): one skeleton, the loss's resolvent
+ * and the kernel's "dot"/"update" operations as parameters. */
+#include "cd.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+static const char *const rule_names[] = {"random", "cyclic", "aitken"};
+
+int km_rule_from_name(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, rule_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *km_rule_name(km_rule rule)
+{
+    return (unsigned)rule < 3 ? rule_names[rule] : "?";
+}
+
+km_cd_param km_cd_param_default(void)
+{
+    km_cd_param p = {0};
+    p.loss = KM_LOSS_L2SVM;
+    p.eps = 0.1;
+    p.delta = 0.1;
+    p.rule = KM_RULE_RANDOM;
+    p.seed = 1;
+    p.max_iter = 1000;
+    p.shrinking = 1;
+    return p;
+}
+
+/* What the skeleton needs from a kernel: z_i = k_i'c, and c_i += h reflected in that state. */
+typedef struct cd_ops {
+    double (*dot)(void *ctx, int64_t i);
+    void (*update)(void *ctx, int64_t i, double h);
+} cd_ops;
+
+/*
+ * The skeleton of Algorithms 1-2: c_i = S_i(sum_{j!=i} k_ij c_j / k_ii) (2.13) with
+ * S_i = -J_{1/k_ii} from Table 2.1; h_i = new c_i - old c_i; the kernel state is updated
+ * only when h_i != 0. Stops when max_i |h_i| < delta over a macro-iteration that visits
+ * every coefficient. Coordinates with k_ii = 0 are fixed at c_i = 0 (thesis 2.3.1: their
+ * kernel row is zero). Always inlined so each kernel gets direct calls in its hot loop.
+ */
+static inline __attribute__((always_inline)) int
+cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double *y,
+       const double *C, const km_cd_param *par, double *c, km_cd_result *res, km_error *err)
+{
+    int64_t *act = malloc((size_t)(m > 0 ? m : 1) * sizeof *act);
+    if (!act)
+        return km_error_nomem(err, "coordinate descent index list");
+    int64_t full = 0;
+    for (int64_t i = 0; i < m; i++) {
+        c[i] = 0;
+        if (kii[i] > 0)
+            act[full++] = i;
+    }
+    km_rng rng;
+    km_rng_seed(&rng, par->seed);
+    int64_t na = full;
+    double max_h_old = INFINITY;   /* shrink only what is stuck deeper than last sweep moved */
+    int backward = 0;
+    res->iter = 0;
+    res->converged = 0;
+    res->max_h = 0;
+    for (int64_t iter = 1; iter <= par->max_iter; iter++) {
+        if (par->rule == KM_RULE_RANDOM)
+            km_rng_shuffle(&rng, act, na);
+        double max_h = 0;
+        int64_t na_start = na;
+        int64_t keep = backward ? na : 0;
+        for (int64_t t = 0; t < na; t++) {
+            int64_t i = backward ? act[na - 1 - t] : act[t];
+            double alpha = 1 / kii[i];
+            double v = ops->dot(ctx, i) * alpha - c[i];     /* v_i = z_i/k_ii - c_i */
+            double stuck;
+            double ci = km_loss_resolvent(par->loss, y[i], v, alpha, C[i], par->eps, &stuck);
+            double h = ci - c[i];
+            if (h != 0) {                                    /* skip the update when h_i = 0 */
+                ops->update(ctx, i, h);
+                c[i] = ci;
+                if (fabs(h) > max_h)
+                    max_h = fabs(h);
+            } else if (par->shrinking && stuck > max_h_old) {
+                continue;                                    /* shrink i */
+            }
+            if (backward)
+                act[--keep] = i;
+            else
+                act[keep++] = i;
+        }
+        if (backward) {
+            memmove(act, act + keep, (size_t)(na - keep) * sizeof *act);
+            na -= keep;
+        } else {
+            na = keep;
+        }
+        if (par->rule == KM_RULE_AITKEN)
+            backward = !backward;
+        res->iter = iter;
+        res->max_h = max_h;
+        if (par->progress)
+            par->progress(par->user, iter, max_h, na);
+        if (max_h < par->delta) {
+            if (na_start == full) {
+                res->converged = 1;
+                break;
+            }
+            /* converged on the active set: bring every coefficient back and sweep again */
+            na = 0;
+            for (int64_t i = 0; i < m; i++)
+                if (kii[i] > 0)
+                    act[na++] = i;
+            max_h_old = INFINITY;
+            continue;
+        }
+        max_h_old = par->shrinking ? max_h : INFINITY;
+    }
+    free(act);
+    return KM_OK;
+}
+
+/* ---- the linear kernel (Algorithm 2): z_i = x_i'w, update w += h x_i ---- */
+
+typedef struct linear_ctx {
+    const km_problem *P;
+    const int64_t *rows;
+    double *w;
+    int32_t n;
+    double bias;
+} linear_ctx;
+
+static inline int64_t row_of(const linear_ctx *x, int64_t i)
+{
+    return x->rows ? x->rows[i] : i;
+}
+
+static double linear_dot(void *ctx, int64_t i)
+{
+    const linear_ctx *x = ctx;
+    const km_problem *P = x->P;
+    int64_t r = row_of(x, i);
+    double z = 0;
+    for (int64_t k = P->row_ptr[r]; k < P->row_ptr[r + 1]; k++)
+        z += P->value[k] * x->w[P->index[k]];
+    return z + x->bias * x->w[x->n];
+}
+
+static void linear_update(void *ctx, int64_t i, double h)
+{
+    linear_ctx *x = ctx;
+    const km_problem *P = x->P;
+    int64_t r = row_of(x, i);
+    for (int64_t k = P->row_ptr[r]; k < P->row_ptr[r + 1]; k++)
+        x->w[P->index[k]] += h * P->value[k];
+    x->w[x->n] += h * x->bias;
+}
+
+int64_t km_linear_dim(const km_linear_data *d)
+{
+    return (int64_t)d->P->n + 1;
+}
+
+int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
+                 const km_cd_param *par, double *w, double *c, km_cd_result *res,
+                 km_error *err)
+{
+    static const cd_ops ops = {linear_dot, linear_update};
+    int64_t m = d->rows ? d->m : d->P->l;
+    double bias = d->bias >= 0 ? d->bias : 0;
+    linear_ctx x = {d->P, d->rows, w, d->P->n, bias};
+    double *kii = malloc((size_t)(m > 0 ? m : 1) * sizeof *kii);
+    double *cc = c ? c : malloc((size_t)(m > 0 ? m : 1) * sizeof *cc);
+    if (!kii || !cc) {
+        free(kii);
+        if (!c)
+            free(cc);
+        return km_error_nomem(err, "coordinate descent");
+    }
+    memset(w, 0, (size_t)km_linear_dim(d) * sizeof *w);
+    for (int64_t i = 0; i < m; i++) {           /* k_ii = ||x_i||^2 */
+        int64_t r = row_of(&x, i);
+        double s = bias * bias;
+        for (int64_t k = d->P->row_ptr[r]; k < d->P->row_ptr[r + 1]; k++)
+            s += d->P->value[k] * d->P->value[k];
+        kii[i] = s;
+    }
+    int rc = cd_run(&ops, &x, m, kii, y, C, par, cc, res, err);
+    free(kii);
+    if (!c)
+        free(cc);
+    return rc;
+}
+
+double km_linear_decision(const km_problem *P, int64_t i, const double *w, int32_t n,
+                          double bias)
+{
+    double z = 0;
+    for (int64_t k = P->row_ptr[i]; k < P->row_ptr[i + 1]; k++)
+        if (P->index[k] < n)
+            z += P->value[k] * w[P->index[k]];
+    return bias >= 0 ? z + bias * w[n] : z;
+}
+
+double km_linear_objective(const km_linear_data *d, const double *y, const double *C,
+                           km_loss loss, double eps, const double *w)
+{
+    int64_t m = d->rows ? d->m : d->P->l;
+    int64_t dim = km_linear_dim(d);
+    double F = 0;
+    for (int64_t j = 0; j < dim; j++)
+        F += w[j] * w[j];
+    F /= 2;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t r = d->rows ? d->rows[i] : i;
+        double z = km_linear_decision(d->P, r, w, d->P->n, d->bias);
+        F += C[i] * km_loss_value(loss, y[i], z, eps);
+    }
+    return F;
+}

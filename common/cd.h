@@ -1,0 +1,77 @@
+/* cd.h - coordinate descent for regularized kernel methods (thesis Algorithms 1 and 2). */
+#ifndef KM_CD_H
+#define KM_CD_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "loss.h"
+#include "problem.h"
+
+/* Index rules of thesis 2.3.1: each is "essentially cyclic", so Theorem 11 applies. */
+typedef enum {
+    KM_RULE_RANDOM,   /* randomized cyclic: a new permutation every macro-iteration */
+    KM_RULE_CYCLIC,   /* 1, ..., l */
+    KM_RULE_AITKEN    /* Aitken double sweep: forward, then backward, alternating */
+} km_rule;
+
+/* The rule called name ("random", "cyclic", "aitken"), or -1. */
+int km_rule_from_name(const char *name);
+const char *km_rule_name(km_rule rule);
+
+typedef struct km_cd_param {
+    km_loss loss;
+    double eps;          /* svr's epsilon */
+    double delta;        /* stop when max_i |h_i| < delta over a macro-iteration */
+    km_rule rule;
+    uint64_t seed;       /* for KM_RULE_RANDOM */
+    int64_t max_iter;    /* cap on macro-iterations */
+    int shrinking;       /* drop coefficients stuck on a flat piece of S_i; the final
+                            check runs over all coefficients, so the fixed point is unchanged */
+    /* Called after every macro-iteration (may be NULL). */
+    void (*progress)(void *user, int64_t iter, double max_h, int64_t active);
+    void *user;
+} km_cd_param;
+
+/* Defaults: l2svm, eps 0.1, delta 0.1, random rule, seed 1, 1000 iterations, shrinking. */
+km_cd_param km_cd_param_default(void);
+
+typedef struct km_cd_result {
+    int64_t iter;        /* macro-iterations run */
+    int converged;       /* 0 if max_iter was reached first */
+    double max_h;        /* max |h_i| of the last macro-iteration */
+} km_cd_result;
+
+/*
+ * The linear kernel on rows of a sparse problem: K = X X' over the rows listed in
+ * rows[0..m) (all rows in order if rows is NULL, m = P->l). If bias >= 0, every row
+ * gets an extra constant feature of value bias (as LIBLINEAR's -B), stored at w[n].
+ */
+typedef struct km_linear_data {
+    const km_problem *P;
+    const int64_t *rows;
+    int64_t m;
+    double bias;
+} km_linear_data;
+
+/* Length of w for this data: P->n + 1 (the last entry is the bias weight, 0 if none). */
+int64_t km_linear_dim(const km_linear_data *d);
+
+/*
+ * Algorithm 2: minimizes F(w) = sum_i C[i] L(y[i], w'x_i) + ||w||^2/2 by coordinate
+ * descent on c, keeping w = sum_i c_i x_i up to date. y and C have m entries; w gets
+ * km_linear_dim() entries and c (may be NULL) m entries. Starts from c = 0.
+ */
+int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
+                 const km_cd_param *par, double *w, double *c, km_cd_result *res,
+                 km_error *err);
+
+/* z = w'x_i for row i of P (features beyond dim are ignored; bias as above). */
+double km_linear_decision(const km_problem *P, int64_t i, const double *w, int32_t n,
+                          double bias);
+
+/* The primal objective F(w) above. */
+double km_linear_objective(const km_linear_data *d, const double *y, const double *C,
+                           km_loss loss, double eps, const double *w);
+
+#endif

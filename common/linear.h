@@ -1,0 +1,56 @@
+/* linear.h - linear models: classes, one-versus-all, class weights, cross-validation. */
+#ifndef KM_LINEAR_H
+#define KM_LINEAR_H
+
+#include <stdint.h>
+
+#include "cd.h"
+#include "error.h"
+#include "model.h"
+#include "problem.h"
+
+typedef struct km_class_weight {
+    double label;
+    double weight;   /* C of this class = C * weight (-wLABEL weight) */
+} km_class_weight;
+
+typedef struct km_train_param {
+    km_cd_param cd;                  /* loss, epsilon, delta, rule, seed, cap, shrinking */
+    double C;
+    double bias;                     /* < 0: none */
+    const km_class_weight *weights;  /* nr_weight entries */
+    int nr_weight;
+} km_train_param;
+
+/* What training did, one entry per weight vector of the model. */
+typedef struct km_train_info {
+    int nr_w;
+    double *objective;    /* F(w) of each (one-versus-all) problem */
+    int64_t *iter;        /* macro-iterations */
+    int *converged;       /* 0 if the iteration cap stopped it */
+    int64_t *nnz_c;       /* coefficients c_i != 0 (support vectors) */
+} km_train_info;
+
+void km_train_info_free(km_train_info *info);
+
+/* Checks parameters; returns KM_EUSAGE with a one-line reason when one is out of range. */
+int km_train_check(const km_train_param *par, km_error *err);
+
+/*
+ * Trains a linear model on the rows of P listed in rows[0..m) (all rows if rows is NULL).
+ * Classification losses: labels are classes; 2 classes give one w (decision > 0 means the
+ * larger label), more give one-versus-all. Class weights scale C per class as in
+ * LIBLINEAR (binary: each class its own C; one-versus-all: the positive class of each
+ * problem gets C * weight, the rest C). info (may be NULL) is filled; free it with
+ * km_train_info_free.
+ */
+int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
+                    const km_train_param *par, km_model **out, km_train_info *info,
+                    km_error *err);
+
+/* k-fold cross-validation (stratified by class for classification, folds drawn with
+ * par->cd.seed): pred[i] gets the prediction for row i from the model that did not see it. */
+int km_cross_validate(const km_problem *P, const km_train_param *par, int k, double *pred,
+                      km_error *err);
+
+#endif

@@ -1,0 +1,106 @@
+/* loss.h - the losses of thesis Table 2.1, each given by its value and its resolvent -J_alpha. */
+#ifndef KM_LOSS_H
+#define KM_LOSS_H
+
+#include <math.h>
+
+/*
+ * Objective of every solver: F = sum_i C_i L(y_i, z_i) + ||w||^2/2 (kernel form c'Kc/2),
+ * z_i = w'x_i. The losses, with C as in LIBLINEAR where LIBLINEAR has the same loss:
+ *   l1svm  hinge               L = max(0, 1 - y z)             (liblinear -s 3)
+ *   l2svm  squared hinge       L = max(0, 1 - y z)^2           (liblinear -s 1; thesis L2-SVM
+ *                                                                with its C doubled)
+ *   rls    square              L = (y - z)^2 / 2               (thesis RLS)
+ *   rla    absolute            L = |y - z|                     (thesis RLA)
+ *   svr    eps-insensitive     L = max(0, |y - z| - eps)       (liblinear -s 13)
+ */
+typedef enum {
+    KM_LOSS_L1SVM,
+    KM_LOSS_L2SVM,
+    KM_LOSS_RLS,
+    KM_LOSS_RLA,
+    KM_LOSS_SVR,
+    KM_LOSS_COUNT
+} km_loss;
+
+/* The loss called name ("l1svm", ...), or -1 if there is none. */
+int km_loss_from_name(const char *name);
+
+/* The name of a loss ("l1svm", ...). */
+const char *km_loss_name(km_loss loss);
+
+/* 1 if the loss is for classification (labels are classes), 0 for regression. */
+int km_loss_is_classification(km_loss loss);
+
+/* L(y, z) for a loss as defined above (eps is used by svr only). */
+double km_loss_value(km_loss loss, double y, double z, double eps);
+
+static inline double km_pos(double x) { return x > 0 ? x : 0; }
+static inline double km_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+
+/*
+ * -J_alpha(v) of thesis Table 2.1 for the term C L(y, .): the coefficient c that satisfies
+ * the optimality condition (2.8), c = -J_alpha(alpha z - c), given v = alpha z - c.
+ * Coordinate descent (Algorithm 1/2) calls it with alpha = 1/k_ii, the fixed-point
+ * iteration (2.10) with a global alpha.
+ * *stuck is set to how far the argument lies inside a flat piece of the map (a bound
+ * of c or the dead zone of svr), 0 on a sloped piece: shrinking uses it.
+ * The printed table lost alpha in the rla and svr rows; they are derived here from
+ * -c in C dL(y, z) with z = (v + c)/alpha and checked against direct solutions in tests.
+ */
+static inline double km_loss_resolvent(km_loss loss, double y, double v, double alpha,
+                                       double C, double eps, double *stuck)
+{
+    double u, c;
+    switch (loss) {
+    case KM_LOSS_L1SVM:  /* y min(C, (alpha - y v)_+) */
+        u = alpha - y * v;
+        if (u <= 0) {
+            *stuck = -u;
+            return 0;
+        }
+        if (u >= C) {
+            *stuck = u - C;
+            return y * C;
+        }
+        *stuck = 0;
+        return y * u;
+    case KM_LOSS_L2SVM:  /* y (alpha - y v)_+ / (1 + alpha/(2C)): thesis row with C -> 2C */
+        u = alpha - y * v;
+        if (u <= 0) {
+            *stuck = -u;
+            return 0;
+        }
+        *stuck = 0;
+        return y * u / (1 + alpha / (2 * C));
+    case KM_LOSS_RLS:  /* (alpha y - v) / (1 + alpha/C) */
+        *stuck = 0;
+        return (alpha * y - v) / (1 + alpha / C);
+    case KM_LOSS_RLA:  /* sign(alpha y - v) min(C, |alpha y - v|) */
+        u = alpha * y - v;
+        if (fabs(u) >= C) {
+            *stuck = fabs(u) - C;
+            return km_sign(u) * C;
+        }
+        *stuck = 0;
+        return u;
+    case KM_LOSS_SVR:  /* sign(alpha y - v) min(C, (|alpha y - v| - alpha eps)_+) */
+        u = alpha * y - v;
+        c = fabs(u) - alpha * eps;
+        if (c <= 0) {
+            *stuck = -c;
+            return 0;
+        }
+        if (c >= C) {
+            *stuck = c - C;
+            return km_sign(u) * C;
+        }
+        *stuck = 0;
+        return km_sign(u) * c;
+    default:
+        *stuck = 0;
+        return 0;
+    }
+}
+
+#endif

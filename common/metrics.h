@@ -1,0 +1,24 @@
+/* metrics.h - accuracy, mean squared error and squared correlation, accumulated row by row. */
+#ifndef KM_METRICS_H
+#define KM_METRICS_H
+
+#include <stdint.h>
+
+typedef struct km_metrics {
+    int64_t n, correct;
+    double se, sy, sp, syy, spp, syp;
+} km_metrics;
+
+/* Adds one (true value, prediction) pair. */
+void km_metrics_add(km_metrics *m, double y, double pred);
+
+/* Percentage of exact matches (classification). */
+double km_metrics_accuracy(const km_metrics *m);
+
+/* Mean squared error (regression). */
+double km_metrics_mse(const km_metrics *m);
+
+/* Squared correlation coefficient of predictions and true values, as LIBLINEAR prints. */
+double km_metrics_scc(const km_metrics *m);
+
+#endif

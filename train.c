@@ -1,0 +1,254 @@
+/* train.c - command-line front end: svmlight data -> linear model by coordinate descent. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "linear.h"
+#include "metrics.h"
+#include "numparse.h"
+#include "svmlight.h"
+
+static const char usage[] =
+    "Usage: train [options] data_file [model_file]\n"
+    "Trains a linear model by coordinate descent (Dinuzzo's thesis, Algorithm 2).\n"
+    "data_file is svmlight/libsvm text, plain or gzip; '-' reads standard input.\n"
+    "options:\n"
+    "  -s loss      l1svm  hinge loss, L1-SVM            (= liblinear -s 3)\n"
+    "               l2svm  squared hinge, L2-SVM         (= liblinear -s 1; default)\n"
+    "               rls    square loss (y-z)^2/2, regularized least squares\n"
+    "               rla    absolute loss |y-z|, regularized least absolute deviations\n"
+    "               svr    eps-insensitive loss, support vector regression (= liblinear -s 13)\n"
+    "               minimizes C sum_i L(y_i, w'x_i) + ||w||^2/2\n"
+    "  -c C         cost (default 1)\n"
+    "  -p epsilon   epsilon of svr (default 0.1)\n"
+    "  -e delta     stop when max_i |h_i| < delta over a macro-iteration (default 0.1)\n"
+    "  -B bias      add a constant feature of value bias (default -1: none)\n"
+    "  -wLABEL w    multiply C of class LABEL by w (default 1)\n"
+    "  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
+    "  -q           quiet: no progress or summary\n"
+    "  --rule R     index rule: random (randomized cyclic, default), cyclic, aitken\n"
+    "  --seed N     seed of the random choices (default 1)\n"
+    "  --max-iter N cap on macro-iterations (default 1000)\n"
+    "  --no-shrinking  visit every coefficient in every macro-iteration\n"
+    "  -h, --help   this help\n"
+    "The model goes to model_file (default: data_file's name + .model).\n";
+
+/* Prints "train: msg" and exits with status. */
+static void die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void die(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("train: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (status == 1)
+        fputs("Try 'train -h' for help.\n", stderr);
+    exit(status);
+}
+
+/* The whole of s as a finite double, or a usage error naming opt. */
+static double num_arg(const char *opt, const char *s)
+{
+    char *end;
+    int ok;
+    double v = km_strtod_c(s, &end, &ok);
+    if (!ok || end == s || *end || !isfinite(v))
+        die(1, "%s: expected a number, got '%s'", opt, s);
+    return v;
+}
+
+/* The whole of s as an integer in [lo, hi], or a usage error naming opt. */
+static long long int_arg(const char *opt, const char *s, long long lo, long long hi)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        die(1, "%s: expected an integer in [%lld, %lld], got '%s'", opt, lo, hi, s);
+    return v;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct progress {
+    double start, last;
+} progress;
+
+/* Prints a progress line on stderr at most once a second. */
+static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
+{
+    progress *p = user;
+    double t = now();
+    if (t - p->last < 1)
+        return;
+    p->last = t;
+    fprintf(stderr, "  macro-iteration %lld: max|h| = %.3g, active = %lld (%.1f s)\n",
+            (long long)iter, max_h, (long long)active, t - p->start);
+}
+
+int main(int argc, char **argv)
+{
+    km_train_param par = {0};
+    par.cd = km_cd_param_default();
+    par.C = 1;
+    par.bias = -1;
+    km_class_weight weights[256];
+    int quiet = 0, folds = 0;
+    const char *args[2] = {0};
+    int nargs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (die(1, "option %s needs a value", a), ""))
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(a, "-s") == 0) {
+            const char *s = NEXT();
+            int loss = km_loss_from_name(s);
+            if (loss < 0)
+                die(1, "-s: unknown loss '%s' (l1svm, l2svm, rls, rla, svr)", s);
+            par.cd.loss = (km_loss)loss;
+        } else if (strcmp(a, "-c") == 0) {
+            par.C = num_arg(a, NEXT());
+        } else if (strcmp(a, "-p") == 0) {
+            par.cd.eps = num_arg(a, NEXT());
+        } else if (strcmp(a, "-e") == 0) {
+            par.cd.delta = num_arg(a, NEXT());
+        } else if (strcmp(a, "-B") == 0) {
+            par.bias = num_arg(a, NEXT());
+        } else if (strncmp(a, "-w", 2) == 0 && a[2]) {
+            if (par.nr_weight == (int)(sizeof weights / sizeof *weights))
+                die(1, "too many -w options");
+            weights[par.nr_weight].label = num_arg("-w", a + 2);
+            weights[par.nr_weight].weight = num_arg(a, NEXT());
+            par.nr_weight++;
+        } else if (strcmp(a, "-v") == 0) {
+            folds = (int)int_arg(a, NEXT(), 2, 1000000);
+        } else if (strcmp(a, "-q") == 0) {
+            quiet = 1;
+        } else if (strcmp(a, "--rule") == 0) {
+            const char *s = NEXT();
+            int r = km_rule_from_name(s);
+            if (r < 0)
+                die(1, "--rule: unknown index rule '%s' (random, cyclic, aitken)", s);
+            par.cd.rule = (km_rule)r;
+        } else if (strcmp(a, "--seed") == 0) {
+            par.cd.seed = (uint64_t)int_arg(a, NEXT(), 0, INT64_MAX);
+        } else if (strcmp(a, "--max-iter") == 0) {
+            par.cd.max_iter = int_arg(a, NEXT(), 1, INT64_MAX);
+        } else if (strcmp(a, "--no-shrinking") == 0) {
+            par.cd.shrinking = 0;
+        } else if (a[0] == '-' && a[1]) {
+            die(1, "unknown option '%s'", a);
+        } else {
+            if (nargs == 2)
+                die(1, "too many arguments");
+            args[nargs++] = a;
+        }
+#undef NEXT
+    }
+    if (nargs < 1)
+        die(1, "no data file given");
+    par.weights = weights;
+    km_error err = {0};
+    if (km_train_check(&par, &err))
+        die(err.code, "%s", err.msg);
+
+    char *model_path = NULL;
+    if (!folds) {
+        if (nargs == 2) {
+            model_path = strdup(args[1]);
+        } else {
+            if (strcmp(args[0], "-") == 0)
+                die(1, "reading standard input: give the model file name as 2nd argument");
+            const char *base = strrchr(args[0], '/');
+            base = base ? base + 1 : args[0];
+            model_path = malloc(strlen(base) + 7);
+            if (model_path)
+                sprintf(model_path, "%s.model", base);
+        }
+        if (!model_path)
+            die(3, "out of memory");
+    }
+
+    double t0 = now();
+    progress prog = {t0, t0};
+    if (!quiet) {
+        par.cd.progress = on_progress;
+        par.cd.user = &prog;
+    }
+    km_problem *P = NULL;
+    if (km_svmlight_read(args[0], &P, &err))
+        die(err.code, "%s", err.msg);
+    double t_read = now();
+
+    if (folds) {
+        double *pred = malloc((size_t)P->l * sizeof *pred);
+        if (!pred)
+            die(3, "out of memory");
+        if (km_cross_validate(P, &par, folds, pred, &err))
+            die(err.code, "%s", err.msg);
+        km_metrics mt = {0};
+        for (int64_t i = 0; i < P->l; i++)
+            km_metrics_add(&mt, P->y[i], pred[i]);
+        if (km_loss_is_classification(par.cd.loss)) {
+            printf("Cross Validation Accuracy = %g%%\n", km_metrics_accuracy(&mt));
+        } else {
+            printf("Cross Validation Mean squared error = %g\n", km_metrics_mse(&mt));
+            printf("Cross Validation Squared correlation coefficient = %g\n",
+                   km_metrics_scc(&mt));
+        }
+        free(pred);
+        km_problem_free(P);
+        return 0;
+    }
+
+    km_model *model = NULL;
+    km_train_info info = {0};
+    if (km_train_linear(P, NULL, 0, &par, &model, &info, &err))
+        die(err.code, "%s", err.msg);
+    double t_train = now();
+    double F = 0;
+    int64_t iters = 0, nnz = 0;
+    int all_converged = 1;
+    for (int k = 0; k < info.nr_w; k++) {
+        F += info.objective[k];
+        iters = info.iter[k] > iters ? info.iter[k] : iters;
+        nnz += info.nnz_c[k];
+        all_converged &= info.converged[k];
+        if (!quiet && info.nr_w > 1)
+            printf("class %g: macro-iterations = %lld, objective = %.17g, nonzero "
+                   "coefficients = %lld\n", model->labels[k], (long long)info.iter[k],
+                   info.objective[k], (long long)info.nnz_c[k]);
+    }
+    if (!quiet) {
+        if (!all_converged)
+            fprintf(stderr, "train: warning: reached the cap of %lld macro-iterations before "
+                    "max|h| < %g; raise --max-iter or -e\n", (long long)par.cd.max_iter,
+                    par.cd.delta);
+        printf("macro-iterations = %lld\n", (long long)iters);
+        printf("objective = %.17g\n", F);
+        printf("nonzero coefficients = %lld (of %lld%s)\n", (long long)nnz,
+               (long long)(P->l * info.nr_w), info.nr_w > 1 ? ", all classes" : "");
+        printf("time = %.3f s (read %.3f s, train %.3f s)\n", t_train - t0, t_read - t0,
+               t_train - t_read);
+    }
+    km_train_info_free(&info);
+    km_problem_free(P);
+    if (km_model_write(model, model_path, &err))
+        die(err.code, "%s", err.msg);
+    km_model_free(model);
+    free(model_path);
+    return 0;
+}
