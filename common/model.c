@@ -238,7 +238,7 @@ static int read_model(mreader *r, km_model **out)
                 break;
             }
         } else if (strcmp(key, "labels") == 0 || strcmp(key, "label_weights") == 0) {
-            double **dst = key[5] == '\0' ? &labels : &lw;
+            double **dst = strcmp(key, "labels") == 0 ? &labels : &lw;
             if (nr_class < 0 || *dst) {
                 rc = bad(r, "labels given before nr_class, or twice");
                 break;
