@@ -1,5 +1,5 @@
 # lib.sh - helpers for command-line tests (sourced). BIN is the directory with the executables.
-BIN=${BIN:-.}
+BIN=$(cd "${BIN:-.}" && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DATA=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../data" && pwd)

@@ -1,0 +1,105 @@
+# train_predict.sh - command-line tests of train and predict (run by tests/run.sh).
+. "$(dirname "$0")/lib.bash"
+T=$BIN/train P=$BIN/predict H=$DATA/heart_scale
+
+# usage and option errors: exit 1 with a one-line reason
+check "train -h prints usage, exits 0" bash -c "$T -h | grep -q '^Usage: train'"
+check "predict -h prints usage, exits 0" bash -c "$P -h | grep -q '^Usage: predict'"
+expect_fail "train without arguments" 1 "no data file" $T
+expect_fail "unknown option" 1 "unknown option '-z'" $T -z $H
+expect_fail "bad -c value" 1 "-c: expected a number" $T -c abc $H
+expect_fail "negative C" 1 "C must be a positive" $T -c -1 $H
+expect_fail "unknown loss" 1 "unknown loss 'foo'" $T -s foo $H
+expect_fail "missing option value" 1 "needs a value" $T $H -c
+expect_fail "bad fold count" 1 "-v: expected an integer" $T -v 1 $H
+expect_fail "unknown rule" 1 "unknown index rule" $T --rule zigzag $H
+expect_fail "stdin needs a model name" 1 "model file name" $T -
+expect_fail "predict with two arguments" 1 "expected test_file" $P $H x
+
+# training and prediction on heart_scale
+$T $H "$TMP/h.model" >"$TMP/train.out" 2>&1
+check "train writes a model and prints the objective" \
+    grep -Eq '^objective = [0-9.]+' "$TMP/train.out"
+check "train prints macro-iterations, nonzero coefficients and time" bash -c \
+    "grep -q '^macro-iterations = ' $TMP/train.out && grep -q '^nonzero coefficients = ' $TMP/train.out && grep -q '^time = ' $TMP/train.out"
+check "model file starts with format and version" grep -qx 'kmtk-model 1' "$TMP/h.model"
+check "no temporary file left beside the model" bash -c "! ls $TMP | grep -q tmp"
+$P $H "$TMP/h.model" "$TMP/h.out" >"$TMP/pred.out"
+check "predict prints Accuracy = x% (a/b) above 80%" \
+    grep -Eq '^Accuracy = (8[0-9]|9[0-9])(\.[0-9]+)?% \([0-9]+/270\)$' "$TMP/pred.out"
+check "one prediction per test line" test "$(wc -l <"$TMP/h.out")" -eq 270
+check "predictions are labels" bash -c "sort -u $TMP/h.out | tr '\n' ' ' | grep -qx -- '-1 1 '"
+$P -d $H "$TMP/h.model" "$TMP/h.dec" >/dev/null
+check "-d writes decision values whose signs give the labels" bash -c \
+    "paste -d' ' $TMP/h.dec $TMP/h.out | awk '{ if ((\$1 > 0) != (\$2 > 0)) bad++ } END { exit bad }'"
+$P -q $H "$TMP/h.model" - >"$TMP/so" 2>"$TMP/se"
+check "output '-' goes to stdout, -q silences metrics" bash -c \
+    "test \$(wc -l <$TMP/so) -eq 270 && ! test -s $TMP/se"
+
+# same data through gzip, stdin and a gzip pipe: the same model, byte for byte
+gzip -c $H >"$TMP/h.gz"
+$T -q "$TMP/h.gz" "$TMP/gz.model"
+cat $H | $T -q - "$TMP/stdin.model"
+zcat "$TMP/h.gz" | $T -q - "$TMP/zcat.model"
+check "gzip input gives the same model" cmp -s "$TMP/h.model" "$TMP/gz.model"
+check "stdin gives the same model" cmp -s "$TMP/h.model" "$TMP/stdin.model"
+check "zcat pipe gives the same model" cmp -s "$TMP/h.model" "$TMP/zcat.model"
+gzip -dc "$TMP/h.gz" | $P - "$TMP/h.model" "$TMP/h2.out" >/dev/null
+check "predict reads stdin" cmp -s "$TMP/h.out" "$TMP/h2.out"
+
+# determinism and seeds
+$T -q --seed 7 $H "$TMP/s7a.model"; $T -q --seed 7 $H "$TMP/s7b.model"
+check "same seed, same model" cmp -s "$TMP/s7a.model" "$TMP/s7b.model"
+for r in cyclic aitken; do
+    check "rule $r trains" $T -q --rule $r $H "$TMP/$r.model"
+done
+
+# default model name is the data file's base name + .model, in the current directory
+(cd "$TMP" && cp $H hs && $T -q hs)
+check "default model name" test -f "$TMP/hs.model"
+
+# cross-validation prints accuracy and writes no model
+(cd "$TMP" && $T -v 5 hs >cv.out)
+check "-v 5 prints Cross Validation Accuracy" grep -Eq '^Cross Validation Accuracy = [0-9.]+%$' "$TMP/cv.out"
+$T -s svr -v 3 $H >"$TMP/cvr.out"
+check "-v with svr prints MSE and squared correlation" bash -c \
+    "grep -q '^Cross Validation Mean squared error = ' $TMP/cvr.out && grep -q '^Cross Validation Squared correlation coefficient = ' $TMP/cvr.out"
+
+# regression output
+for s in rls rla svr; do
+    $T -q -s $s $H "$TMP/$s.model"
+    $P $H "$TMP/$s.model" "$TMP/$s.out" >"$TMP/$s.pred"
+    check "$s: predict prints MSE and squared correlation" bash -c \
+        "grep -q '^Mean squared error = ' $TMP/$s.pred && grep -q '^Squared correlation coefficient = ' $TMP/$s.pred"
+done
+
+# three classes: one-versus-all, class weights, bias
+awk '{ $1 = ($2 ~ /^1:/ && substr($2, 3) + 0 > 0.2) ? 3 : ($1 > 0 ? 2 : 1); print }' $H >"$TMP/three"
+$T -B 1 -w3 2 "$TMP/three" "$TMP/three.model" >"$TMP/three.train"
+check "one-versus-all model has three weight vectors" grep -qx 'nr_w 3' "$TMP/three.model"
+check "class weight recorded" grep -qx 'label_weights 1 1 2' "$TMP/three.model"
+check "per-class lines printed" test "$(grep -c '^class ' "$TMP/three.train")" -eq 3
+$P -d "$TMP/three" "$TMP/three.model" "$TMP/three.dec" >"$TMP/three.pred"
+check "-d writes three decision values per line" bash -c "awk 'NF != 3 { exit 1 }' $TMP/three.dec"
+check "three-class accuracy line" grep -Eq '^Accuracy = [0-9.]+% \([0-9]+/270\)$' "$TMP/three.pred"
+expect_fail "-w for a label not in the data" 1 "no class with label 9" $T -w9 2 $H "$TMP/x.model"
+expect_fail "one class only" 2 "only one class" $T <(awk '{ $1 = 1; print }' $H) "$TMP/x.model"
+
+# bad input: file:line:col, exit 2, no model written
+printf '1 1:0.5 2:1\n-1 3:x\n' >"$TMP/bad"
+expect_fail "malformed data gives FILE:LINE:COL" 2 "bad:2:[0-9]+: " $T "$TMP/bad" "$TMP/bad.model"
+check "no model written on bad input" test ! -e "$TMP/bad.model"
+expect_fail "missing data file" 2 "nofile: No such file" $T "$TMP/nofile" "$TMP/x.model"
+: >"$TMP/empty"
+expect_fail "empty data file" 2 "no data" $T "$TMP/empty" "$TMP/x.model"
+head -c 1000 "$TMP/h.gz" >"$TMP/trunc.gz"
+expect_fail "truncated gzip" 2 "trunc.gz.*(truncated|corrupt)" $T "$TMP/trunc.gz" "$TMP/x.model"
+
+# damaged models
+sed 's/^kmtk-model 1$/kmtk-model 9/' "$TMP/h.model" >"$TMP/v9.model"
+expect_fail "unknown model version" 2 "version 9 is not supported" $P $H "$TMP/v9.model" "$TMP/o"
+head -n 15 "$TMP/h.model" >"$TMP/cut.model"
+expect_fail "truncated model" 2 "truncated" $P $H "$TMP/cut.model" "$TMP/o"
+expect_fail "not a model" 2 "not a kmtk model" $P $H $H "$TMP/o"
+sed '14s/.*/0.1 zz/' "$TMP/h.model" >"$TMP/garbled.model"
+expect_fail "garbled weight line" 2 "garbled.model:14: " $P $H "$TMP/garbled.model" "$TMP/o"
