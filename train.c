@@ -25,7 +25,7 @@ static const char usage[] =
     "               minimizes C sum_i L(y_i, w'x_i) + ||w||^2/2\n"
     "  -c C         cost (default 1)\n"
     "  -p epsilon   epsilon of svr (default 0.1)\n"
-    "  -e delta     stop when max_i |h_i| < delta over a macro-iteration (default 0.1)\n"
+    "  -e delta     stop when max_i |h_i| < delta over a macro-iteration (default 0.005)\n"
     "  -B bias      add a constant feature of value bias (default -1: none)\n"
     "  -wLABEL w    multiply C of class LABEL by w (default 1)\n"
     "  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"

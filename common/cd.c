@@ -28,7 +28,7 @@ km_cd_param km_cd_param_default(void)
     km_cd_param p = {0};
     p.loss = KM_LOSS_L2SVM;
     p.eps = 0.1;
-    p.delta = 0.1;
+    p.delta = 0.005;
     p.rule = KM_RULE_RANDOM;
     p.seed = 1;
     p.max_iter = 1000;

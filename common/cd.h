@@ -33,7 +33,7 @@ typedef struct km_cd_param {
     void *user;
 } km_cd_param;
 
-/* Defaults: l2svm, eps 0.1, delta 0.1, random rule, seed 1, 1000 iterations, shrinking. */
+/* Defaults: l2svm, eps 0.1, delta 0.005, random rule, seed 1, 1000 iterations, shrinking. */
 km_cd_param km_cd_param_default(void);
 
 typedef struct km_cd_result {
