@@ -1,0 +1,475 @@
+/* svmlight.c - see svmlight.h. One line parser (parse_line) serves both the row stream
+ * (km_svmlight_next, pairs into reusable buffers) and km_svmlight_read (pairs appended
+ * straight into the growing problem arrays, so nothing is copied twice). */
+#include "svmlight.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numparse.h"
+#include "stream.h"
+
+#define KM_LINEBUF_INIT (256 * 1024) /* initial text buffer; doubles for longer lines */
+
+struct km_svmlight_reader {
+    km_stream *st;
+    const char *name;     /* for messages (owned by st) */
+    char *buf;            /* text; buf[cap] is spare room for a sentinel '\n' */
+    size_t cap;
+    size_t pos, end;      /* unparsed text is buf[pos, end) */
+    size_t scan;          /* buf[pos, scan) is known to hold no '\n' */
+    int eof;              /* the stream has no more bytes */
+    int64_t line;         /* number of the line last returned by next_line */
+    int qid_mode;         /* 0: no data row yet; 1: rows carry qid; -1: rows do not */
+    int64_t first_line;   /* line of the first data row */
+    int32_t *idx;         /* pairs: 0-based index and value, nnz used, pcap allocated */
+    double *val;
+    int64_t nnz, pcap;
+    int32_t max_index;    /* largest 1-based index seen */
+    int failed;           /* sticky error state for km_svmlight_next */
+    km_error saved;
+};
+
+/* Geometric capacity for at least need elements of size elem; -1 when impossible. */
+static int64_t grown_cap(int64_t cap, int64_t need, size_t elem)
+{
+    int64_t limit = (int64_t)(PTRDIFF_MAX / (ptrdiff_t)elem);
+    if (need > limit)
+        return -1;
+    int64_t nc = cap > limit - cap / 2 ? limit : cap + cap / 2;
+    if (nc < need)
+        nc = need;
+    if (nc < 1024)
+        nc = 1024 < limit ? 1024 : limit;
+    return nc;
+}
+
+/* Grows the pair buffers to hold at least need pairs. */
+static int grow_pairs(km_svmlight_reader *r, int64_t need, km_error *err)
+{
+    int64_t nc = grown_cap(r->pcap, need, sizeof(double));
+    if (nc < 0)
+        return km_error_nomem(err, "feature arrays too large");
+    int32_t *i = realloc(r->idx, (size_t)nc * sizeof *i);
+    if (!i)
+        return km_error_nomem(err, "feature indices");
+    r->idx = i;
+    double *v = realloc(r->val, (size_t)nc * sizeof *v);
+    if (!v)
+        return km_error_nomem(err, "feature values");
+    r->val = v;
+    r->pcap = nc;
+    return KM_OK;
+}
+
+km_svmlight_reader *km_svmlight_open(const char *path, km_error *err)
+{
+    km_svmlight_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        km_error_nomem(err, "reader");
+        return NULL;
+    }
+    r->cap = KM_LINEBUF_INIT;
+    r->buf = malloc(r->cap + 1);
+    if (!r->buf) {
+        km_error_nomem(err, "line buffer");
+        free(r);
+        return NULL;
+    }
+    r->st = km_stream_open(path, err);
+    if (!r->st) {
+        free(r->buf);
+        free(r);
+        return NULL;
+    }
+    r->name = km_stream_name(r->st);
+    return r;
+}
+
+void km_svmlight_close(km_svmlight_reader *r)
+{
+    if (!r)
+        return;
+    km_stream_close(r->st);
+    free(r->buf);
+    free(r->idx);
+    free(r->val);
+    free(r);
+}
+
+/* Finds the next line: *ls is its start, *le its '\n' (or a sentinel '\n' after a last
+ * line without one). Returns 1, 0 at end of input, -1 on error. Lines have no length
+ * limit: the buffer doubles until the line fits. */
+static int next_line(km_svmlight_reader *r, char **ls, char **le, km_error *err)
+{
+    for (;;) {
+        char *nl = memchr(r->buf + r->scan, '\n', r->end - r->scan);
+        if (nl) {
+            *ls = r->buf + r->pos;
+            *le = nl;
+            r->pos = r->scan = (size_t)(nl - r->buf) + 1;
+            r->line++;
+            return 1;
+        }
+        r->scan = r->end;
+        if (r->eof) {
+            if (r->pos == r->end)
+                return 0;
+            r->buf[r->end] = '\n';
+            *ls = r->buf + r->pos;
+            *le = r->buf + r->end;
+            r->pos = r->scan = r->end;
+            r->line++;
+            return 1;
+        }
+        if (r->pos > 0) { /* keep only the unfinished line, at the front */
+            memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+            r->end -= r->pos;
+            r->scan -= r->pos;
+            r->pos = 0;
+        }
+        if (r->end == r->cap) {
+            if (r->cap > (SIZE_MAX - 1) / 2 || r->cap > (size_t)PTRDIFF_MAX / 2)
+                return km_error_nomem(err, "line too long"), -1;
+            char *b = realloc(r->buf, 2 * r->cap + 1);
+            if (!b)
+                return km_error_nomem(err, "line buffer"), -1;
+            r->buf = b;
+            r->cap *= 2;
+        }
+        ptrdiff_t n = km_stream_read(r->st, r->buf + r->end, r->cap - r->end, err);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            r->eof = 1;
+        r->end += (size_t)n;
+    }
+}
+
+/* Writes token text starting at p for a message (up to a blank, the line end, or ':'
+ * when stop_colon), shortened and with unprintable bytes escaped. */
+static const char *show(char out[96], const char *p, const char *le, int stop_colon)
+{
+    size_t k = 0;
+    for (; p < le && *p != ' ' && *p != '\t' && !(stop_colon && *p == ':'); p++) {
+        if (k > 60) {
+            memcpy(out + k, "...", 4);
+            return out;
+        }
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c < 0x7f && c != '\'')
+            out[k++] = (char)c;
+        else
+            k += (size_t)snprintf(out + k, 8, "\\x%02x", c);
+    }
+    out[k] = '\0';
+    return out;
+}
+
+/* Sets the input error "NAME:LINE:COL: <message>" for the byte at in the current line;
+ * returns -1. */
+__attribute__((format(printf, 5, 6))) static int
+in_error(const km_svmlight_reader *r, const char *ls, const char *at, km_error *err,
+         const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    km_error_set(err, KM_EINPUT, "%s:%lld:%lld: %s", r->name, (long long)r->line,
+                 (long long)(at - ls + 1), msg);
+    return -1;
+}
+
+/* Skips spaces and tabs (the line's terminator is neither, so this stops). */
+static inline const char *skip_blanks(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Is p a valid end of a token: a blank, the line end or the start of a comment? */
+static inline int token_end(const char *p, const char *le)
+{
+    return *p == ' ' || *p == '\t' || p == le || *p == '#';
+}
+
+/* Parses the line [ls, le) (*le is '\n'): label into *y, task id into *qid and *has_qid,
+ * pairs appended to r->idx/r->val at r->nnz. Returns 1 for a data row, 0 for a blank or
+ * comment-only line, -1 on error (err set). The one svmlight line grammar of kmtk. */
+static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, double *y,
+                      int *has_qid, int64_t *qid, km_error *err)
+{
+    char t[96];
+    int st;
+    double v;
+    if (le > ls && le[-1] == '\r') /* CRLF: the '\r' becomes the terminator */
+        le--;
+    const char *p = skip_blanks(ls);
+    if (p == le || *p == '#')
+        return 0;
+
+    /* label */
+    const char *tok = p;
+    p = km_parse_double(p, &v, &st);
+    if (st == KM_NUM_INTERNAL)
+        return km_error_set(err, KM_EINTERNAL, "cannot create the C locale"), -1;
+    if (st == KM_NUM_OK && *p == ':')
+        return in_error(r, ls, tok, err, "expected a label before the features, got '%s'",
+                        show(t, tok, le, 0));
+    if (st == KM_NUM_NONFINITE && token_end(p, le))
+        return in_error(r, ls, tok, err, "expected a finite label, got '%s'",
+                        show(t, tok, le, 0));
+    if (st != KM_NUM_OK || !token_end(p, le))
+        return in_error(r, ls, tok, err, "expected a label (a real number), got '%s'",
+                        show(t, tok, le, 0));
+    *y = v;
+    p = skip_blanks(p);
+
+    /* optional task id, only right after the label, on every row or on none */
+    int hq = le - p >= 4 && memcmp(p, "qid:", 4) == 0;
+    if (r->qid_mode == 0) {
+        r->qid_mode = hq ? 1 : -1;
+        r->first_line = r->line;
+    } else if (hq && r->qid_mode < 0) {
+        return in_error(r, ls, p, err,
+                        "expected no qid (the first data row, line %lld, has none), got '%s'",
+                        (long long)r->first_line, show(t, p, le, 0));
+    } else if (!hq && r->qid_mode > 0) {
+        return in_error(r, ls, p, err,
+                        "expected 'qid:N' after the label (the first data row, line %lld, "
+                        "has one)", (long long)r->first_line);
+    }
+    if (hq) {
+        uint64_t q;
+        const char *qt = p + 4;
+        p = km_parse_uint(qt, INT64_MAX, &q, &st);
+        if (st != KM_NUM_OK || !token_end(p, le))
+            return in_error(r, ls, qt, err,
+                            "expected a task id (integer 0..%lld) after 'qid:', got '%s'",
+                            (long long)INT64_MAX, show(t, qt, le, 0));
+        *qid = (int64_t)q;
+    }
+    *has_qid = hq;
+
+    /* index:value pairs */
+    int32_t *idx = r->idx;
+    double *val = r->val;
+    int64_t nnz = r->nnz, cap = r->pcap;
+    uint64_t last = 0;
+    for (;;) {
+        p = skip_blanks(p);
+        if (p == le || *p == '#')
+            break;
+        tok = p;
+        uint64_t ix;
+        p = km_parse_uint(p, INT32_MAX, &ix, &st);
+        if (st != KM_NUM_OK) {
+            r->nnz = nnz;
+            if (st == KM_NUM_RANGE)
+                return in_error(r, ls, tok, err,
+                                "expected a feature index <= 2147483647, got '%s'",
+                                show(t, tok, le, 1));
+            if (*tok == '-' && (unsigned)(unsigned char)tok[1] - '0' < 10)
+                return in_error(r, ls, tok, err, "expected a feature index >= 1, got '%s'",
+                                show(t, tok, le, 1));
+            if (le - tok >= 4 && memcmp(tok, "qid:", 4) == 0)
+                return in_error(r, ls, tok, err,
+                                "expected qid right after the label, got '%s' after "
+                                "features", show(t, tok, le, 0));
+            return in_error(r, ls, tok, err,
+                            "expected a feature index (integer >= 1), got '%s'",
+                            show(t, tok, le, 0));
+        }
+        if (*p != ':') {
+            r->nnz = nnz;
+            return in_error(r, ls, tok, err, "expected ':' after feature index %llu",
+                            (unsigned long long)ix);
+        }
+        if (ix <= last) {
+            r->nnz = nnz;
+            if (ix == 0)
+                return in_error(r, ls, tok, err, "expected a feature index >= 1, got 0");
+            return in_error(r, ls, tok, err,
+                            "expected a feature index > %llu (indices must increase), "
+                            "got %llu", (unsigned long long)last, (unsigned long long)ix);
+        }
+        const char *vt = ++p;
+        p = km_parse_double(p, &v, &st);
+        if (st != KM_NUM_OK || !token_end(p, le)) {
+            r->nnz = nnz;
+            if (st == KM_NUM_INTERNAL)
+                return km_error_set(err, KM_EINTERNAL, "cannot create the C locale"), -1;
+            if (st == KM_NUM_NONFINITE && token_end(p, le))
+                return in_error(r, ls, vt, err,
+                                "expected a finite value for feature %llu, got '%s'",
+                                (unsigned long long)ix, show(t, vt, le, 0));
+            if (token_end(vt, le))
+                return in_error(r, ls, vt, err, "expected a value after '%llu:'",
+                                (unsigned long long)ix);
+            return in_error(r, ls, vt, err,
+                            "expected a number as value of feature %llu, got '%s'",
+                            (unsigned long long)ix, show(t, vt, le, 0));
+        }
+        if (nnz == cap) {
+            r->nnz = nnz;
+            if (grow_pairs(r, nnz + 1, err))
+                return -1;
+            idx = r->idx;
+            val = r->val;
+            cap = r->pcap;
+        }
+        idx[nnz] = (int32_t)(ix - 1);
+        val[nnz] = v;
+        nnz++;
+        last = ix;
+    }
+    r->nnz = nnz;
+    if ((int64_t)last > r->max_index)
+        r->max_index = (int32_t)last;
+    return 1;
+}
+
+/* Copies the sticky error of a failed reader into err; returns -1. */
+static int fail(km_svmlight_reader *r, km_error *err)
+{
+    if (!r->failed) {
+        r->failed = 1;
+        r->saved = *err;
+    } else if (err) {
+        *err = r->saved;
+    }
+    return -1;
+}
+
+int km_svmlight_next(km_svmlight_reader *r, km_row *row, km_error *err)
+{
+    km_error local;
+    if (!err)
+        err = &local;
+    if (r->failed)
+        return fail(r, err);
+    double y = 0;
+    int has_qid = 0;
+    int64_t qid = 0;
+    for (;;) {
+        char *ls, *le;
+        int rc = next_line(r, &ls, &le, err);
+        if (rc == 0)
+            return 0;
+        r->nnz = 0;
+        if (rc > 0)
+            rc = parse_line(r, ls, le, &y, &has_qid, &qid, err);
+        if (rc < 0)
+            return fail(r, err);
+        if (rc > 0)
+            break;
+    }
+    row->y = y;
+    row->has_qid = has_qid;
+    row->qid = has_qid ? qid : 0;
+    row->nnz = r->nnz;
+    row->index = r->idx;
+    row->value = r->val;
+    row->line = r->line;
+    return 1;
+}
+
+/* Reallocates p to n elements of size elem (n > 0); keeps the old block if that fails. */
+static void *shrunk(void *p, int64_t n, size_t elem)
+{
+    void *q = realloc(p, (size_t)n * elem);
+    return q ? q : p;
+}
+
+int km_svmlight_read(const char *path, km_problem **out, km_error *err)
+{
+    km_error local;
+    if (!err)
+        err = &local;
+    *out = NULL;
+    km_svmlight_reader *r = km_svmlight_open(path, err);
+    if (!r)
+        return err->code;
+    km_problem *pb = calloc(1, sizeof *pb);
+    int64_t rcap = 0, l = 0;
+    int rc = pb ? KM_OK : km_error_nomem(err, "problem");
+    while (rc == KM_OK) {
+        char *ls, *le;
+        double y = 0;
+        int has_qid = 0;
+        int64_t qid = 0;
+        int got = next_line(r, &ls, &le, err);
+        if (got == 0)
+            break;
+        if (got > 0)
+            got = parse_line(r, ls, le, &y, &has_qid, &qid, err);
+        if (got < 0) {
+            rc = err->code;
+            break;
+        }
+        if (got == 0)
+            continue;
+        if (l + 1 >= rcap) { /* room for row l and row_ptr[l + 1] */
+            int64_t nc = grown_cap(rcap, l + 2, sizeof(int64_t));
+            if (nc < 0) {
+                rc = km_error_nomem(err, "too many rows");
+                break;
+            }
+            int64_t *rp = realloc(pb->row_ptr, (size_t)nc * sizeof *rp);
+            if (rp)
+                pb->row_ptr = rp;
+            double *ny = rp ? realloc(pb->y, (size_t)nc * sizeof *ny) : NULL;
+            if (ny)
+                pb->y = ny;
+            int64_t *nq = NULL;
+            if (ny && has_qid) {
+                nq = realloc(pb->qid, (size_t)nc * sizeof *nq);
+                if (nq)
+                    pb->qid = nq;
+            }
+            if (!rp || !ny || (has_qid && !nq)) {
+                rc = km_error_nomem(err, "rows");
+                break;
+            }
+            rcap = nc;
+            pb->row_ptr[0] = 0;
+        }
+        pb->y[l] = y;
+        if (has_qid)
+            pb->qid[l] = qid;
+        l++;
+        pb->row_ptr[l] = r->nnz;
+    }
+    if (rc == KM_OK && l == 0)
+        rc = km_error_set(err, KM_EINPUT, "%s: no data", r->name);
+    if (rc != KM_OK) {
+        km_problem_free(pb);
+        km_svmlight_close(r);
+        return rc;
+    }
+    pb->l = l;
+    pb->nnz = r->nnz;
+    pb->n = r->max_index;
+    pb->index = r->idx;
+    pb->value = r->val;
+    r->idx = NULL;
+    r->val = NULL;
+    km_svmlight_close(r);
+    pb->row_ptr = shrunk(pb->row_ptr, l + 1, sizeof *pb->row_ptr);
+    pb->y = shrunk(pb->y, l, sizeof *pb->y);
+    if (pb->qid)
+        pb->qid = shrunk(pb->qid, l, sizeof *pb->qid);
+    if (pb->nnz > 0) {
+        pb->index = shrunk(pb->index, pb->nnz, sizeof *pb->index);
+        pb->value = shrunk(pb->value, pb->nnz, sizeof *pb->value);
+    }
+    *out = pb;
+    return KM_OK;
+}
