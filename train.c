@@ -25,7 +25,8 @@ static const char usage[] =
     "               minimizes C sum_i L(y_i, w'x_i) + ||w||^2/2\n"
     "  -c C         cost (default 1)\n"
     "  -p epsilon   epsilon of svr (default 0.1)\n"
-    "  -e delta     stop when max_i |h_i| < delta over a macro-iteration (default 0.005)\n"
+    "  -e delta     stop when max_i |h_i| < delta over a macro-iteration, h_i the change\n"
+    "               of coefficient c_i (default 0.05 / mean_i ||x_i||^2)\n"
     "  -B bias      add a constant feature of value bias (default -1: none)\n"
     "  -wLABEL w    multiply C of class LABEL by w (default 1)\n"
     "  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
@@ -125,6 +126,8 @@ int main(int argc, char **argv)
             par.cd.eps = num_arg(a, NEXT());
         } else if (strcmp(a, "-e") == 0) {
             par.cd.delta = num_arg(a, NEXT());
+            if (!(par.cd.delta > 0))
+                die(1, "-e: the stopping tolerance must be > 0");
         } else if (strcmp(a, "-B") == 0) {
             par.bias = num_arg(a, NEXT());
         } else if (strncmp(a, "-w", 2) == 0 && a[2]) {
@@ -236,8 +239,8 @@ int main(int argc, char **argv)
         if (!all_converged)
             fprintf(stderr, "train: warning: reached the cap of %lld macro-iterations before "
                     "max|h| < %g; raise --max-iter or -e\n", (long long)par.cd.max_iter,
-                    par.cd.delta);
-        printf("macro-iterations = %lld\n", (long long)iters);
+                    info.delta);
+        printf("macro-iterations = %lld (delta = %.3g)\n", (long long)iters, info.delta);
         printf("objective = %.17g\n", F);
         printf("nonzero coefficients = %lld (of %lld%s)\n", (long long)nnz,
                (long long)(P->l * info.nr_w), info.nr_w > 1 ? ", all classes" : "");

@@ -28,7 +28,7 @@ km_cd_param km_cd_param_default(void)
     km_cd_param p = {0};
     p.loss = KM_LOSS_L2SVM;
     p.eps = 0.1;
-    p.delta = 0.005;
+    p.delta = 0;
     p.rule = KM_RULE_RANDOM;
     p.seed = 1;
     p.max_iter = 1000;
@@ -64,6 +64,14 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double 
     }
     km_rng rng;
     km_rng_seed(&rng, par->seed);
+    double delta = par->delta;
+    if (delta <= 0) {   /* default: 0.05 on the gradient scale, h_i ~ gradient_i / k_ii */
+        double tr = 0;
+        for (int64_t i = 0; i < m; i++)
+            tr += kii[i];
+        delta = full ? KM_CD_DEFAULT_TOL * (double)full / tr : 1;
+    }
+    res->delta = delta;
     int64_t na = full;
     double max_h_old = INFINITY;   /* shrink only what is stuck deeper than last sweep moved */
     int backward = 0;
@@ -108,7 +116,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double 
         res->max_h = max_h;
         if (par->progress)
             par->progress(par->user, iter, max_h, na);
-        if (max_h < par->delta) {
+        if (max_h < delta) {
             if (na_start == full) {
                 res->converged = 1;
                 break;
@@ -129,6 +137,24 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double 
 
 /* ---- the linear kernel (Algorithm 2): z_i = x_i'w, update w += h x_i ---- */
 
+/* sum_{k in [b, e)} value[k] w[index[k]], with four partial sums so that the additions
+ * do not wait on each other (the loop is latency-bound otherwise). */
+static inline double km_sparse_dot(const int32_t *index, const double *value, int64_t b,
+                                   int64_t e, const double *w)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t k = b;
+    for (; k + 4 <= e; k += 4) {
+        s0 += value[k] * w[index[k]];
+        s1 += value[k + 1] * w[index[k + 1]];
+        s2 += value[k + 2] * w[index[k + 2]];
+        s3 += value[k + 3] * w[index[k + 3]];
+    }
+    for (; k < e; k++)
+        s0 += value[k] * w[index[k]];
+    return (s0 + s1) + (s2 + s3);
+}
+
 typedef struct linear_ctx {
     const km_problem *P;
     const int64_t *rows;
@@ -147,10 +173,8 @@ static double linear_dot(void *ctx, int64_t i)
     const linear_ctx *x = ctx;
     const km_problem *P = x->P;
     int64_t r = row_of(x, i);
-    double z = 0;
-    for (int64_t k = P->row_ptr[r]; k < P->row_ptr[r + 1]; k++)
-        z += P->value[k] * x->w[P->index[k]];
-    return z + x->bias * x->w[x->n];
+    return km_sparse_dot(P->index, P->value, P->row_ptr[r], P->row_ptr[r + 1], x->w) +
+           x->bias * x->w[x->n];
 }
 
 static void linear_update(void *ctx, int64_t i, double h)

@@ -22,7 +22,8 @@ const char *km_rule_name(km_rule rule);
 typedef struct km_cd_param {
     km_loss loss;
     double eps;          /* svr's epsilon */
-    double delta;        /* stop when max_i |h_i| < delta over a macro-iteration */
+    double delta;        /* stop when max_i |h_i| < delta over a macro-iteration;
+                            <= 0: KM_CD_DEFAULT_TOL / mean_i k_ii (see below) */
     km_rule rule;
     uint64_t seed;       /* for KM_RULE_RANDOM */
     int64_t max_iter;    /* cap on macro-iterations */
@@ -33,13 +34,23 @@ typedef struct km_cd_param {
     void *user;
 } km_cd_param;
 
-/* Defaults: l2svm, eps 0.1, delta 0.005, random rule, seed 1, 1000 iterations, shrinking. */
+/*
+ * The default delta. h_i is the change of c_i, about (gradient of the dual in i) / k_ii, so
+ * a fixed delta is loose where rows have large norms and strict where they are normalised.
+ * The default puts the tolerance on the gradient scale instead: delta = 0.05 / mean_i k_ii
+ * (0.05 for unit-norm rows, about LIBLINEAR's default eps = 0.1 on max PG - min PG).
+ */
+#define KM_CD_DEFAULT_TOL 0.05
+
+/* Defaults: l2svm, eps 0.1, delta automatic (0), random rule, seed 1, 1000 iterations,
+ * shrinking. */
 km_cd_param km_cd_param_default(void);
 
 typedef struct km_cd_result {
     int64_t iter;        /* macro-iterations run */
     int converged;       /* 0 if max_iter was reached first */
     double max_h;        /* max |h_i| of the last macro-iteration */
+    double delta;        /* the tolerance used */
 } km_cd_result;
 
 /*

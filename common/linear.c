@@ -25,7 +25,7 @@ int km_train_check(const km_train_param *par, km_error *err)
         return km_error_set(err, KM_EUSAGE, "C must be a positive number (-c)");
     if (!(cd->eps >= 0) || !isfinite(cd->eps))
         return km_error_set(err, KM_EUSAGE, "epsilon must be >= 0 (-p)");
-    if (!(cd->delta > 0) || !isfinite(cd->delta))
+    if (!(cd->delta >= 0) || !isfinite(cd->delta))   /* 0 = the default */
         return km_error_set(err, KM_EUSAGE, "the stopping tolerance must be > 0 (-e)");
     if (cd->max_iter < 1)
         return km_error_set(err, KM_EUSAGE, "the iteration cap must be >= 1");
@@ -179,6 +179,7 @@ int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
             info->objective[k] = km_linear_objective(&data, y, C, loss, par->cd.eps, w);
             info->iter[k] = res.iter;
             info->converged[k] = res.converged;
+            info->delta = res.delta;
             for (int64_t i = 0; i < m; i++)
                 info->nnz_c[k] += c[i] != 0;
         }

@@ -29,6 +29,7 @@ typedef struct km_train_info {
     int64_t *iter;        /* macro-iterations */
     int *converged;       /* 0 if the iteration cap stopped it */
     int64_t *nnz_c;       /* coefficients c_i != 0 (support vectors) */
+    double delta;         /* the stopping tolerance used (the default depends on the data) */
 } km_train_info;
 
 void km_train_info_free(km_train_info *info);
