@@ -173,7 +173,7 @@ for s in $SOLVERS; do
 done
 
 llver=$(dpkg-query -W -f '${Version}' liblinear-tools 2>/dev/null || echo unknown)
-commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
 echo "kmtk \`train\` vs LIBLINEAR \`liblinear-train\` ($llver), $(date -u +%Y-%m-%d), $(nproc) cores," \
     "kmtk commit $commit. C = $C, svr p = $P, no bias;" \
     "kmtk options: \`${BENCH_KMTK_OPTS:-(defaults)}\`; liblinear options: \`${BENCH_LIBLINEAR_OPTS:-(defaults)}\`."
@@ -240,5 +240,5 @@ echo
 echo "Times (wall s) and peak RSS (MB) are whole processes, reading the file included, one run each."
 echo "Objectives: primal F(w) of each tool's model on the training file; rel. diff = (kmtk - liblinear) / |liblinear|."
 echo "Test column: accuracy for l1svm/l2svm, mean squared error for svr."
-[ -n "$train_note" ] && echo "(train): no test file for this set; the figure is training accuracy."
+[ -n "$train_note" ] && echo "(train): no test file for this set; the figure is training accuracy (MSE for svr)."
 exit $status
