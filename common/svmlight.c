@@ -281,8 +281,10 @@ static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, dou
                                 show(t, tok, le, 1));
             if (le - tok >= 4 && memcmp(tok, "qid:", 4) == 0)
                 return in_error(r, ls, tok, err,
-                                "expected qid right after the label, got '%s' after "
-                                "features", show(t, tok, le, 0));
+                                last ? "expected qid right after the label, got '%s' "
+                                       "after features"
+                                     : "expected one qid per row, got a second '%s'",
+                                show(t, tok, le, 0));
             return in_error(r, ls, tok, err,
                             "expected a feature index (integer >= 1), got '%s'",
                             show(t, tok, le, 0));

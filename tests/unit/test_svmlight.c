@@ -201,6 +201,8 @@ static void test_errors(void)
                  "got '9223372036854775808'");
     expect_error("1 1:1 qid:2\n",
                  "1:7: expected qid right after the label, got 'qid:2' after features");
+    expect_error("1 qid:1 qid:2 1:1\n", "1:9: expected one qid per row, got a second "
+                                        "'qid:2'");
     expect_error("1 qid:1 1:1\n# c\n2 1:1\n",
                  "3:3: expected 'qid:N' after the label (the first data row, line 1, has "
                  "one)");
