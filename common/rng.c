@@ -34,12 +34,17 @@ uint64_t km_rng_next(km_rng *r)
 
 uint64_t km_rng_below(km_rng *r, uint64_t n)
 {
-    uint64_t limit = UINT64_MAX - UINT64_MAX % n;  /* reject the biased tail */
-    uint64_t x;
-    do
-        x = km_rng_next(r);
-    while (x >= limit);
-    return x % n;
+    /* Lemire's multiply-shift with rejection: unbiased, and a division only rarely */
+    unsigned __int128 m = (unsigned __int128)km_rng_next(r) * n;
+    uint64_t low = (uint64_t)m;
+    if (low < n) {
+        uint64_t t = (0 - n) % n;
+        while (low < t) {
+            m = (unsigned __int128)km_rng_next(r) * n;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
 }
 
 void km_rng_shuffle(km_rng *r, int64_t *a, int64_t n)
