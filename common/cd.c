@@ -46,11 +46,12 @@ typedef struct cd_ops {
  * The skeleton of Algorithms 1-2: c_i = S_i(sum_{j!=i} k_ij c_j / k_ii) (2.13) with
  * S_i = -J_{1/k_ii} from Table 2.1; h_i = new c_i - old c_i; the kernel state is updated
  * only when h_i != 0. Stops when max_i |h_i| < delta over a macro-iteration that visits
- * every coefficient. Coordinates with k_ii = 0 are fixed at c_i = 0 (thesis 2.3.1: their
- * kernel row is zero). Always inlined so each kernel gets direct calls in its hot loop.
+ * every coefficient. alpha[i] = 1/k_ii; coordinates with k_ii = 0 (alpha[i] = 0) are fixed
+ * at c_i = 0 (thesis 2.3.1: their kernel row is zero). Always inlined so each kernel gets
+ * direct calls in its hot loop.
  */
 static inline __attribute__((always_inline)) int
-cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double *y,
+cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const double *y,
        const double *C, const km_cd_param *par, double *c, km_cd_result *res, km_error *err)
 {
     int64_t *act = malloc((size_t)(m > 0 ? m : 1) * sizeof *act);
@@ -59,7 +60,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double 
     int64_t full = 0;
     for (int64_t i = 0; i < m; i++) {
         c[i] = 0;
-        if (kii[i] > 0)
+        if (alpha[i] > 0)
             act[full++] = i;
     }
     km_rng rng;
@@ -68,7 +69,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double 
     if (delta <= 0) {   /* default: 0.05 on the gradient scale, h_i ~ gradient_i / k_ii */
         double tr = 0;
         for (int64_t i = 0; i < m; i++)
-            tr += kii[i];
+            tr += alpha[i] > 0 ? 1 / alpha[i] : 0;
         delta = full ? KM_CD_DEFAULT_TOL * (double)full / tr : 1;
     }
     res->delta = delta;
@@ -86,10 +87,9 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double 
         int64_t keep = backward ? na : 0;
         for (int64_t t = 0; t < na; t++) {
             int64_t i = backward ? act[na - 1 - t] : act[t];
-            double alpha = 1 / kii[i];
-            double v = ops->dot(ctx, i) * alpha - c[i];     /* v_i = z_i/k_ii - c_i */
+            double v = ops->dot(ctx, i) * alpha[i] - c[i];  /* v_i = z_i/k_ii - c_i */
             double stuck;
-            double ci = km_loss_resolvent(par->loss, y[i], v, alpha, C[i], par->eps, &stuck);
+            double ci = km_loss_resolvent(par->loss, y[i], v, alpha[i], C[i], par->eps, &stuck);
             double h = ci - c[i];
             if (h != 0) {                                    /* skip the update when h_i = 0 */
                 ops->update(ctx, i, h);
@@ -124,7 +124,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *kii, const double 
             /* converged on the active set: bring every coefficient back and sweep again */
             na = 0;
             for (int64_t i = 0; i < m; i++)
-                if (kii[i] > 0)
+                if (alpha[i] > 0)
                     act[na++] = i;
             max_h_old = INFINITY;
             continue;
@@ -200,24 +200,24 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
     int64_t m = d->rows ? d->m : d->P->l;
     double bias = d->bias >= 0 ? d->bias : 0;
     linear_ctx x = {d->P, d->rows, w, d->P->n, bias};
-    double *kii = malloc((size_t)(m > 0 ? m : 1) * sizeof *kii);
+    double *alpha = malloc((size_t)(m > 0 ? m : 1) * sizeof *alpha);
     double *cc = c ? c : malloc((size_t)(m > 0 ? m : 1) * sizeof *cc);
-    if (!kii || !cc) {
-        free(kii);
+    if (!alpha || !cc) {
+        free(alpha);
         if (!c)
             free(cc);
         return km_error_nomem(err, "coordinate descent");
     }
     memset(w, 0, (size_t)km_linear_dim(d) * sizeof *w);
-    for (int64_t i = 0; i < m; i++) {           /* k_ii = ||x_i||^2 */
+    for (int64_t i = 0; i < m; i++) {           /* alpha_i = 1/k_ii = 1/||x_i||^2 */
         int64_t r = row_of(&x, i);
         double s = bias * bias;
         for (int64_t k = d->P->row_ptr[r]; k < d->P->row_ptr[r + 1]; k++)
             s += d->P->value[k] * d->P->value[k];
-        kii[i] = s;
+        alpha[i] = s > 0 ? 1 / s : 0;
     }
-    int rc = cd_run(&ops, &x, m, kii, y, C, par, cc, res, err);
-    free(kii);
+    int rc = cd_run(&ops, &x, m, alpha, y, C, par, cc, res, err);
+    free(alpha);
     if (!c)
         free(cc);
     return rc;
