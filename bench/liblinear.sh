@@ -14,13 +14,13 @@
 #                         datasets/gen_sparse (default: the repository, i.e. `make` with OUT=.)
 #   BENCH_CACHE           decompressed and generated data, kept between runs
 #                         (default: ${TMPDIR:-/tmp}/kmtk-bench)
-#   BENCH_DATASETS        space-separated names (default: "a9a w8a ijcnn1 reuters-lasvm synth
-#                         cadata cpusmall"). NAME means DATA_DIR/NAME.gz, test NAME.t.gz if
+#   BENCH_DATASETS        space-separated names (default: "a9a w8a ijcnn1 reuters-lasvm synth abalone_scale space_ga
+#                         cpusmall cadata"). NAME means DATA_DIR/NAME.gz, test NAME.t.gz if
 #                         present, else training accuracy (marked). Labels all +-1 = binary,
 #                         anything else = regression. synth / synth-reg = gen_sparse sets.
 #   BENCH_SOLVERS         subset of "l1svm l2svm svr" (default: all three); l1svm/l2svm run on
 #                         binary sets, svr on regression sets (and binary ones, see below)
-#   BENCH_SVR_BINARY      1 = also run svr on the binary sets (default 0)
+#   BENCH_SVR_BINARY      1 = also run svr on the binary sets (default 1), 0 = do not
 #   BENCH_C               C for both tools (default 1). Set C here, not in the *_OPTS.
 #   BENCH_P               epsilon of svr for both tools (default 0.1 = liblinear's default)
 #   BENCH_KMTK_OPTS       extra options for kmtk train (e.g. "-e 0.001"); default: none
@@ -39,9 +39,9 @@ repo=$(cd "$here/.." && pwd)
 DATA_DIR=${DATA_DIR:-$repo/../shared/datasets}
 BIN=${BENCH_BIN:-$repo}
 CACHE=${BENCH_CACHE:-${TMPDIR:-/tmp}/kmtk-bench}
-DATASETS=${BENCH_DATASETS:-a9a w8a ijcnn1 reuters-lasvm synth cadata cpusmall}
+DATASETS=${BENCH_DATASETS:-a9a w8a ijcnn1 reuters-lasvm synth abalone_scale space_ga cpusmall cadata}
 SOLVERS=${BENCH_SOLVERS:-l1svm l2svm svr}
-SVR_BINARY=${BENCH_SVR_BINARY:-0}
+SVR_BINARY=${BENCH_SVR_BINARY:-1}
 C=${BENCH_C:-1}
 P=${BENCH_P:-0.1}
 read -r -a KOPTS <<<"${BENCH_KMTK_OPTS:-}"
