@@ -405,6 +405,65 @@ static void test_gzip_large(void)
     free(text);
 }
 
+/* Is msg "PATH:LINE:COL: expected ..." or "PATH: no data"? */
+static int well_formed(const char *msg, const char *p)
+{
+    size_t n = strlen(p);
+    if (strncmp(msg, p, n) != 0)
+        return 0;
+    msg += n;
+    if (strcmp(msg, ": no data") == 0)
+        return 1;
+    long line, col;
+    int used = 0;
+    if (sscanf(msg, ":%ld:%ld: expected %n", &line, &col, &used) != 2 || used == 0)
+        return 0;
+    return line >= 1 && col >= 1;
+}
+
+/* Random byte mutations of a valid file: never a crash, always OK or a well-formed
+ * message (also cross-checks km_svmlight_next against km_svmlight_read). */
+static void test_fuzz(void)
+{
+    static const char alphabet[] = "0123456789:. \t\n\r#-+eEqid:xnaf\0,";
+    uint64_t st = 88172645463325252ull;
+    int bad = 0, n = 3000, errors = 0;
+    char text[sizeof tour + 16];
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(tour);
+        memcpy(text, tour, len);
+        int muts = 1 + (int)(st % 3);
+        for (int m = 0; m < muts; m++) {
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            size_t at = (size_t)(st % len);
+            text[at] = alphabet[(st >> 20) % (sizeof alphabet - 1)];
+        }
+        const char *f = put(text, len);
+        km_problem *p = NULL;
+        km_error err;
+        int rc = km_svmlight_read(f, &p, &err);
+        km_svmlight_reader *r = km_svmlight_open(f, &err);
+        int64_t rows = 0, nnz = 0;
+        km_row row;
+        km_error err2;
+        int rc2;
+        while ((rc2 = km_svmlight_next(r, &row, &err2)) == 1)
+            rows++, nnz += row.nnz;
+        km_svmlight_close(r);
+        if (rc == KM_OK)
+            bad += rc2 != 0 || rows != p->l || nnz != p->nnz;
+        else
+            bad += !well_formed(err.msg, f) ||
+                   (rc2 == -1 ? strcmp(err.msg, err2.msg) != 0 : !strstr(err.msg, "no data"));
+        errors += rc != KM_OK;
+        km_problem_free(p);
+        unlink(f);
+        nfiles--;
+    }
+    CHECK(bad == 0, "%d mutated files (%d rejected): no crash, messages well formed, "
+          "next agrees with read (%d bad)", n, errors, bad);
+}
+
 /* Runs fn with fd 0 replaced by fd; restores the old standard input afterwards. */
 static int with_stdin(int fd, km_problem **p, km_error *err)
 {
@@ -574,6 +633,7 @@ int main(void)
     test_gzip_large();
     test_stdin();
     test_next();
+    test_fuzz();
     test_nomem();
     cleanup();
     TEST_EXIT();
