@@ -427,7 +427,7 @@ static void test_fuzz(void)
 {
     static const char alphabet[] = "0123456789:. \t\n\r#-+eEqid:xnaf\0,";
     uint64_t st = 88172645463325252ull;
-    int bad = 0, n = 3000, errors = 0;
+    int bad = 0, n = 1500, errors = 0;
     char text[sizeof tour + 16];
     for (int i = 0; i < n; i++) {
         size_t len = strlen(tour);
