@@ -7,6 +7,8 @@
 #   Every file is concatenated with itself until it is at least KM_BENCH_MB megabytes
 #   (default 100) so the timings are long enough to mean something.
 #   KM_BENCH_REPS (default 3): runs per reader and file; the fastest counts.
+#   KM_BENCH_GZ=1: also time kmtk on the same text gzip-compressed (gzip -6), shown as
+#   uncompressed MB/s in an extra column (liblinear-train cannot read gzip).
 #
 # Method. kmtk: bench/read_speed times km_svmlight_read alone (text already in the page
 # cache, since it first streams the file once to count its bytes).
@@ -105,7 +107,10 @@ for d in a9a w8a ijcnn1 reuters-lasvm; do
 done
 for f in "$@"; do names+=("$(basename "$f" .gz)"); srcs+=("$f"); done
 
-printf '%-16s %8s %10s %12s %12s %14s %7s\n' file MB rows "kmtk MB/s" "ll read MB/s" "ll -e1e30 MB/s" ratio
+gz=${KM_BENCH_GZ:-0}
+printf '%-16s %8s %10s %12s %12s %14s %7s' file MB rows "kmtk MB/s" "ll read MB/s" "ll -e1e30 MB/s" ratio
+[ "$gz" = 1 ] && printf ' %12s' "kmtk gz MB/s"
+echo
 for k in "${!names[@]}"; do
     f=$(prepare "${names[k]}" "${srcs[k]}") || { echo "read-speed.sh: cannot prepare ${srcs[k]}" >&2; continue; }
     bytes=$(stat -c %s "$f")
@@ -118,7 +123,14 @@ for k in "${!names[@]}"; do
         r = (llr == "") ? "-" : sprintf("%.1f", b / 1e6 / llr)
         p = sprintf("%.1f", b / 1e6 / llp)
         ratio = (llr == "") ? sprintf("%.2f*", ours / p) : sprintf("%.2f", ours / r)
-        printf "%-16s %8.1f %10d %12s %12s %14s %7s\n", n, b / 1e6, rows, ours, r, p, ratio
+        printf "%-16s %8.1f %10d %12s %12s %14s %7s", n, b / 1e6, rows, ours, r, p, ratio
     }'
+    if [ "$gz" = 1 ]; then
+        gzip -6 -c "$f" >"$f.gz"
+        gzl=$("$rs" "$f.gz" "$reps") || gzl=
+        printf ' %12s' "$(awk '{ for (i = 1; i < NF; i++) if ($i == "MB/s") print $(i + 1) }' <<<"$gzl")"
+        rm -f "$f.gz"
+    fi
+    echo
     rm -f "$f"
 done
