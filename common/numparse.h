@@ -64,6 +64,18 @@ static inline const char *km_parse_uint(const char *p, uint64_t max, uint64_t *o
     return p;
 }
 
+/* The out-of-line part of km_parse_double, through locals so that the inline fast path
+ * keeps the caller's value and status in registers. */
+static inline const char *km_parse_double_call_slow(const char *s, double *out, int *status)
+{
+    double v;
+    int st;
+    const char *end = km_parse_double_slow(s, &v, &st);
+    *out = v;
+    *status = st;
+    return end;
+}
+
 static inline __attribute__((always_inline)) const char *
 km_parse_double(const char *p, double *out, int *status)
 {
@@ -71,24 +83,34 @@ km_parse_double(const char *p, double *out, int *status)
      * point shift, mantissa <= 2^53 (Clinger): one exact division or multiplication. */
     const char *s = p;
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
-    return km_parse_double_slow(s, out, status); /* excess precision: no fast path */
+    return km_parse_double_call_slow(s, out, status); /* excess precision: no fast path */
 #endif
-    int neg = *p == '-';
-    p += *p == '-' || *p == '+';
+    unsigned char c = (unsigned char)*p;
+    int neg = c == '-';
+    p += c == '-' || c == '+';
     const char *ds = p;
     uint64_t m = 0;
     unsigned d;
     while ((d = (unsigned)(unsigned char)*p - '0') < 10)
         m = m * 10 + d, p++;
     ptrdiff_t nd = p - ds, nf = 0;
-    if (*p == '.') {
+    c = (unsigned char)*p;
+    if (c != '.' && (c | 0x20) != 'e') { /* an integer: exact when <= 2^53 */
+        if ((size_t)nd - 1 >= 19 || m > 9007199254740992ull)
+            return km_parse_double_call_slow(s, out, status);
+        double v = (double)m;
+        *out = neg ? -v : v;
+        *status = KM_NUM_OK;
+        return p;
+    }
+    if (c == '.') {
         const char *fs = ++p;
         while ((d = (unsigned)(unsigned char)*p - '0') < 10)
             m = m * 10 + d, p++;
         nf = p - fs;
     }
-    if (nd + nf == 0 || nd + nf > 19 || m > 9007199254740992ull)
-        return km_parse_double_slow(s, out, status);
+    if ((size_t)(nd + nf) - 1 >= 19 || m > 9007199254740992ull)
+        return km_parse_double_call_slow(s, out, status);
     ptrdiff_t e10 = -nf;
     if ((*p | 0x20) == 'e') {
         const char *q = p + 1;
@@ -99,19 +121,19 @@ km_parse_double(const char *p, double *out, int *status)
         while ((d = (unsigned)(unsigned char)*q - '0') < 10)
             ev = ev * 10 + d, q++;
         if (q - es > 4)
-            return km_parse_double_slow(s, out, status);
+            return km_parse_double_call_slow(s, out, status);
         if (q > es) {
             e10 += eneg ? -(ptrdiff_t)ev : (ptrdiff_t)ev;
             p = q;
         }
     }
+    if ((size_t)(e10 + 22) > 44)
+        return km_parse_double_call_slow(s, out, status);
     double v = (double)m;
-    if (e10 < 0 && e10 >= -22)
+    if (e10 < 0)
         v /= km_pow10_exact[-e10];
-    else if (e10 >= 0 && e10 <= 22)
-        v *= km_pow10_exact[e10];
     else
-        return km_parse_double_slow(s, out, status);
+        v *= km_pow10_exact[e10];
     *out = neg ? -v : v;
     *status = KM_NUM_OK;
     return p;

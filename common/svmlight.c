@@ -200,6 +200,62 @@ static inline int token_end(const char *p, const char *le)
     return *p == ' ' || *p == '\t' || p == le || *p == '#';
 }
 
+/* The slow, exact look at a feature token the fast scan did not accept: returns the
+ * position of its ':' with *ix set when it is valid after all (leading zeros), else
+ * NULL with the input error set. */
+__attribute__((cold, noinline)) static const char *
+pair_error(const km_svmlight_reader *r, const char *ls, const char *le, const char *tok,
+           uint64_t last, uint64_t *ix, km_error *err)
+{
+    char t[96];
+    int st;
+    const char *p = km_parse_uint(tok, INT32_MAX, ix, &st);
+    if (st == KM_NUM_RANGE)
+        return in_error(r, ls, tok, err, "expected a feature index <= 2147483647, got '%s'",
+                        show(t, tok, le, 1)), NULL;
+    if (st == KM_NUM_NONE) {
+        if (*tok == '-' && (unsigned)(unsigned char)tok[1] - '0' < 10)
+            return in_error(r, ls, tok, err, "expected a feature index >= 1, got '%s'",
+                            show(t, tok, le, 1)), NULL;
+        if (le - tok >= 4 && memcmp(tok, "qid:", 4) == 0)
+            return in_error(r, ls, tok, err,
+                            last ? "expected qid right after the label, got '%s' after "
+                                   "features"
+                                 : "expected one qid per row, got a second '%s'",
+                            show(t, tok, le, 0)), NULL;
+        return in_error(r, ls, tok, err, "expected a feature index (integer >= 1), got '%s'",
+                        show(t, tok, le, 0)), NULL;
+    }
+    if (*p != ':')
+        return in_error(r, ls, tok, err, "expected ':' after feature index %llu",
+                        (unsigned long long)*ix), NULL;
+    if (*ix == 0)
+        return in_error(r, ls, tok, err, "expected a feature index >= 1, got 0"), NULL;
+    if (*ix <= last)
+        return in_error(r, ls, tok, err,
+                        "expected a feature index > %llu (indices must increase), got %llu",
+                        (unsigned long long)last, (unsigned long long)*ix), NULL;
+    return p;
+}
+
+/* Sets the error for a bad value token at vt (number status st, scan end p); -1. */
+__attribute__((cold, noinline)) static int
+value_error(const km_svmlight_reader *r, const char *ls, const char *le, const char *vt,
+            const char *p, uint64_t ix, int st, km_error *err)
+{
+    char t[96];
+    if (st == KM_NUM_INTERNAL)
+        return km_error_set(err, KM_EINTERNAL, "cannot create the C locale"), -1;
+    if (st == KM_NUM_NONFINITE && token_end(p, le))
+        return in_error(r, ls, vt, err, "expected a finite value for feature %llu, got '%s'",
+                        (unsigned long long)ix, show(t, vt, le, 0));
+    if (token_end(vt, le))
+        return in_error(r, ls, vt, err, "expected a value after '%llu:'",
+                        (unsigned long long)ix);
+    return in_error(r, ls, vt, err, "expected a number as value of feature %llu, got '%s'",
+                    (unsigned long long)ix, show(t, vt, le, 0));
+}
+
 /* Parses the line [ls, le) (*le is '\n'): label into *y, task id into *qid and *has_qid,
  * pairs appended to r->idx/r->val at r->nnz. Returns 1 for a data row, 0 for a blank or
  * comment-only line, -1 on error (err set). The one svmlight line grammar of kmtk. */
@@ -258,66 +314,33 @@ static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, dou
     }
     *has_qid = hq;
 
-    /* index:value pairs */
+    /* index:value pairs; faults leave through the cold pair_error/value_error */
     int32_t *idx = r->idx;
     double *val = r->val;
     int64_t nnz = r->nnz, cap = r->pcap;
     uint64_t last = 0;
-    for (;;) {
-        p = skip_blanks(p);
-        if (p == le || *p == '#')
-            break;
+    p = skip_blanks(p);
+    while (p != le && *p != '#') {
         tok = p;
-        uint64_t ix;
-        p = km_parse_uint(p, INT32_MAX, &ix, &st);
-        if (st != KM_NUM_OK) {
-            r->nnz = nnz;
-            if (st == KM_NUM_RANGE)
-                return in_error(r, ls, tok, err,
-                                "expected a feature index <= 2147483647, got '%s'",
-                                show(t, tok, le, 1));
-            if (*tok == '-' && (unsigned)(unsigned char)tok[1] - '0' < 10)
-                return in_error(r, ls, tok, err, "expected a feature index >= 1, got '%s'",
-                                show(t, tok, le, 1));
-            if (le - tok >= 4 && memcmp(tok, "qid:", 4) == 0)
-                return in_error(r, ls, tok, err,
-                                last ? "expected qid right after the label, got '%s' "
-                                       "after features"
-                                     : "expected one qid per row, got a second '%s'",
-                                show(t, tok, le, 0));
-            return in_error(r, ls, tok, err,
-                            "expected a feature index (integer >= 1), got '%s'",
-                            show(t, tok, le, 0));
-        }
-        if (*p != ':') {
-            r->nnz = nnz;
-            return in_error(r, ls, tok, err, "expected ':' after feature index %llu",
-                            (unsigned long long)ix);
-        }
-        if (ix <= last) {
-            r->nnz = nnz;
-            if (ix == 0)
-                return in_error(r, ls, tok, err, "expected a feature index >= 1, got 0");
-            return in_error(r, ls, tok, err,
-                            "expected a feature index > %llu (indices must increase), "
-                            "got %llu", (unsigned long long)last, (unsigned long long)ix);
+        uint64_t ix = 0;
+        unsigned d;
+        while ((d = (unsigned)(unsigned char)*p - '0') < 10)
+            ix = ix * 10 + d, p++;
+        /* 1..10 digits, then ':', and last < ix <= INT32_MAX (one unsigned compare);
+         * else pair_error sorts it out (it also accepts leading zeros beyond 10 digits) */
+        if ((size_t)(p - tok) - 1 >= 10 || *p != ':' || ix - last - 1 >= INT32_MAX - last) {
+            p = pair_error(r, ls, le, tok, last, &ix, err);
+            if (!p) {
+                r->nnz = nnz;
+                return -1;
+            }
         }
         const char *vt = ++p;
         p = km_parse_double(p, &v, &st);
-        if (st != KM_NUM_OK || !token_end(p, le)) {
+        int blank = *p == ' ' || *p == '\t';
+        if (st != KM_NUM_OK || !(blank || p == le || *p == '#')) {
             r->nnz = nnz;
-            if (st == KM_NUM_INTERNAL)
-                return km_error_set(err, KM_EINTERNAL, "cannot create the C locale"), -1;
-            if (st == KM_NUM_NONFINITE && token_end(p, le))
-                return in_error(r, ls, vt, err,
-                                "expected a finite value for feature %llu, got '%s'",
-                                (unsigned long long)ix, show(t, vt, le, 0));
-            if (token_end(vt, le))
-                return in_error(r, ls, vt, err, "expected a value after '%llu:'",
-                                (unsigned long long)ix);
-            return in_error(r, ls, vt, err,
-                            "expected a number as value of feature %llu, got '%s'",
-                            (unsigned long long)ix, show(t, vt, le, 0));
+            return value_error(r, ls, le, vt, p, ix, st, err);
         }
         if (nnz == cap) {
             r->nnz = nnz;
@@ -331,6 +354,9 @@ static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, dou
         val[nnz] = v;
         nnz++;
         last = ix;
+        if (!blank)
+            break;
+        p = skip_blanks(p + 1);
     }
     r->nnz = nnz;
     if ((int64_t)last > r->max_index)
