@@ -1,6 +1,8 @@
 /* rng.c - see rng.h. */
 #include "rng.h"
 
+#include <math.h>
+
 /* splitmix64 step, used only to expand the seed. */
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -45,6 +47,17 @@ uint64_t km_rng_below(km_rng *r, uint64_t n)
         }
     }
     return (uint64_t)(m >> 64);
+}
+
+double km_rng_uniform(km_rng *r)
+{
+    return ((double)(km_rng_next(r) >> 11) + 0.5) * 0x1p-53;
+}
+
+double km_rng_normal(km_rng *r)
+{
+    double u = km_rng_uniform(r), v = km_rng_uniform(r);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
 void km_rng_shuffle(km_rng *r, int64_t *a, int64_t n)

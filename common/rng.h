@@ -17,6 +17,12 @@ uint64_t km_rng_next(km_rng *r);
 /* Uniform integer in [0, n), n > 0, without modulo bias. */
 uint64_t km_rng_below(km_rng *r, uint64_t n);
 
+/* Uniform double in the open interval (0, 1). */
+double km_rng_uniform(km_rng *r);
+
+/* Standard normal deviate (Box-Muller, one of the pair). */
+double km_rng_normal(km_rng *r);
+
 /* Shuffles a[0..n) in place (Fisher-Yates). */
 void km_rng_shuffle(km_rng *r, int64_t *a, int64_t n);
 

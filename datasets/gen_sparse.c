@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
+
 /* Tuning constants of the generator, in one place. */
 #define ZIPF_S          1.0      /* Zipf exponent of term frequencies */
 #define LEN_SIGMA       0.5      /* sigma of log document length */
@@ -40,11 +42,6 @@
 #define DEF_ROWS        400000
 #define DEF_FEATURES    100000
 #define DEF_AVG_NNZ     80
-
-/* xoshiro256** state. */
-typedef struct rng {
-    uint64_t s[4];
-} rng;
 
 /* Everything fixed by the model seed, plus scratch space for one row. */
 typedef struct gen {
@@ -65,61 +62,10 @@ typedef struct gen {
     double *vals;         /* values of the current row, by position */
 } gen;
 
-/* Advances a splitmix64 state; used to seed xoshiro from small integers. */
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* Seeds a generator from a seed and a stream number (independent streams). */
-static void rng_seed(rng *r, uint64_t seed, uint64_t stream)
+static void rng_seed(km_rng *r, uint64_t seed, uint64_t stream)
 {
-    uint64_t x = seed ^ (0xD1B54A32D192ED03ULL * (stream + 1));
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&x);
-}
-
-/* Rotates x left by k bits. */
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-/* Next 64 random bits (xoshiro256**). */
-static inline uint64_t rng_next(rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-/* Uniform double in (0, 1). */
-static inline double rng_unif(rng *r)
-{
-    return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-/* Uniform integer in [0, n) (Lemire's multiply; the tiny bias is irrelevant here). */
-static inline uint32_t rng_below(rng *r, uint32_t n)
-{
-    return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
-}
-
-/* Standard normal deviate (Box-Muller, one of the pair). */
-static double rng_normal(rng *r)
-{
-    double u = rng_unif(r), v = rng_unif(r);
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+    km_rng_seed(r, seed ^ (0xD1B54A32D192ED03ULL * (stream + 1)));
 }
 
 /* Prints the usage text. */
@@ -260,19 +206,19 @@ static int build_alias(gen *g, const double *p)
 }
 
 /* Draws one rank from the Zipf law. */
-static inline int32_t draw_rank(const gen *g, rng *r)
+static inline int32_t draw_rank(const gen *g, km_rng *r)
 {
-    uint64_t b = rng_next(r);
+    uint64_t b = km_rng_next(r);
     int32_t i = (int32_t)(((b >> 32) * (uint64_t)g->d) >> 32);
     double u = (double)(b & 0xFFFFFFFFu) * (1.0 / 4294967296.0);
     return u < g->alias_p[i] ? i : g->alias_j[i];
 }
 
 /* Draws one row into g's scratch arrays; returns its nnz and sets *score (raw w'x). */
-static int32_t draw_row(gen *g, rng *r, double *score)
+static int32_t draw_row(gen *g, km_rng *r, double *score)
 {
     /* lognormal length with mean k */
-    double len = g->k * exp(LEN_SIGMA * rng_normal(r) - 0.5 * LEN_SIGMA * LEN_SIGMA);
+    double len = g->k * exp(LEN_SIGMA * km_rng_normal(r) - 0.5 * LEN_SIGMA * LEN_SIGMA);
     int32_t L = (int32_t)(len + 0.5);
     if (L < 1)
         L = 1;
@@ -353,7 +299,7 @@ static int gen_init(gen *g, uint64_t seed, int32_t d, int32_t k)
         return -1;
     }
 
-    rng r;
+    km_rng r;
     rng_seed(&r, seed, 0);
     double z = 0.0;
     for (int32_t i = 0; i < d; i++) {
@@ -368,13 +314,13 @@ static int gen_init(gen *g, uint64_t seed, int32_t d, int32_t k)
     for (int32_t i = 0; i < d; i++) /* Fisher-Yates: rank -> feature */
         g->feature[i] = i;
     for (int32_t i = d - 1; i > 0; i--) {
-        int32_t j = (int32_t)rng_below(&r, (uint32_t)i + 1);
+        int32_t j = (int32_t)km_rng_below(&r, (uint64_t)i + 1);
         int32_t t = g->feature[i];
         g->feature[i] = g->feature[j];
         g->feature[j] = t;
     }
     for (int32_t i = 0; i < d; i++)
-        g->hidden[i] = rng_unif(&r) < HIDDEN_DENSITY && i < HIDDEN_TOP * d ? rng_normal(&r) : 0.0;
+        g->hidden[i] = km_rng_uniform(&r) < HIDDEN_DENSITY && i < HIDDEN_TOP * d ? km_rng_normal(&r) : 0.0;
     int rc = build_alias(g, p);
     free(p);
     if (rc) {
@@ -383,7 +329,7 @@ static int gen_init(gen *g, uint64_t seed, int32_t d, int32_t k)
     }
 
     /* centre and scale of the score, from documents of the model stream */
-    rng pr;
+    km_rng pr;
     rng_seed(&pr, seed, 1);
     double sum = 0.0, sum2 = 0.0;
     for (int i = 0; i < PILOT_ROWS; i++) {
@@ -547,14 +493,14 @@ int main(int argc, char **argv)
         return 3;
     }
 
-    rng r;
-    rng_seed(&r, seed ^ splitmix64(&(uint64_t){split}), 2);
+    km_rng r;
+    rng_seed(&r, seed ^ (split * 0x9E3779B97F4A7C15ULL), 2);
     size_t len = 0;
     int rc = 0;
     for (uint64_t i = 0; i < rows && rc == 0; i++) {
         double raw;
         int32_t n = draw_row(&g, &r, &raw);
-        double zs = (raw - g.centre) / g.scale + NOISE_SD * rng_normal(&r);
+        double zs = (raw - g.centre) / g.scale + NOISE_SD * km_rng_normal(&r);
         if (cap - len < row_max) {
             rc = flush_out(buf, len);
             len = 0;
