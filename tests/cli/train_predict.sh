@@ -103,3 +103,10 @@ expect_fail "truncated model" 2 "truncated" $P $H "$TMP/cut.model" "$TMP/o"
 expect_fail "not a model" 2 "not a kmtk model" $P $H $H "$TMP/o"
 sed '14s/.*/0.1 zz/' "$TMP/h.model" >"$TMP/garbled.model"
 expect_fail "garbled weight line" 2 "garbled.model:14: " $P $H "$TMP/garbled.model" "$TMP/o"
+
+# features beyond the model's count are ignored, also with a bias feature
+$T -q -B 1 $H "$TMP/b.model"
+$P $H "$TMP/b.model" "$TMP/b.out" >/dev/null
+awk '{ print $0, "20:5" }' $H >"$TMP/wide"
+$P "$TMP/wide" "$TMP/b.model" "$TMP/wide.out" >/dev/null
+check "unseen feature 20 changes no prediction of a -B model" cmp -s "$TMP/b.out" "$TMP/wide.out"
