@@ -1,10 +1,10 @@
 /* predict.c - command-line front end: applies a model file to svmlight test rows. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "metrics.h"
 #include "model.h"
 #include "svmlight.h"
@@ -21,23 +21,9 @@ static const char usage[] =
     "Prints 'Accuracy = x% (a/b)' for classification models, 'Mean squared error = x'\n"
     "and 'Squared correlation coefficient = x' for regression models.\n";
 
-static void die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-/* Prints "predict: msg" and exits with status. */
-static void die(int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("predict: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (status == 1)
-        fputs("Try 'predict -h' for help.\n", stderr);
-    exit(status);
-}
-
 int main(int argc, char **argv)
 {
+    km_cli_init("predict");
     int decision = 0, quiet = 0, nargs = 0;
     const char *args[3] = {0};
     for (int i = 1; i < argc; i++) {
@@ -50,30 +36,30 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {
-            die(1, "unknown option '%s'", a);
+            km_cli_die(1, "unknown option '%s'", a);
         } else if (nargs == 3) {
-            die(1, "too many arguments");
+            km_cli_die(1, "too many arguments");
         } else {
             args[nargs++] = a;
         }
     }
     if (nargs != 3)
-        die(1, "expected test_file model_file output_file");
+        km_cli_die(1, "expected test_file model_file output_file");
     km_error err = {0};
     km_model *model = NULL;
     if (km_model_read(args[1], &model, &err))
-        die(err.code, "%s", err.msg);
+        km_cli_die(err.code, "%s", err.msg);
     km_svmlight_reader *r = km_svmlight_open(args[0], &err);
     if (!r)
-        die(err.code, "%s", err.msg);
+        km_cli_die(err.code, "%s", err.msg);
     int to_stdout = strcmp(args[2], "-") == 0;
     FILE *out = to_stdout ? stdout : fopen(args[2], "w");
     if (!out)
-        die(2, "%s: %s", args[2], strerror(errno));
+        km_cli_die(2, "%s: %s", args[2], strerror(errno));
     FILE *info = to_stdout ? stderr : stdout;
     double *dec = malloc((size_t)model->nr_w * sizeof *dec);
     if (!dec)
-        die(3, "out of memory");
+        km_cli_die(3, "out of memory");
     km_metrics mt = {0};
     km_row row;
     int got;
@@ -90,10 +76,10 @@ int main(int argc, char **argv)
         }
     }
     if (got < 0)
-        die(err.code, "%s", err.msg);
+        km_cli_die(err.code, "%s", err.msg);
     km_svmlight_close(r);
     if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))
-        die(2, "%s: write error: %s", args[2], strerror(errno));
+        km_cli_die(2, "%s: write error: %s", args[2], strerror(errno));
     if (!quiet) {
         if (model->nr_class > 0) {
             fprintf(info, "Accuracy = %g%% (%lld/%lld)\n", km_metrics_accuracy(&mt),

@@ -1,15 +1,11 @@
 /* train.c - command-line front end: svmlight data -> linear model by coordinate descent. */
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "cli.h"
 #include "linear.h"
 #include "metrics.h"
-#include "numparse.h"
 #include "svmlight.h"
 
 static const char usage[] =
@@ -38,50 +34,6 @@ static const char usage[] =
     "  -h, --help   this help\n"
     "The model goes to model_file (default: data_file's name + .model).\n";
 
-/* Prints "train: msg" and exits with status. */
-static void die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void die(int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("train: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (status == 1)
-        fputs("Try 'train -h' for help.\n", stderr);
-    exit(status);
-}
-
-/* The whole of s as a finite double, or a usage error naming opt. */
-static double num_arg(const char *opt, const char *s)
-{
-    char *end;
-    int ok;
-    double v = km_strtod_c(s, &end, &ok);
-    if (!ok || end == s || *end || !isfinite(v))
-        die(1, "%s: expected a number, got '%s'", opt, s);
-    return v;
-}
-
-/* The whole of s as an integer in [lo, hi], or a usage error naming opt. */
-static long long int_arg(const char *opt, const char *s, long long lo, long long hi)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        die(1, "%s: expected an integer in [%lld, %lld], got '%s'", opt, lo, hi, s);
-    return v;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 typedef struct progress {
     double start, last;
 } progress;
@@ -90,7 +42,7 @@ typedef struct progress {
 static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
 {
     progress *p = user;
-    double t = now();
+    double t = km_cli_now();
     if (t - p->last < 1)
         return;
     p->last = t;
@@ -100,6 +52,7 @@ static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
 
 int main(int argc, char **argv)
 {
+    km_cli_init("train");
     km_train_param par = {0};
     par.cd = km_cd_param_default();
     par.C = 1;
@@ -110,7 +63,7 @@ int main(int argc, char **argv)
     int nargs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-#define NEXT() (i + 1 < argc ? argv[++i] : (die(1, "option %s needs a value", a), ""))
+#define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             return 0;
@@ -118,55 +71,55 @@ int main(int argc, char **argv)
             const char *s = NEXT();
             int loss = km_loss_from_name(s);
             if (loss < 0)
-                die(1, "-s: unknown loss '%s' (l1svm, l2svm, rls, rla, svr)", s);
+                km_cli_die(1, "-s: unknown loss '%s' (l1svm, l2svm, rls, rla, svr)", s);
             par.cd.loss = (km_loss)loss;
         } else if (strcmp(a, "-c") == 0) {
-            par.C = num_arg(a, NEXT());
+            par.C = km_cli_number(a, NEXT());
         } else if (strcmp(a, "-p") == 0) {
-            par.cd.eps = num_arg(a, NEXT());
+            par.cd.eps = km_cli_number(a, NEXT());
         } else if (strcmp(a, "-e") == 0) {
-            par.cd.delta = num_arg(a, NEXT());
+            par.cd.delta = km_cli_number(a, NEXT());
             if (!(par.cd.delta > 0))
-                die(1, "-e: the stopping tolerance must be > 0");
+                km_cli_die(1, "-e: the stopping tolerance must be > 0");
         } else if (strcmp(a, "-B") == 0) {
-            par.bias = num_arg(a, NEXT());
+            par.bias = km_cli_number(a, NEXT());
         } else if (strncmp(a, "-w", 2) == 0 && a[2]) {
             if (par.nr_weight == (int)(sizeof weights / sizeof *weights))
-                die(1, "too many -w options");
-            weights[par.nr_weight].label = num_arg("-w", a + 2);
-            weights[par.nr_weight].weight = num_arg(a, NEXT());
+                km_cli_die(1, "too many -w options");
+            weights[par.nr_weight].label = km_cli_number("-w", a + 2);
+            weights[par.nr_weight].weight = km_cli_number(a, NEXT());
             par.nr_weight++;
         } else if (strcmp(a, "-v") == 0) {
-            folds = (int)int_arg(a, NEXT(), 2, 1000000);
+            folds = (int)km_cli_integer(a, NEXT(), 2, 1000000);
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (strcmp(a, "--rule") == 0) {
             const char *s = NEXT();
             int r = km_rule_from_name(s);
             if (r < 0)
-                die(1, "--rule: unknown index rule '%s' (random, cyclic, aitken)", s);
+                km_cli_die(1, "--rule: unknown index rule '%s' (random, cyclic, aitken)", s);
             par.cd.rule = (km_rule)r;
         } else if (strcmp(a, "--seed") == 0) {
-            par.cd.seed = (uint64_t)int_arg(a, NEXT(), 0, INT64_MAX);
+            par.cd.seed = (uint64_t)km_cli_integer(a, NEXT(), 0, INT64_MAX);
         } else if (strcmp(a, "--max-iter") == 0) {
-            par.cd.max_iter = int_arg(a, NEXT(), 1, INT64_MAX);
+            par.cd.max_iter = km_cli_integer(a, NEXT(), 1, INT64_MAX);
         } else if (strcmp(a, "--no-shrinking") == 0) {
             par.cd.shrinking = 0;
         } else if (a[0] == '-' && a[1]) {
-            die(1, "unknown option '%s'", a);
+            km_cli_die(1, "unknown option '%s'", a);
         } else {
             if (nargs == 2)
-                die(1, "too many arguments");
+                km_cli_die(1, "too many arguments");
             args[nargs++] = a;
         }
 #undef NEXT
     }
     if (nargs < 1)
-        die(1, "no data file given");
+        km_cli_die(1, "no data file given");
     par.weights = weights;
     km_error err = {0};
     if (km_train_check(&par, &err))
-        die(err.code, "%s", err.msg);
+        km_cli_die(err.code, "%s", err.msg);
 
     char *model_path = NULL;
     if (!folds) {
@@ -174,7 +127,7 @@ int main(int argc, char **argv)
             model_path = strdup(args[1]);
         } else {
             if (strcmp(args[0], "-") == 0)
-                die(1, "reading standard input: give the model file name as 2nd argument");
+                km_cli_die(1, "reading standard input: give the model file name as 2nd argument");
             const char *base = strrchr(args[0], '/');
             base = base ? base + 1 : args[0];
             model_path = malloc(strlen(base) + 7);
@@ -182,10 +135,10 @@ int main(int argc, char **argv)
                 sprintf(model_path, "%s.model", base);
         }
         if (!model_path)
-            die(3, "out of memory");
+            km_cli_die(3, "out of memory");
     }
 
-    double t0 = now();
+    double t0 = km_cli_now();
     progress prog = {t0, t0};
     if (!quiet) {
         par.cd.progress = on_progress;
@@ -193,15 +146,15 @@ int main(int argc, char **argv)
     }
     km_problem *P = NULL;
     if (km_svmlight_read(args[0], &P, &err))
-        die(err.code, "%s", err.msg);
-    double t_read = now();
+        km_cli_die(err.code, "%s", err.msg);
+    double t_read = km_cli_now();
 
     if (folds) {
         double *pred = malloc((size_t)P->l * sizeof *pred);
         if (!pred)
-            die(3, "out of memory");
+            km_cli_die(3, "out of memory");
         if (km_cross_validate(P, &par, folds, pred, &err))
-            die(err.code, "%s", err.msg);
+            km_cli_die(err.code, "%s", err.msg);
         km_metrics mt = {0};
         for (int64_t i = 0; i < P->l; i++)
             km_metrics_add(&mt, P->y[i], pred[i]);
@@ -220,8 +173,8 @@ int main(int argc, char **argv)
     km_model *model = NULL;
     km_train_info info = {0};
     if (km_train_linear(P, NULL, 0, &par, &model, &info, &err))
-        die(err.code, "%s", err.msg);
-    double t_train = now();
+        km_cli_die(err.code, "%s", err.msg);
+    double t_train = km_cli_now();
     double F = 0;
     int64_t iters = 0, nnz = 0;
     int all_converged = 1;
@@ -237,9 +190,8 @@ int main(int argc, char **argv)
     }
     if (!quiet) {
         if (!all_converged)
-            fprintf(stderr, "train: warning: reached the cap of %lld macro-iterations before "
-                    "max|h| < %g; raise --max-iter or -e\n", (long long)par.cd.max_iter,
-                    info.delta);
+            km_cli_warn("reached the cap of %lld macro-iterations before max|h| < %g; raise "
+                        "--max-iter or -e", (long long)par.cd.max_iter, info.delta);
         printf("macro-iterations = %lld (delta = %.3g)\n", (long long)iters, info.delta);
         printf("objective = %.17g\n", F);
         printf("nonzero coefficients = %lld (of %lld%s)\n", (long long)nnz,
@@ -250,7 +202,7 @@ int main(int argc, char **argv)
     km_train_info_free(&info);
     km_problem_free(P);
     if (km_model_write(model, model_path, &err))
-        die(err.code, "%s", err.msg);
+        km_cli_die(err.code, "%s", err.msg);
     km_model_free(model);
     free(model_path);
     return 0;
