@@ -1,0 +1,91 @@
+/* kernel.h - kernel functions, kernel blocks with BLAS, and the kernel matrix with its
+ * row cache (thesis ch. 2, section 1.6 on kernel matrices that do not fit in memory). */
+#ifndef KM_KERNEL_H
+#define KM_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "problem.h"
+
+typedef enum {
+    KM_KERNEL_LINEAR,     /* x'y                                  (svm-train -t 0) */
+    KM_KERNEL_POLY,       /* (gamma x'y + coef0)^degree           (-t 1) */
+    KM_KERNEL_RBF,        /* exp(-gamma ||x - y||^2)              (-t 2) */
+    KM_KERNEL_SIGMOID,    /* tanh(gamma x'y + coef0), indefinite  (-t 3) */
+    KM_KERNEL_LAPLACIAN,  /* exp(-gamma ||x - y||_1) */
+    KM_KERNEL_EXPDOT,     /* exp(gamma x'y)                       (thesis 5.4) */
+    KM_KERNEL_SPLINE,     /* 1 + min(x, y), 1-D inputs            (thesis 5.5) */
+    KM_KERNEL_COUNT
+} km_kernel_type;
+
+typedef struct km_kernel {
+    km_kernel_type type;
+    double gamma;
+    double coef0;
+    int degree;
+} km_kernel;
+
+/* The kernel called name ("rbf", ...) or svm-train's number ("0".."3"); -1 if none. */
+int km_kernel_from_name(const char *name);
+const char *km_kernel_name(km_kernel_type type);
+
+/* Checks parameters against the data (n = number of features): gamma > 0 where used,
+ * degree >= 1, spline only on 1-D data. KM_EUSAGE with a one-line reason otherwise. */
+int km_kernel_check(const km_kernel *k, int32_t n, km_error *err);
+
+/* K(x, y) of two sparse rows (0-based increasing indices); sqx, sqy their squared norms
+ * (used by rbf only). The reference evaluation every faster path must agree with. */
+double km_kernel_eval(const km_kernel *k, const int32_t *ix, const double *vx, int64_t nx,
+                      double sqx, const int32_t *iy, const double *vy, int64_t ny, double sqy);
+
+/*
+ * A set of rows prepared for kernel evaluation: the rows of P listed in rows[0..m) (all if
+ * rows is NULL), their squared norms, and a dense row-major copy when the rows are dense
+ * enough for BLAS to pay (decided inside, by measurable density and size rules).
+ * It borrows P: P must outlive it.
+ */
+typedef struct km_kdata km_kdata;
+
+km_kdata *km_kdata_new(const km_problem *P, const int64_t *rows, int64_t m, km_error *err);
+void km_kdata_free(km_kdata *d);
+int64_t km_kdata_size(const km_kdata *d);
+
+/*
+ * out[a * nb + b] = K(A row ia[a], B row ib[b]) for a < na, b < nb (ia/ib NULL: rows
+ * 0..na-1 / 0..nb-1). Dot products in blocks by dgemm on the dense copies when both have
+ * one, sparse otherwise; then the kernel's transform. Results agree with km_kernel_eval
+ * to rounding. threads > 1 splits the work.
+ */
+int km_kernel_block(const km_kernel *k, const km_kdata *A, const int64_t *ia, int64_t na,
+                    const km_kdata *B, const int64_t *ib, int64_t nb, double *out,
+                    int threads, km_error *err);
+
+/*
+ * The kernel matrix K over the rows of X (m x m), with rows computed on demand and kept in
+ * an LRU cache of at most cache_bytes (at least a few rows always fit). When all of K fits,
+ * it is computed once, in blocks. Values are identical whatever the cache size.
+ */
+typedef struct km_kmatrix km_kmatrix;
+
+km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes,
+                           int threads, km_error *err);
+void km_kmatrix_free(km_kmatrix *K);
+
+int64_t km_kmatrix_size(const km_kmatrix *K);
+
+/* k_ii. */
+double km_kmatrix_diag(const km_kmatrix *K, int64_t i);
+
+/* Row i of K (m values). The pointer stays valid until the next call on K; NULL with err
+ * set on failure (out of memory). */
+const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err);
+
+/* z = K c, using only the columns with c_j != 0, split over threads. */
+int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km_error *err);
+
+/* Cache statistics since creation: rows served, rows computed. */
+void km_kmatrix_stats(const km_kmatrix *K, int64_t *served, int64_t *computed);
+
+#endif
