@@ -3,7 +3,7 @@ CC      ?= gcc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?=
-XCFLAGS  = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes $(WERROR) $(SAN)
+XCFLAGS  = -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra -Wshadow -Wstrict-prototypes $(WERROR) $(SAN)
 OUT     ?= .
 O       := $(if $(filter .,$(OUT)),,$(OUT)/)
 MAKEFLAGS += -r
@@ -26,7 +26,7 @@ $(eval $(call need_pkg,zlib,zlib1g-dev))
 PKG_CFLAGS := $(shell pkg-config --cflags openblas lapacke zlib)
 PKG_LIBS   := $(shell pkg-config --libs openblas lapacke zlib)
 endif
-LDLIBS = $(PKG_LIBS) -lm
+LDLIBS = -fopenmp $(PKG_LIBS) -lm
 
 PROGS     = train predict
 LIB_SRC   = $(wildcard common/*.c)
