@@ -17,14 +17,75 @@ static const char usage[] =
     "  -d          write decision values instead of labels (one per class for\n"
     "              one-versus-all models, space-separated)\n"
     "  -q          quiet: do not print the metrics\n"
+    "  -n threads  threads for kernel models (default 1)\n"
     "  -h, --help  this help\n"
     "Prints 'Accuracy = x% (a/b)' for classification models, 'Mean squared error = x'\n"
     "and 'Squared correlation coefficient = x' for regression models.\n";
 
+/* Test rows are gathered in blocks so that kernel models evaluate them with BLAS. */
+#define BLOCK_ROWS 1024
+
+typedef struct block {
+    km_problem P;      /* the rows of the block (features beyond the model's dropped later) */
+    int64_t cap;       /* capacity of P.index / P.value */
+    double *dec;       /* BLOCK_ROWS * nr_w decision values */
+} block;
+
+/* Appends a streamed row to the block; 0 or -1 when out of memory. */
+static int add_row(block *b, const km_row *row)
+{
+    km_problem *P = &b->P;
+    if (P->nnz + row->nnz > b->cap) {
+        int64_t nc = 2 * (P->nnz + row->nnz) + 1024;
+        int32_t *ix = realloc(P->index, (size_t)nc * sizeof *ix);
+        if (ix)
+            P->index = ix;
+        double *vx = realloc(P->value, (size_t)nc * sizeof *vx);
+        if (vx)
+            P->value = vx;
+        if (!ix || !vx)
+            return -1;
+        b->cap = nc;
+    }
+    memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *row->index);
+    memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *row->value);
+    P->nnz += row->nnz;
+    P->y[P->l++] = row->y;
+    P->row_ptr[P->l] = P->nnz;
+    return 0;
+}
+
+/* Predicts the block's rows, writes them and adds them to the metrics; empties the block. */
+static void flush(block *b, const km_model *model, int threads, int decision, FILE *out,
+                  km_metrics *mt)
+{
+    km_error err = {0};
+    km_problem *P = &b->P;
+    int nw = model->nr_w;
+    if (P->l == 0)
+        return;
+    if (km_model_decision_rows(model, P, NULL, P->l, b->dec, threads, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    for (int64_t a = 0; a < P->l; a++) {
+        const double *dec = b->dec + a * nw;
+        double p = km_model_predict_label(model, dec);
+        km_metrics_add(mt, P->y[a], p);
+        if (decision) {
+            for (int k = 0; k < nw; k++)
+                fprintf(out, k ? " %.17g" : "%.17g", dec[k]);
+            fputc('\n', out);
+        } else {
+            fprintf(out, "%.17g\n", p);
+        }
+    }
+    P->l = 0;
+    P->nnz = 0;
+}
+
 int main(int argc, char **argv)
 {
     km_cli_init("predict");
-    int decision = 0, quiet = 0, nargs = 0;
+    int decision = 0, quiet = 0, nargs = 0, threads = 1;
     const char *args[3] = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -35,6 +96,10 @@ int main(int argc, char **argv)
             decision = 1;
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "-n") == 0) {
+            if (i + 1 >= argc)
+                km_cli_die(1, "option -n needs a value");
+            threads = (int)km_cli_integer(a, argv[++i], 1, 1024);
         } else if (a[0] == '-' && a[1]) {
             km_cli_die(1, "unknown option '%s'", a);
         } else if (nargs == 3) {
@@ -57,26 +122,25 @@ int main(int argc, char **argv)
     if (!out)
         km_cli_die(2, "%s: %s", args[2], strerror(errno));
     FILE *info = to_stdout ? stderr : stdout;
-    double *dec = malloc((size_t)model->nr_w * sizeof *dec);
-    if (!dec)
-        km_cli_die(3, "out of memory");
     km_metrics mt = {0};
+    block b = {0};
+    b.P.row_ptr = malloc((BLOCK_ROWS + 1) * sizeof *b.P.row_ptr);
+    b.P.y = malloc(BLOCK_ROWS * sizeof *b.P.y);
+    b.dec = malloc((size_t)BLOCK_ROWS * (size_t)model->nr_w * sizeof *b.dec);
+    if (!b.P.row_ptr || !b.P.y || !b.dec)
+        km_cli_die(3, "out of memory");
+    b.P.n = model->n;
     km_row row;
     int got;
     while ((got = km_svmlight_next(r, &row, &err)) == 1) {
-        km_model_decision(model, row.index, row.value, row.nnz, dec);
-        double p = km_model_predict_label(model, dec);
-        km_metrics_add(&mt, row.y, p);
-        if (decision) {
-            for (int k = 0; k < model->nr_w; k++)
-                fprintf(out, k ? " %.17g" : "%.17g", dec[k]);
-            fputc('\n', out);
-        } else {
-            fprintf(out, "%.17g\n", p);
-        }
+        if (add_row(&b, &row))
+            km_cli_die(3, "out of memory");
+        if (b.P.l == BLOCK_ROWS)
+            flush(&b, model, threads, decision, out, &mt);
     }
     if (got < 0)
         km_cli_die(err.code, "%s", err.msg);
+    flush(&b, model, threads, decision, out, &mt);
     km_svmlight_close(r);
     if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))
         km_cli_die(2, "%s: write error: %s", args[2], strerror(errno));
@@ -90,7 +154,11 @@ int main(int argc, char **argv)
                     km_metrics_scc(&mt));
         }
     }
-    free(dec);
+    free(b.P.row_ptr);
+    free(b.P.y);
+    free(b.P.index);
+    free(b.P.value);
+    free(b.dec);
     km_model_free(model);
     return 0;
 }

@@ -27,6 +27,16 @@ static const char usage[] =
     "  -wLABEL w    multiply C of class LABEL by w (default 1)\n"
     "  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
     "  -q           quiet: no progress or summary\n"
+    "kernels (without -t: the linear solver on w, thesis Algorithm 2):\n"
+    "  -t kernel    linear, poly, rbf, sigmoid (or svm-train's 0..3), laplacian, expdot,\n"
+    "               spline: the kernel solver (Algorithm 1) on c, model = expansion\n"
+    "  -g gamma     gamma of poly, rbf, sigmoid, laplacian, expdot (default 1/features)\n"
+    "  -d degree    degree of poly (default 3)\n"
+    "  -r coef0     coef0 of poly and sigmoid (default 0)\n"
+    "  -m MB        kernel row cache (default 200)\n"
+    "  -n threads   threads for kernel blocks and K c (default 1)\n"
+    "  -a solver    cd (coordinate descent, default) or fixedpoint (iteration (2.10))\n"
+    "  --alpha A    fixed-point step: trace (1/tr(K), default) or norm2 (1/||K||_2)\n"
     "  --rule R     index rule: random (randomized cyclic, default), cyclic, aitken\n"
     "  --seed N     seed of the random choices (default 1)\n"
     "  --max-iter N cap on macro-iterations (default 1000)\n"
@@ -57,6 +67,10 @@ int main(int argc, char **argv)
     par.cd = km_cd_param_default();
     par.C = 1;
     par.bias = -1;
+    par.kernel.degree = 3;
+    par.cache_bytes = (size_t)200 << 20;
+    par.threads = 1;
+    int have_gamma = 0;
     km_class_weight weights[256];
     int quiet = 0, folds = 0;
     const char *args[2] = {0};
@@ -93,6 +107,38 @@ int main(int argc, char **argv)
             folds = (int)km_cli_integer(a, NEXT(), 2, 1000000);
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "-t") == 0) {
+            const char *s = NEXT();
+            int t = km_kernel_from_name(s);
+            if (t < 0)
+                km_cli_die(1, "-t: unknown kernel '%s' (linear, poly, rbf, sigmoid, laplacian, "
+                           "expdot, spline or 0..3)", s);
+            par.use_kernel = 1;
+            par.kernel.type = (km_kernel_type)t;
+        } else if (strcmp(a, "-g") == 0) {
+            par.kernel.gamma = km_cli_number(a, NEXT());
+            have_gamma = 1;
+        } else if (strcmp(a, "-d") == 0) {
+            par.kernel.degree = (int)km_cli_integer(a, NEXT(), 1, 1000);
+        } else if (strcmp(a, "-r") == 0) {
+            par.kernel.coef0 = km_cli_number(a, NEXT());
+        } else if (strcmp(a, "-m") == 0) {
+            double mb = km_cli_number(a, NEXT());
+            if (!(mb >= 1) || mb > 1e9)
+                km_cli_die(1, "-m: the cache size must be >= 1 MB");
+            par.cache_bytes = (size_t)(mb * 1048576);
+        } else if (strcmp(a, "-n") == 0) {
+            par.threads = (int)km_cli_integer(a, NEXT(), 1, 1024);
+        } else if (strcmp(a, "-a") == 0) {
+            const char *s = NEXT();
+            if (strcmp(s, "cd") != 0 && strcmp(s, "fixedpoint") != 0)
+                km_cli_die(1, "-a: unknown solver '%s' (cd, fixedpoint)", s);
+            par.fixedpoint = strcmp(s, "fixedpoint") == 0;
+        } else if (strcmp(a, "--alpha") == 0) {
+            const char *s = NEXT();
+            if (strcmp(s, "trace") != 0 && strcmp(s, "norm2") != 0)
+                km_cli_die(1, "--alpha: expected trace or norm2, got '%s'", s);
+            par.alpha_rule = strcmp(s, "norm2") == 0 ? KM_ALPHA_NORM2 : KM_ALPHA_TRACE;
         } else if (strcmp(a, "--rule") == 0) {
             const char *s = NEXT();
             int r = km_rule_from_name(s);
@@ -148,6 +194,8 @@ int main(int argc, char **argv)
     if (km_svmlight_read(args[0], &P, &err))
         km_cli_die(err.code, "%s", err.msg);
     double t_read = km_cli_now();
+    if (par.use_kernel && !have_gamma)   /* svm-train's default */
+        par.kernel.gamma = P->n > 0 ? 1.0 / P->n : 1;
 
     if (folds) {
         double *pred = malloc((size_t)P->l * sizeof *pred);
@@ -172,7 +220,7 @@ int main(int argc, char **argv)
 
     km_model *model = NULL;
     km_train_info info = {0};
-    if (km_train_linear(P, NULL, 0, &par, &model, &info, &err))
+    if (km_train(P, NULL, 0, &par, &model, &info, &err))
         km_cli_die(err.code, "%s", err.msg);
     double t_train = km_cli_now();
     double F = 0;

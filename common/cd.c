@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "rng.h"
 
 static const char *const rule_names[] = {"random", "cyclic", "aitken"};
@@ -39,7 +41,7 @@ km_cd_param km_cd_param_default(void)
 /* What the skeleton needs from a kernel: z_i = k_i'c, and c_i += h reflected in that state. */
 typedef struct cd_ops {
     double (*dot)(void *ctx, int64_t i);
-    void (*update)(void *ctx, int64_t i, double h);
+    int (*update)(void *ctx, int64_t i, double h, km_error *err);
 } cd_ops;
 
 /*
@@ -92,7 +94,10 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
             double ci = km_loss_resolvent(par->loss, y[i], v, alpha[i], C[i], par->eps, &stuck);
             double h = ci - c[i];
             if (h != 0) {                                    /* skip the update when h_i = 0 */
-                ops->update(ctx, i, h);
+                if (ops->update(ctx, i, h, err)) {
+                    free(act);
+                    return err->code;
+                }
                 c[i] = ci;
                 if (fabs(h) > max_h)
                     max_h = fabs(h);
@@ -177,14 +182,16 @@ static double linear_dot(void *ctx, int64_t i)
            x->bias * x->w[x->n];
 }
 
-static void linear_update(void *ctx, int64_t i, double h)
+static int linear_update(void *ctx, int64_t i, double h, km_error *err)
 {
+    (void)err;
     linear_ctx *x = ctx;
     const km_problem *P = x->P;
     int64_t r = row_of(x, i);
     for (int64_t k = P->row_ptr[r]; k < P->row_ptr[r + 1]; k++)
         x->w[P->index[k]] += h * P->value[k];
     x->w[x->n] += h * x->bias;
+    return KM_OK;
 }
 
 int64_t km_linear_dim(const km_linear_data *d)
@@ -248,4 +255,126 @@ double km_linear_objective(const km_linear_data *d, const double *y, const doubl
         F += C[i] * km_loss_value(loss, y[i], z, eps);
     }
     return F;
+}
+
+/* ---- general kernels (Algorithm 1): z = Kc kept up to date, update z += h k_i ---- */
+
+typedef struct kernel_ctx {
+    km_kmatrix *K;
+    double *z;
+    int64_t m;
+} kernel_ctx;
+
+static double kernel_dot(void *ctx, int64_t i)
+{
+    return ((const kernel_ctx *)ctx)->z[i];
+}
+
+/* A column update costs one kernel row (thesis 2.3.1). */
+static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
+{
+    kernel_ctx *x = ctx;
+    const double *row = km_kmatrix_row(x->K, i, err);
+    if (!row)
+        return err->code;
+    cblas_daxpy((int)x->m, h, row, 1, x->z, 1);
+    return KM_OK;
+}
+
+int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
+                 double *c, double *z, km_cd_result *res, km_error *err)
+{
+    static const cd_ops ops = {kernel_dot, kernel_update};
+    int64_t m = km_kmatrix_size(K);
+    double *alpha = malloc((size_t)(m > 0 ? m : 1) * sizeof *alpha);
+    if (!alpha)
+        return km_error_nomem(err, "coordinate descent");
+    for (int64_t i = 0; i < m; i++) {
+        double kii = km_kmatrix_diag(K, i);
+        alpha[i] = kii > 0 ? 1 / kii : 0;
+        z[i] = 0;
+    }
+    kernel_ctx x = {K, z, m};
+    int rc = cd_run(&ops, &x, m, alpha, y, C, par, c, res, err);
+    free(alpha);
+    return rc;
+}
+
+/* Largest |eigenvalue| of K by power iteration (for alpha = 1/||K||_2). */
+static int spectral_norm(km_kmatrix *K, int threads, double *out, km_error *err)
+{
+    int64_t m = km_kmatrix_size(K);
+    double *v = malloc((size_t)m * sizeof *v), *Kv = malloc((size_t)m * sizeof *Kv);
+    if (!v || !Kv) {
+        free(v);
+        free(Kv);
+        return km_error_nomem(err, "power iteration");
+    }
+    for (int64_t i = 0; i < m; i++)   /* a fixed start with no symmetry to hide behind */
+        v[i] = 1 + 1.0 / (double)(i + 1);
+    double lambda = 0, nv = cblas_dnrm2((int)m, v, 1);
+    cblas_dscal((int)m, 1 / nv, v, 1);
+    int rc = KM_OK;
+    for (int it = 0; it < 300; it++) {
+        if ((rc = km_kmatrix_matvec(K, v, Kv, threads, err)))
+            break;
+        double nk = cblas_dnrm2((int)m, Kv, 1);
+        if (nk == 0)
+            break;
+        double prev = lambda;
+        lambda = nk;
+        for (int64_t i = 0; i < m; i++)
+            v[i] = Kv[i] / nk;
+        if (it > 2 && fabs(lambda - prev) <= 1e-6 * lambda)
+            break;
+    }
+    free(v);
+    free(Kv);
+    *out = lambda;
+    return rc;
+}
+
+int km_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
+                  km_alpha_rule rule, int threads, double *c, double *z, km_cd_result *res,
+                  km_error *err)
+{
+    int64_t m = km_kmatrix_size(K);
+    double scale = 0;   /* tr(K) or ||K||_2; alpha = 1/scale satisfies (2.11) */
+    int rc = KM_OK;
+    if (rule == KM_ALPHA_NORM2) {
+        if ((rc = spectral_norm(K, threads, &scale, err)))
+            return rc;
+    } else {
+        for (int64_t i = 0; i < m; i++)
+            scale += fabs(km_kmatrix_diag(K, i));
+    }
+    double alpha = scale > 0 ? 1 / scale : 1;
+    double delta = par->delta > 0 ? par->delta : KM_CD_DEFAULT_TOL * alpha;
+    res->iter = 0;
+    res->converged = 0;
+    res->max_h = 0;
+    res->delta = delta;
+    for (int64_t i = 0; i < m; i++)
+        c[i] = 0;
+    for (int64_t iter = 1; iter <= par->max_iter; iter++) {
+        if ((rc = km_kmatrix_matvec(K, c, z, threads, err)))      /* step 1: z = K c */
+            return rc;
+        double max_h = 0;
+        for (int64_t i = 0; i < m; i++) {
+            double v = alpha * z[i] - c[i], stuck;                  /* step 2 */
+            double ci = km_loss_resolvent(par->loss, y[i], v, alpha, C[i], par->eps, &stuck);
+            double h = fabs(ci - c[i]);                             /* step 3 */
+            max_h = h > max_h ? h : max_h;
+            c[i] = ci;
+        }
+        res->iter = iter;
+        res->max_h = max_h;
+        if (par->progress)
+            par->progress(par->user, iter, max_h, m);
+        if (max_h < delta) {
+            res->converged = 1;
+            break;
+        }
+    }
+    return km_kmatrix_matvec(K, c, z, threads, err);               /* z of the final c */
 }

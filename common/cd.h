@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "kernel.h"
 #include "loss.h"
 #include "problem.h"
 
@@ -84,5 +85,26 @@ double km_linear_decision(const km_problem *P, int64_t i, const double *w, int32
 /* The primal objective F(w) above. */
 double km_linear_objective(const km_linear_data *d, const double *y, const double *C,
                            km_loss loss, double eps, const double *w);
+
+/*
+ * Algorithm 1: minimizes F(c) = sum_i C[i] L(y[i], (Kc)_i) + c'Kc/2 by coordinate descent,
+ * keeping z = Kc up to date (one kernel row per changed coefficient). c and z get m =
+ * km_kmatrix_size(K) entries. Starts from c = 0.
+ */
+int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
+                 double *c, double *z, km_cd_result *res, km_error *err);
+
+/* Step size of the fixed-point iteration: alpha = 1/tr(K) or 1/||K||_2 (power iteration). */
+typedef enum { KM_ALPHA_TRACE, KM_ALPHA_NORM2 } km_alpha_rule;
+
+/*
+ * Fixed-point (Jacobi) iteration (2.10): z = Kc; v = alpha z - c; c = -J_alpha(v), from
+ * c = 0, until max_i |c_i change| < delta (default: KM_CD_DEFAULT_TOL * alpha, the
+ * coordinate-descent default on the same scale). The product Kc runs on threads.
+ * par->rule, seed and shrinking do not apply. z gets Kc of the returned c.
+ */
+int km_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
+                  km_alpha_rule rule, int threads, double *c, double *z, km_cd_result *res,
+                  km_error *err);
 
 #endif

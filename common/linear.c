@@ -31,6 +31,13 @@ int km_train_check(const km_train_param *par, km_error *err)
         return km_error_set(err, KM_EUSAGE, "the iteration cap must be >= 1");
     if (!isfinite(par->bias))
         return km_error_set(err, KM_EUSAGE, "bias must be a finite number (-B)");
+    if (par->use_kernel && par->bias >= 0)
+        return km_error_set(err, KM_EUSAGE, "-B applies to the linear solver only (a kernel "
+                            "model has no bias feature; add a constant to the kernel instead)");
+    if (par->fixedpoint && !par->use_kernel)
+        return km_error_set(err, KM_EUSAGE, "the fixed-point solver needs a kernel (-t)");
+    if (par->use_kernel && par->threads < 1)
+        return km_error_set(err, KM_EUSAGE, "the number of threads must be >= 1 (-n)");
     for (int k = 0; k < par->nr_weight; k++)
         if (!(par->weights[k].weight > 0) || !isfinite(par->weights[k].weight))
             return km_error_set(err, KM_EUSAGE, "class weight for label %g must be > 0 (-w)",
@@ -88,7 +95,67 @@ static int collect_labels(const km_problem *P, const int64_t *rows, int64_t m, d
     return KM_OK;
 }
 
-int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
+/* F(c) = sum_i C_i L(y_i, z_i) + c'z/2 with z = Kc (problem (2.2)). */
+static double km_kernel_objective(const double *y, const double *C, km_loss loss, double eps,
+                                  const double *c, const double *z, int64_t m)
+{
+    double F = 0;
+    for (int64_t i = 0; i < m; i++)
+        F += C[i] * km_loss_value(loss, y[i], z[i], eps) + c[i] * z[i] / 2;
+    return F;
+}
+
+/* Makes model a kernel model over the rows whose coefficient is non-zero in some decision
+ * function; c holds nr_w blocks of m coefficients. */
+static int keep_support_vectors(km_model *model, const km_problem *P, const int64_t *rows,
+                                int64_t m, const double *c, const km_kernel *kernel,
+                                km_error *err)
+{
+    int nw = model->nr_w;
+    int64_t nsv = 0, nnz = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int keep = 0;
+        for (int k = 0; k < nw; k++)
+            keep |= c[(size_t)k * (size_t)m + (size_t)i] != 0;
+        if (keep) {
+            int64_t r = rows ? rows[i] : i;
+            nsv++;
+            nnz += P->row_ptr[r + 1] - P->row_ptr[r];
+        }
+    }
+    km_problem *S = calloc(1, sizeof *S);
+    double *coef = malloc(((size_t)nsv * (size_t)nw + 1) * sizeof *coef);
+    if (!S || !coef || !(S->row_ptr = calloc((size_t)nsv + 1, sizeof *S->row_ptr)) ||
+        !(S->index = malloc(((size_t)nnz + 1) * sizeof *S->index)) ||
+        !(S->value = malloc(((size_t)nnz + 1) * sizeof *S->value)) ||
+        !(S->y = calloc((size_t)nsv + 1, sizeof *S->y))) {
+        km_problem_free(S);
+        free(coef);
+        return km_error_nomem(err, "support vectors");
+    }
+    S->l = nsv;
+    S->n = P->n;
+    int64_t s = 0, t = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int keep = 0;
+        for (int k = 0; k < nw; k++)
+            keep |= c[(size_t)k * (size_t)m + (size_t)i] != 0;
+        if (!keep)
+            continue;
+        int64_t r = rows ? rows[i] : i;
+        for (int64_t q = P->row_ptr[r]; q < P->row_ptr[r + 1]; q++, t++) {
+            S->index[t] = P->index[q];
+            S->value[t] = P->value[q];
+        }
+        for (int k = 0; k < nw; k++)
+            coef[s * nw + k] = c[(size_t)k * (size_t)m + (size_t)i];
+        S->row_ptr[++s] = t;
+    }
+    S->nnz = t;
+    return km_model_set_kernel(model, kernel, S, coef, err);
+}
+
+int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err)
 {
@@ -113,14 +180,22 @@ int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
                                 km_loss_name(loss));
         }
     }
+    if (par->use_kernel && (rc = km_kernel_check(&par->kernel, P->n, err))) {
+        free(labels);
+        return rc;
+    }
     int nr_w = nc > 2 ? nc : 1;
     km_model *model = km_model_new(loss, P->n, nc, nr_w, err);
     int64_t dim = (int64_t)P->n + 1;
     km_linear_data data = {P, rows, m, par->bias};
+    km_kdata *X = NULL;
+    km_kmatrix *K = NULL;
     double *y = malloc((size_t)m * sizeof *y);
     double *C = malloc((size_t)m * sizeof *C);
     double *w = malloc((size_t)dim * sizeof *w);
-    double *c = malloc((size_t)m * sizeof *c);
+    double *z = malloc((size_t)m * sizeof *z);
+    /* the coefficients of every decision function: kernel models keep them all */
+    double *c = malloc((size_t)m * (par->use_kernel ? (size_t)nr_w : 1) * sizeof *c);
     int *cls = classify ? malloc((size_t)m * sizeof *cls) : NULL;
     if (info) {
         memset(info, 0, sizeof *info);
@@ -130,7 +205,7 @@ int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
         info->converged = calloc((size_t)nr_w, sizeof *info->converged);
         info->nnz_c = calloc((size_t)nr_w, sizeof *info->nnz_c);
     }
-    if (!model || !y || !C || !w || !c || (classify && !cls) ||
+    if (!model || !y || !C || !w || !z || !c || (classify && !cls) ||
         (info && (!info->objective || !info->iter || !info->converged || !info->nnz_c))) {
         rc = model ? km_error_nomem(err, "training") : KM_EINTERNAL;
         goto done;
@@ -150,6 +225,13 @@ int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
                               "data", par->weights[q].label, par->weights[q].label);
             goto done;
         }
+    if (par->use_kernel) {
+        if (!(X = km_kdata_new(P, rows, m, err)) ||
+            !(K = km_kmatrix_new(&par->kernel, X, par->cache_bytes, par->threads, err))) {
+            rc = err->code;
+            goto done;
+        }
+    }
     for (int64_t i = 0; i < m; i++) {
         double yi = P->y[rows ? rows[i] : i];
         if (classify)
@@ -170,21 +252,38 @@ int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
         for (int64_t i = 0; !classify && i < m; i++)
             C[i] = par->C;
         km_cd_result res;
-        if ((rc = km_cd_linear(&data, y, C, &par->cd, w, c, &res, err)))
+        double *ck = par->use_kernel ? c + (size_t)k * (size_t)m : c;
+        if (!par->use_kernel)
+            rc = km_cd_linear(&data, y, C, &par->cd, w, ck, &res, err);
+        else if (par->fixedpoint)
+            rc = km_fixedpoint(K, y, C, &par->cd, par->alpha_rule, par->threads, ck, z, &res,
+                               err);
+        else
+            rc = km_cd_kernel(K, y, C, &par->cd, ck, z, &res, err);
+        if (rc)
             goto done;
-        int64_t rows_w = (int64_t)P->n + (par->bias >= 0);
-        for (int64_t j = 0; j < rows_w; j++)
-            model->w[j * nr_w + k] = w[j];
+        if (!par->use_kernel) {
+            int64_t rows_w = (int64_t)P->n + (par->bias >= 0);
+            for (int64_t j = 0; j < rows_w; j++)
+                model->w[j * nr_w + k] = w[j];
+        }
         if (info) {
-            info->objective[k] = km_linear_objective(&data, y, C, loss, par->cd.eps, w);
+            info->objective[k] = par->use_kernel
+                ? km_kernel_objective(y, C, loss, par->cd.eps, ck, z, m)
+                : km_linear_objective(&data, y, C, loss, par->cd.eps, w);
             info->iter[k] = res.iter;
             info->converged[k] = res.converged;
             info->delta = res.delta;
             for (int64_t i = 0; i < m; i++)
-                info->nnz_c[k] += c[i] != 0;
+                info->nnz_c[k] += ck[i] != 0;
         }
     }
+    if (par->use_kernel)
+        rc = keep_support_vectors(model, P, rows, m, c, &par->kernel, err);
 done:
+    km_kmatrix_free(K);
+    km_kdata_free(X);
+    free(z);
     free(labels);
     free(y);
     free(C);
@@ -241,21 +340,23 @@ int km_cross_validate(const km_problem *P, const km_train_param *par, int k, dou
             if (fold[i] != f)
                 train[m++] = i;
         km_model *model = NULL;
-        if ((rc = km_train_linear(P, train, m, par, &model, NULL, err)))
+        if ((rc = km_train(P, train, m, par, &model, NULL, err)))
             break;
-        double *dec = malloc((size_t)model->nr_w * sizeof *dec);
+        int64_t nt = 0;
+        for (int64_t i = 0; i < l; i++)   /* the held-out rows reuse the tail of train[] */
+            if (fold[i] == f)
+                train[m + nt++] = i;
+        int nw = model->nr_w;
+        double *dec = malloc((size_t)(nt * nw + 1) * sizeof *dec);
         if (!dec) {
             km_model_free(model);
             rc = km_error_nomem(err, "cross-validation");
             break;
         }
-        for (int64_t i = 0; i < l; i++) {
-            if (fold[i] != f)
-                continue;
-            int64_t b = P->row_ptr[i];
-            km_model_decision(model, P->index + b, P->value + b, P->row_ptr[i + 1] - b, dec);
-            pred[i] = km_model_predict_label(model, dec);
-        }
+        rc = km_model_decision_rows(model, P, train + m, nt, dec, par->threads > 0 ?
+                                    par->threads : 1, err);
+        for (int64_t a = 0; a < nt && rc == KM_OK; a++)
+            pred[train[m + a]] = km_model_predict_label(model, dec + a * nw);
         free(dec);
         km_model_free(model);
     }

@@ -1,4 +1,5 @@
-/* linear.h - linear models: classes, one-versus-all, class weights, cross-validation. */
+/* linear.h - training models: classes, one-versus-all, class weights, the linear or kernel
+ * solver, cross-validation. */
 #ifndef KM_LINEAR_H
 #define KM_LINEAR_H
 
@@ -17,9 +18,15 @@ typedef struct km_class_weight {
 typedef struct km_train_param {
     km_cd_param cd;                  /* loss, epsilon, delta, rule, seed, cap, shrinking */
     double C;
-    double bias;                     /* < 0: none */
+    double bias;                     /* < 0: none (linear solver only) */
     const km_class_weight *weights;  /* nr_weight entries */
     int nr_weight;
+    int use_kernel;                  /* 0: linear solver (Algorithm 2) on w; 1: kernel */
+    km_kernel kernel;
+    size_t cache_bytes;              /* kernel row cache */
+    int threads;                     /* kernel blocks and K c */
+    int fixedpoint;                  /* kernel: 1 = fixed-point iteration (2.10), 0 = CD */
+    km_alpha_rule alpha_rule;        /* fixed point: 1/tr(K) or 1/||K||_2 */
 } km_train_param;
 
 /* What training did, one entry per weight vector of the model. */
@@ -38,14 +45,16 @@ void km_train_info_free(km_train_info *info);
 int km_train_check(const km_train_param *par, km_error *err);
 
 /*
- * Trains a linear model on the rows of P listed in rows[0..m) (all rows if rows is NULL).
+ * Trains a model on the rows of P listed in rows[0..m) (all rows if rows is NULL): linear
+ * (w, by Algorithm 2) or, with use_kernel, a kernel expansion over the rows with c_i != 0
+ * (by Algorithm 1 or the fixed-point iteration (2.10)).
  * Classification losses: labels are classes; 2 classes give one w (decision > 0 means the
  * larger label), more give one-versus-all. Class weights scale C per class as in
  * LIBLINEAR (binary: each class its own C; one-versus-all: the positive class of each
  * problem gets C * weight, the rest C). info (may be NULL) is filled; free it with
  * km_train_info_free.
  */
-int km_train_linear(const km_problem *P, const int64_t *rows, int64_t m,
+int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err);
 

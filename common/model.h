@@ -5,17 +5,22 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "kernel.h"
 #include "loss.h"
+#include "problem.h"
 
 #define KM_MODEL_FORMAT "kmtk-model"
 #define KM_MODEL_VERSION 1
 
 /*
- * A linear model: nr_w weight vectors of dimension n (+1 bias weight when bias >= 0),
+ * A model is linear (w) or a kernel expansion (has_kernel). Both have nr_w decision
+ * functions. Linear: nr_w weight vectors of dimension n (+1 bias weight when bias >= 0),
  * stored row-major, w[j * nr_w + k] = weight of feature j (0-based) in vector k; row n
  * holds the bias weights. Classification (nr_class >= 2, labels ascending): nr_w = 1 when
  * nr_class = 2 (decision > 0 means labels[1]), else one-versus-all with nr_w = nr_class.
  * Regression: nr_class = 0, nr_w = 1.
+ * Kernel: f_k(x) = sum_s sv_coef[s * nr_w + k] K(sv_s, x) over the training vectors with a
+ * non-zero coefficient in some f_k (thesis (2.2): only c_i != 0 are kept); w is NULL.
  */
 typedef struct km_model {
     km_loss loss;
@@ -28,11 +33,21 @@ typedef struct km_model {
     double *label_weight; /* nr_class C multipliers (-wLABEL) */
     int nr_w;
     double *w;            /* (n + 1) * nr_w; row n = bias weights (0 when bias < 0) */
+    int has_kernel;
+    km_kernel kernel;
+    km_problem *sv;       /* support vectors (CSR rows; y unused) */
+    double *sv_coef;      /* sv->l * nr_w */
+    km_kdata *sv_data;    /* sv prepared for kernel blocks */
 } km_model;
 
 /* Allocates a model with zero weights; labels/label_weight left for the caller to fill. */
 km_model *km_model_new(km_loss loss, int32_t n, int nr_class, int nr_w, km_error *err);
 void km_model_free(km_model *m);
+
+/* Turns m into a kernel model with these support vectors and coefficients (owned by m
+ * from now on, also on failure); frees w. */
+int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double *sv_coef,
+                        km_error *err);
 
 /* Writes the model atomically (temp file in the same directory + rename). */
 int km_model_write(const km_model *m, const char *path, km_error *err);
@@ -41,10 +56,16 @@ int km_model_write(const km_model *m, const char *path, km_error *err);
  * "PATH:LINE: ..." messages. */
 int km_model_read(const char *path, km_model **out, km_error *err);
 
-/* Decision values of the model on one sparse row (index 0-based, features >= n ignored):
- * dec gets nr_w values. */
+/* Decision values of a linear model on one sparse row (index 0-based, features >= n
+ * ignored): dec gets nr_w values. */
 void km_model_decision(const km_model *m, const int32_t *index, const double *value,
                        int64_t nnz, double *dec);
+
+/* Decision values of any model for rows[0..count) of X (all rows if rows is NULL, count =
+ * X->l): dec gets count * nr_w values, row-major. Kernel models evaluate blocks of rows
+ * against the support vectors with km_kernel_block and one dgemm per block. */
+int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
+                           int64_t count, double *dec, int threads, km_error *err);
 
 /* The predicted label (classification) or value (regression) from decision values. */
 double km_model_predict_label(const km_model *m, const double *dec);

@@ -9,8 +9,7 @@
 #include "loss.h"
 #include "rng.h"
 #include "test.h"
-
-static double unif(km_rng *r) { return (double)(km_rng_next(r) >> 11) * 0x1p-53; }
+#include "testutil.h"
 
 /* Minimizes the convex psi(c) = alpha C L(y, (v + c)/alpha) + c^2/2 by golden section:
  * its minimizer is -J_alpha(v) (Theorem 8 in one dimension), found without the table. */
@@ -50,42 +49,6 @@ static void test_resolvents(void)
         CHECK(worst < 1e-7, "resolvent of %s equals the 1-D minimizer (max diff %.2g)",
               km_loss_name(loss), worst);
     }
-}
-
-/* A random sparse problem: l rows, n features, about density*n non-zeros per row. */
-static km_problem *random_problem(int64_t l, int32_t n, double density, int classify,
-                                  uint64_t seed)
-{
-    km_rng r;
-    km_rng_seed(&r, seed);
-    km_problem *P = calloc(1, sizeof *P);
-    P->l = l;
-    P->n = n;
-    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
-    P->index = malloc((size_t)(l * n) * sizeof *P->index);
-    P->value = malloc((size_t)(l * n) * sizeof *P->value);
-    P->y = malloc((size_t)l * sizeof *P->y);
-    double *wtrue = malloc((size_t)n * sizeof *wtrue);
-    for (int32_t j = 0; j < n; j++)
-        wtrue[j] = 2 * unif(&r) - 1;
-    int64_t k = 0;
-    for (int64_t i = 0; i < l; i++) {
-        double z = 0;
-        for (int32_t j = 0; j < n; j++) {
-            if (unif(&r) >= density)
-                continue;
-            P->index[k] = j;
-            P->value[k] = 2 * unif(&r) - 1;
-            z += P->value[k] * wtrue[j];
-            k++;
-        }
-        P->row_ptr[i + 1] = k;
-        double noise = 0.3 * (2 * unif(&r) - 1);
-        P->y[i] = classify ? (z + noise > 0 ? 1 : -1) : z + noise;
-    }
-    P->nnz = k;
-    free(wtrue);
-    return P;
 }
 
 /* Dense row-major l x dim copy of X (with the bias column when bias >= 0). */
@@ -204,37 +167,6 @@ static km_cd_result solve(const km_problem *P, km_loss loss, double C, double ep
           km_loss_name(loss), (long long)res.iter);
     free(Cv);
     return res;
-}
-
-/* Optimality (2.8) in subdifferential form: -c_i in C dL(y_i, z_i), with tolerance tol. */
-static int kkt_ok(km_loss loss, double y, double z, double c, double C, double eps, double tol)
-{
-    switch (loss) {
-    case KM_LOSS_L1SVM: {
-        double b = y * c, m = y * z;
-        if (b < -tol || b > C + tol) return 0;
-        if (m > 1 + tol) return fabs(b) <= tol;
-        if (m < 1 - tol) return fabs(b - C) <= tol;
-        return 1;
-    }
-    case KM_LOSS_L2SVM:
-        return fabs(y * c - 2 * C * km_pos(1 - y * z)) <= tol;
-    case KM_LOSS_RLS:
-        return fabs(c - C * (y - z)) <= tol;
-    case KM_LOSS_RLA:
-        if (fabs(c) > C + tol) return 0;
-        if (y - z > tol) return fabs(c - C) <= tol;
-        if (y - z < -tol) return fabs(c + C) <= tol;
-        return 1;
-    default: {
-        double r = y - z;
-        if (fabs(c) > C + tol) return 0;
-        if (fabs(r) < eps - tol) return fabs(c) <= tol;
-        if (r > eps + tol) return fabs(c - C) <= tol;
-        if (r < -eps - tol) return fabs(c + C) <= tol;
-        return 1;
-    }
-    }
 }
 
 static void test_optimality(void)
@@ -402,7 +334,7 @@ static void test_one_vs_all_and_weights(void)
     km_model *m = NULL;
     km_train_info info;
     km_error err;
-    int rc = km_train_linear(P, NULL, 0, &par, &m, &info, &err);
+    int rc = km_train(P, NULL, 0, &par, &m, &info, &err);
     CHECK(rc == KM_OK && m->nr_class == 3 && m->nr_w == 3, "three classes give three "
           "one-versus-all vectors");
     double *y = malloc(150 * sizeof *y), *C = malloc(150 * sizeof *C), *w = calloc(7, sizeof *w);

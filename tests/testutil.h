@@ -1,0 +1,81 @@
+/* testutil.h - random problems and the optimality check shared by the solver tests. */
+#ifndef KM_TESTUTIL_H
+#define KM_TESTUTIL_H
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "loss.h"
+#include "problem.h"
+#include "rng.h"
+
+static inline double unif(km_rng *r) { return (double)(km_rng_next(r) >> 11) * 0x1p-53; }
+
+/* A random sparse problem: l rows, n features, about density*n non-zeros per row. */
+static inline km_problem *random_problem(int64_t l, int32_t n, double density, int classify,
+                                  uint64_t seed)
+{
+    km_rng r;
+    km_rng_seed(&r, seed);
+    km_problem *P = calloc(1, sizeof *P);
+    P->l = l;
+    P->n = n;
+    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
+    P->index = malloc((size_t)(l * n) * sizeof *P->index);
+    P->value = malloc((size_t)(l * n) * sizeof *P->value);
+    P->y = malloc((size_t)l * sizeof *P->y);
+    double *wtrue = malloc((size_t)n * sizeof *wtrue);
+    for (int32_t j = 0; j < n; j++)
+        wtrue[j] = 2 * unif(&r) - 1;
+    int64_t k = 0;
+    for (int64_t i = 0; i < l; i++) {
+        double z = 0;
+        for (int32_t j = 0; j < n; j++) {
+            if (unif(&r) >= density)
+                continue;
+            P->index[k] = j;
+            P->value[k] = 2 * unif(&r) - 1;
+            z += P->value[k] * wtrue[j];
+            k++;
+        }
+        P->row_ptr[i + 1] = k;
+        double noise = 0.3 * (2 * unif(&r) - 1);
+        P->y[i] = classify ? (z + noise > 0 ? 1 : -1) : z + noise;
+    }
+    P->nnz = k;
+    free(wtrue);
+    return P;
+}
+
+/* Optimality (2.8) in subdifferential form: -c_i in C dL(y_i, z_i), with tolerance tol. */
+static inline int kkt_ok(km_loss loss, double y, double z, double c, double C, double eps, double tol)
+{
+    switch (loss) {
+    case KM_LOSS_L1SVM: {
+        double b = y * c, m = y * z;
+        if (b < -tol || b > C + tol) return 0;
+        if (m > 1 + tol) return fabs(b) <= tol;
+        if (m < 1 - tol) return fabs(b - C) <= tol;
+        return 1;
+    }
+    case KM_LOSS_L2SVM:
+        return fabs(y * c - 2 * C * km_pos(1 - y * z)) <= tol;
+    case KM_LOSS_RLS:
+        return fabs(c - C * (y - z)) <= tol;
+    case KM_LOSS_RLA:
+        if (fabs(c) > C + tol) return 0;
+        if (y - z > tol) return fabs(c - C) <= tol;
+        if (y - z < -tol) return fabs(c + C) <= tol;
+        return 1;
+    default: {
+        double r = y - z;
+        if (fabs(c) > C + tol) return 0;
+        if (fabs(r) < eps - tol) return fabs(c) <= tol;
+        if (r > eps + tol) return fabs(c - C) <= tol;
+        if (r < -eps - tol) return fabs(c + C) <= tol;
+        return 1;
+    }
+    }
+}
+
+#endif

@@ -1,0 +1,247 @@
+/* test_kernel_solver.c - kernel coordinate descent (Algorithm 1) and the fixed-point
+ * iteration (2.10) against direct solutions: RLS by LAPACK Cholesky, optimality (2.8),
+ * CD = fixed point, kernel solver = linear solver on the linear kernel, any cache size. */
+#include <lapacke.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cd.h"
+#include "kernel.h"
+#include "linear.h"
+#include "model.h"
+#include "test.h"
+#include "testutil.h"
+
+/* Dense K over all rows of P by the reference evaluation. */
+static double *dense_K(const km_kernel *k, const km_problem *P)
+{
+    int64_t l = P->l;
+    double *K = malloc((size_t)(l * l) * sizeof *K), *sq = calloc((size_t)l, sizeof *sq);
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
+            sq[i] += P->value[t] * P->value[t];
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t j = 0; j < l; j++) {
+            int64_t a = P->row_ptr[i], b = P->row_ptr[j];
+            K[i * l + j] = km_kernel_eval(k, P->index + a, P->value + a, P->row_ptr[i + 1] - a,
+                                          sq[i], P->index + b, P->value + b,
+                                          P->row_ptr[j + 1] - b, sq[j]);
+        }
+    free(sq);
+    return K;
+}
+
+typedef struct solved {
+    double *c, *z, F;
+    km_cd_result res;
+} solved;
+
+/* Solves with CD (fixedpoint = 0) or the fixed point on all rows of P, constant C. */
+static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, double C, double eps,
+                    int fixedpoint, km_alpha_rule rule, double delta, size_t cache)
+{
+    solved s = {0};
+    int64_t l = P->l;
+    km_error err;
+    km_kdata *X = km_kdata_new(P, NULL, l, &err);
+    km_kmatrix *K = X ? km_kmatrix_new(k, X, cache, 1, &err) : NULL;
+    double *Cv = malloc((size_t)l * sizeof *Cv);
+    for (int64_t i = 0; i < l; i++)
+        Cv[i] = C;
+    km_cd_param par = km_cd_param_default();
+    par.loss = loss;
+    par.eps = eps;
+    par.delta = delta;
+    par.max_iter = 200000;
+    s.c = malloc((size_t)l * sizeof *s.c);
+    s.z = malloc((size_t)l * sizeof *s.z);
+    int rc = !K ? -1 : fixedpoint ? km_fixedpoint(K, P->y, Cv, &par, rule, 2, s.c, s.z, &s.res, &err)
+                                  : km_cd_kernel(K, P->y, Cv, &par, s.c, s.z, &s.res, &err);
+    CHECK(rc == KM_OK && s.res.converged, "%s %s (%s kernel) converges in %lld iterations",
+          km_loss_name(loss), fixedpoint ? "fixed point" : "kernel CD", km_kernel_name(k->type),
+          (long long)s.res.iter);
+    for (int64_t i = 0; i < l; i++)
+        s.F += C * km_loss_value(loss, P->y[i], s.z[i], eps) + s.c[i] * s.z[i] / 2;
+    km_kmatrix_free(K);
+    km_kdata_free(X);
+    free(Cv);
+    return s;
+}
+
+static void release(solved *s)
+{
+    free(s->c);
+    free(s->z);
+}
+
+/* RLS: c = (K + I/C)^-1 y by LAPACK dposv, for RBF, polynomial and spline kernels. */
+static void test_rls_closed_form(void)
+{
+    km_kernel ks[3] = {{KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_POLY, 0.3, 1, 2},
+                       {KM_KERNEL_SPLINE, 0, 0, 1}};
+    for (int t = 0; t < 3; t++) {
+        km_problem *P = random_problem(60, t == 2 ? 1 : 5, t == 2 ? 1.0 : 0.6, 0, 40 + t);
+        double C = 2;
+        int64_t l = P->l;
+        double *A = dense_K(&ks[t], P), *c = malloc((size_t)l * sizeof *c);
+        for (int64_t i = 0; i < l; i++) {
+            A[i * l + i] += 1 / C;
+            c[i] = P->y[i];
+        }
+        int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', (int)l, 1, A, (int)l, c, 1);
+        for (int fp = 0; fp < 2; fp++) {
+            solved s = solve(P, &ks[t], KM_LOSS_RLS, C, 0, fp, KM_ALPHA_NORM2, 1e-12, 1 << 20);
+            double d = 0;
+            for (int64_t i = 0; i < l; i++)
+                d = fmax(d, fabs(s.c[i] - c[i]));
+            CHECK(info == 0 && d < 1e-8, "rls %s, %s kernel: c = (K + I/C)^-1 y by LAPACK "
+                  "(max diff %.2g)", fp ? "fixed point" : "CD", km_kernel_name(ks[t].type), d);
+            release(&s);
+        }
+        free(A);
+        free(c);
+        km_problem_free(P);
+    }
+}
+
+/* Every loss: (2.8) at the returned c, and CD and fixed point agree on F within 1e-6. */
+static void test_optimality_and_agreement(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3};
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        km_problem *P = random_problem(70, 6, 0.7, km_loss_is_classification(loss),
+                                       60 + (uint64_t)loss);
+        double C = 1.5, eps = 0.1;
+        solved cd = solve(P, &k, loss, C, eps, 0, KM_ALPHA_TRACE, 1e-11, 1 << 20);
+        int bad = 0;
+        for (int64_t i = 0; i < P->l; i++)
+            bad += !kkt_ok(loss, P->y[i], cd.z[i], cd.c[i], C, eps, 1e-6);
+        CHECK(bad == 0, "%s kernel CD: optimality conditions (2.8) hold (%d violations)",
+              km_loss_name(loss), bad);
+        solved fp = solve(P, &k, loss, C, eps, 1, KM_ALPHA_NORM2, 1e-12, 1 << 20);
+        CHECK(fabs(cd.F - fp.F) <= 1e-6 * fabs(cd.F), "%s: CD objective %.12g = fixed-point "
+              "objective %.12g within 1e-6", km_loss_name(loss), cd.F, fp.F);
+        release(&cd);
+        release(&fp);
+        km_problem_free(P);
+    }
+}
+
+/* alpha = 1/tr(K) reaches the same point as 1/||K||_2. */
+static void test_alpha_rules(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 1, 0, 3};
+    km_problem *P = random_problem(40, 4, 0.8, 1, 77);
+    solved a = solve(P, &k, KM_LOSS_L2SVM, 1, 0, 1, KM_ALPHA_TRACE, 1e-12, 1 << 20);
+    solved b = solve(P, &k, KM_LOSS_L2SVM, 1, 0, 1, KM_ALPHA_NORM2, 1e-12, 1 << 20);
+    CHECK(fabs(a.F - b.F) <= 1e-8 * a.F, "fixed point: 1/tr(K) and 1/||K||_2 reach the same "
+          "objective (%.12g, %.12g; %lld vs %lld iterations)", a.F, b.F, (long long)a.res.iter,
+          (long long)b.res.iter);
+    release(&a);
+    release(&b);
+    km_problem_free(P);
+}
+
+/* The linear kernel through the kernel solver equals the linear solver. */
+static void test_linear_kernel_equals_linear_solver(void)
+{
+    km_problem *P = random_problem(80, 10, 0.5, 1, 91);
+    km_kernel k = {KM_KERNEL_LINEAR, 0, 0, 3};
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        double C = 0.8, eps = 0.1;
+        solved s = solve(P, &k, loss, C, eps, 0, KM_ALPHA_TRACE, 1e-11, 1 << 20);
+        double *w = calloc(11, sizeof *w), *Cv = malloc(80 * sizeof *Cv);
+        for (int i = 0; i < 80; i++)
+            Cv[i] = C;
+        km_cd_param par = km_cd_param_default();
+        par.loss = loss;
+        par.eps = eps;
+        par.delta = 1e-11;
+        par.max_iter = 200000;
+        km_linear_data d = {P, NULL, 80, -1};
+        km_cd_result res;
+        km_error err;
+        km_cd_linear(&d, P->y, Cv, &par, w, NULL, &res, &err);
+        double F = km_linear_objective(&d, P->y, Cv, loss, eps, w);
+        CHECK(fabs(F - s.F) <= 1e-7 * fabs(F), "%s: kernel solver with the linear kernel "
+              "(%.12g) = linear solver (%.12g)", km_loss_name(loss), s.F, F);
+        free(w);
+        free(Cv);
+        release(&s);
+    }
+    km_problem_free(P);
+}
+
+/* The cache never changes a result: the same c bit for bit with 2 rows or all of K. */
+static void test_cache_sizes(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_problem *P = random_problem(150, 8, 0.5, 1, 5);
+    size_t sizes[3] = {2 * 150 * 8, 37 * 150 * 8, 150 * 150 * 8 + 4096};
+    solved s[3];
+    for (int t = 0; t < 3; t++)
+        s[t] = solve(P, &k, KM_LOSS_L1SVM, 1, 0, 0, KM_ALPHA_TRACE, 1e-6, sizes[t]);
+    CHECK(memcmp(s[0].c, s[2].c, 150 * sizeof(double)) == 0 &&
+          memcmp(s[1].c, s[2].c, 150 * sizeof(double)) == 0 &&
+          s[0].res.iter == s[2].res.iter, "kernel CD: identical c with a 2-row, a 37-row and a "
+          "full cache");
+    for (int t = 0; t < 3; t++)
+        release(&s[t]);
+    km_problem_free(P);
+}
+
+/* train + decision on rows: a kernel model predicts what c and K say (z = K c). */
+static void test_model_decision(void)
+{
+    km_problem *P = random_problem(90, 6, 0.6, 1, 12);
+    km_train_param par = {0};
+    par.cd = km_cd_param_default();
+    par.cd.loss = KM_LOSS_L1SVM;
+    par.cd.delta = 1e-9;
+    par.C = 1;
+    par.bias = -1;
+    par.use_kernel = 1;
+    par.kernel = (km_kernel){KM_KERNEL_RBF, 0.5, 0, 3};
+    par.cache_bytes = 1 << 20;
+    par.threads = 1;
+    km_model *m = NULL;
+    km_error err;
+    int rc = km_train(P, NULL, 0, &par, &m, NULL, &err);
+    CHECK(rc == KM_OK && m->has_kernel && m->sv->l > 0 && m->sv->l < 90, "kernel model keeps "
+          "only the support vectors (%lld of 90)", rc ? -1LL : (long long)m->sv->l);
+    solved s = solve(P, &par.kernel, KM_LOSS_L1SVM, 1, 0, 0, KM_ALPHA_TRACE, 1e-9, 1 << 20);
+    double *dec = malloc(90 * sizeof *dec), d = 0;
+    rc = km_model_decision_rows(m, P, NULL, 90, dec, 2, &err);
+    for (int i = 0; i < 90; i++)
+        d = fmax(d, fabs(dec[i] - s.z[i]));
+    CHECK(rc == KM_OK && d < 1e-10, "decision values of the model equal z = K c (max diff "
+          "%.2g)", d);
+    char path[] = "/tmp/kmtk-kmodel-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    km_model *q = NULL;
+    rc = km_model_write(m, path, &err) || km_model_read(path, &q, &err);
+    double *dec2 = malloc(90 * sizeof *dec2);
+    if (rc == KM_OK)
+        rc = km_model_decision_rows(q, P, NULL, 90, dec2, 1, &err);
+    CHECK(rc == KM_OK && memcmp(dec, dec2, 90 * sizeof *dec) == 0, "kernel model file "
+          "round-trips: identical decision values");
+    unlink(path);
+    km_model_free(q);
+    km_model_free(m);
+    free(dec);
+    free(dec2);
+    release(&s);
+    km_problem_free(P);
+}
+
+int main(void)
+{
+    test_rls_closed_form();
+    test_optimality_and_agreement();
+    test_alpha_rules();
+    test_linear_kernel_equals_linear_solver();
+    test_cache_sizes();
+    test_model_decision();
+    TEST_EXIT();
+}
