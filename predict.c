@@ -129,6 +129,7 @@ int main(int argc, char **argv)
     b.dec = malloc((size_t)BLOCK_ROWS * (size_t)model->nr_w * sizeof *b.dec);
     if (!b.P.row_ptr || !b.P.y || !b.dec)
         km_cli_die(3, "out of memory");
+    b.P.row_ptr[0] = 0;
     b.P.n = model->n;
     km_row row;
     int got;
