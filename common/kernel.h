@@ -52,6 +52,9 @@ km_kdata *km_kdata_new(const km_problem *P, const int64_t *rows, int64_t m, km_e
 void km_kdata_free(km_kdata *d);
 int64_t km_kdata_size(const km_kdata *d);
 
+/* 1 when the row set has a dense copy (so km_kernel_block can use dgemm on it), else 0. */
+int km_kdata_dense(const km_kdata *d);
+
 /*
  * out[a * nb + b] = K(A row ia[a], B row ib[b]) for a < na, b < nb (ia/ib NULL: rows
  * 0..na-1 / 0..nb-1). Dot products in blocks by dgemm on the dense copies when both have

@@ -1,0 +1,1144 @@
+/* kernel.c - see kernel.h. Kernel values, blocks of them, and the kernel matrix with its LRU
+ * row cache (thesis ch. 2, section 1.6.1: rows computed on demand, kept while memory allows).
+ *
+ * Two ways to the dot products x'y behind the kernels:
+ *  - exact: the sum over the features x and y share, in increasing feature order, with one
+ *    accumulator (plain multiply and add: the Makefile's -std=c11 keeps FMA contraction off).
+ *    It is reached by merging two sparse rows (km_kernel_eval), by a scatter of x into a
+ *    dense vector and a pass over y's non-zeros, or through the column copy of the row set
+ *    (each feature of x adds its column into a whole row of results: sparse columns, or
+ *    dense columns as vectorised axpys). Terms for absent features are exact zeros and
+ *    change nothing, so all three give the same bits, symmetric in x and y, whatever the
+ *    block shape or thread count. The kernel matrix uses only this path: its rows are the
+ *    same bits from the cache, from a fresh computation or from the precomputed matrix.
+ *  - dgemm: on the dense copies, for blocks of rows. Faster on dense data, but OpenBLAS sums
+ *    in an order that depends on the call's shape and thread split (measured: the last row
+ *    of a 3-row call differs from the same row in a 4-row call), so it agrees with the exact
+ *    path to rounding only. km_kernel_block takes it when the dense work is cheaper.
+ */
+#include "kernel.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- tuning constants, in one place (measured on a9a, w8a and ijcnn1 with RBF, 2 cores) ---- */
+
+/* A dense (feature-major) copy of a row set is made when nnz >= this * m * n ... */
+#ifndef KM_DENSE_MIN_DENSITY
+#define KM_DENSE_MIN_DENSITY 0.1
+#endif
+/* ... and it takes at most this many bytes. */
+#ifndef KM_DENSE_MAX_BYTES
+#define KM_DENSE_MAX_BYTES ((int64_t)1 << 30)
+#endif
+/* The exact path adds a column as a dense axpy when at least this fraction of its rows are
+ * non-zero (and the dense copy exists), else through its sparse entries. */
+#ifndef KM_DENSE_COLUMN
+#define KM_DENSE_COLUMN 0.25
+#endif
+/* km_kernel_block takes dgemm when both sides have a dense copy and at least this many
+ * rows, and the exact path's work per kernel value (the features a pair shares, or the
+ * non-zeros of a listed B row) is at least KM_DGEMM_MIN_OVERLAP times the features dgemm
+ * multiplies. a9a shares 6.2 of 123 features per pair (exact path 1.4x faster than dgemm),
+ * ijcnn1 12.1 of 22 (dgemm 2x faster). */
+#ifndef KM_DGEMM_MIN_ROWS
+#define KM_DGEMM_MIN_ROWS 8
+#endif
+#ifndef KM_DGEMM_MIN_OVERLAP
+#define KM_DGEMM_MIN_OVERLAP 0.1
+#endif
+/* Rows gathered for one dgemm call take at most this many bytes per side. */
+#ifndef KM_GATHER_BYTES
+#define KM_GATHER_BYTES ((int64_t)8 << 20)
+#endif
+/* A matvec block of kernel values (rows x non-zero columns) takes at most this many bytes. */
+#ifndef KM_MATVEC_BLOCK_BYTES
+#define KM_MATVEC_BLOCK_BYTES ((int64_t)32 << 20)
+#endif
+/* The row cache always holds at least this many rows. */
+#ifndef KM_CACHE_MIN_ROWS
+#define KM_CACHE_MIN_ROWS 2
+#endif
+/* Scatter vectors and column copies exist for at most this many features (a double each,
+ * per thread); wider data merge sparse rows. */
+#ifndef KM_MAX_SCATTER
+#define KM_MAX_SCATTER ((int32_t)1 << 23)
+#endif
+/* Kernel values per thread below which a parallel region does not pay. */
+#ifndef KM_PAR_MIN_WORK
+#define KM_PAR_MIN_WORK 4096
+#endif
+
+struct km_kdata {
+    const km_problem *P;
+    int64_t m;
+    int32_t n;
+    int64_t nnz;
+    int64_t *row;       /* m row numbers in P */
+    double *sq;         /* m squared norms */
+    double *dense;      /* n x m feature-major copy: dense[f * m + i] = x_i[f]; or NULL */
+    int64_t *col_ptr;   /* column copy: n + 1 offsets, or NULL */
+    int32_t *col_row;   /* nnz row numbers 0..m-1, increasing within a column */
+    double *col_val;    /* nnz values */
+};
+
+struct km_kmatrix {
+    km_kernel k;
+    const km_kdata *X;
+    int64_t m;
+    int threads;
+    double *diag;           /* m values k_ii */
+    double *full;           /* m x m when all of K is kept, else NULL */
+    int64_t nslots, used;   /* LRU cache: capacity and slots in use */
+    double **slot;          /* row storage per slot, allocated on first use */
+    int64_t *slot_row;      /* row held by each slot */
+    int64_t *prev, *next;   /* doubly linked list of slots, most recently used first */
+    int64_t head, tail;
+    int64_t *where;         /* slot of row i, or -1 */
+    double *work;           /* threads zero scatter vectors of work_len, when needed */
+    int64_t work_len;
+    int64_t served, computed;
+};
+
+/* Vectorise a function for AVX2 too, picked at load time where the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KM_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KM_VECTOR_CLONES
+#endif
+
+/* ---- small helpers ---- */
+
+/* malloc of count * size bytes with overflow check; NULL on overflow or failure. */
+static void *alloc_n(int64_t count, size_t size, int zero)
+{
+    size_t bytes;
+    if (count < 0 || __builtin_mul_overflow((size_t)count, size, &bytes))
+        return NULL;
+    if (bytes == 0)
+        bytes = 1;
+    return zero ? calloc(1, bytes) : malloc(bytes);
+}
+
+/* Number of threads to use for work units of given total size. */
+static int pick_threads(int threads, int64_t work)
+{
+    if (threads < 1)
+        return 1;
+    int64_t most = work / KM_PAR_MIN_WORK;
+    if (most < 1)
+        most = 1;
+    return most < threads ? (int)most : threads;
+}
+
+/* Whether the kernel is a function of x'y (and the norms) only. */
+static int dot_based(km_kernel_type t)
+{
+    return t != KM_KERNEL_LAPLACIAN && t != KM_KERNEL_SPLINE;
+}
+
+/* x^d for d >= 1 by repeated squaring (as LIBSVM's powi). */
+static inline double powi(double x, int d)
+{
+    double r = 1;
+    for (; d > 0; d >>= 1) {
+        if (d & 1)
+            r *= x;
+        x *= x;
+    }
+    return r;
+}
+
+/* exp(x) for -708 <= x <= 709 (callers send the rest to libm): x = k ln2 + r, |r| <= ln2/2,
+ * exp(r) by its degree-13 Taylor polynomial, times 2^k built in the exponent bits. Within
+ * 2 ulp of libm's exp; plain double operations only, so a vector lane gives the same bits
+ * as a scalar call (the Makefile's -std=c11 keeps FMA contraction off). */
+static inline double exp_core(double x)
+{
+    const double shift = 0x1.8p52, log2e = 0x1.71547652b82fep0;
+    const double ln2hi = 0x1.62e42fefa3800p-1, ln2lo = 0x1.ef35793c76730p-45;
+    double t = x * log2e + shift, kf = t - shift;
+    double r = x - kf * ln2hi - kf * ln2lo;
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    uint64_t u;
+    double scale;
+    memcpy(&u, &t, sizeof u);   /* the low bits of t hold k */
+    u = (u + 1023) << 52;
+    memcpy(&scale, &u, sizeof u);
+    return p * scale;
+}
+
+/* Whether exp_core covers x. */
+static inline int exp_in_range(double x)
+{
+    return x >= -708.0 && x <= 709.0;
+}
+
+/* exp(x) of the kernels: exp_core in its range, libm outside it (underflow, overflow, NaN). */
+static inline double km_exp(double x)
+{
+    return exp_in_range(x) ? exp_core(x) : exp(x);
+}
+
+/* x[i] = km_exp(x[i]) for i < n, vectorised (an AVX2 clone where the CPU has it). */
+KM_VECTOR_CLONES
+static void exp_inplace(double *x, int64_t n)
+{
+    double orig[256];
+    for (int64_t i0 = 0; i0 < n; i0 += 256) {
+        int64_t len = n - i0 < 256 ? n - i0 : 256;
+        double *y = x + i0, lo = 0, hi = 0, nan = 0;
+        memcpy(orig, y, (size_t)len * sizeof *y);
+        #pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : nan)
+        for (int64_t i = 0; i < len; i++) {
+            lo = orig[i] < lo ? orig[i] : lo;
+            hi = orig[i] > hi ? orig[i] : hi;
+            nan += orig[i] - orig[i];   /* NaN if any input is NaN or infinite */
+            y[i] = exp_core(orig[i]);
+        }
+        if (!exp_in_range(lo) || !exp_in_range(hi) || nan != 0)
+            for (int64_t i = 0; i < len; i++)
+                if (!exp_in_range(orig[i]))
+                    y[i] = exp(orig[i]);
+    }
+}
+
+/* The exponent of the Gaussian RBF, -gamma ||x - y||^2 from the dot product and squared
+ * norms, the distance clamped at 0. */
+static inline double rbf_arg(double gamma, double dot, double sqx, double sqy)
+{
+    double d = sqx + sqy - 2 * dot;
+    return -gamma * (d < 0 ? 0 : d);
+}
+
+/* The value of a dot-based kernel from x'y and the squared norms: the one transform. */
+static inline double transform1(const km_kernel *k, double dot, double sqx, double sqy)
+{
+    switch (k->type) {
+    case KM_KERNEL_POLY: return powi(k->gamma * dot + k->coef0, k->degree);
+    case KM_KERNEL_RBF: return km_exp(rbf_arg(k->gamma, dot, sqx, sqy));
+    case KM_KERNEL_SIGMOID: return tanh(k->gamma * dot + k->coef0);
+    case KM_KERNEL_EXPDOT: return km_exp(k->gamma * dot);
+    default: return dot;
+    }
+}
+
+/* Applies transform1 to out[0..cnt) = dots of A row (norm sqa) with B rows ib[b0..b0+cnt)
+ * (the same operations as transform1, vectorised). */
+static void transform_row(const km_kernel *k, double *out, int64_t cnt, double sqa,
+                          const km_kdata *B, const int64_t *ib, int64_t b0)
+{
+    const double g = k->gamma, c0 = k->coef0, *sq = B->sq;
+    switch (k->type) {
+    case KM_KERNEL_POLY:
+        for (int64_t b = 0; b < cnt; b++)
+            out[b] = powi(g * out[b] + c0, k->degree);
+        break;
+    case KM_KERNEL_RBF:
+        if (ib) {
+            for (int64_t b = 0; b < cnt; b++)
+                out[b] = rbf_arg(g, out[b], sqa, sq[ib[b0 + b]]);
+        } else {
+            sq += b0;
+            #pragma omp simd
+            for (int64_t b = 0; b < cnt; b++)
+                out[b] = rbf_arg(g, out[b], sqa, sq[b]);
+        }
+        exp_inplace(out, cnt);
+        break;
+    case KM_KERNEL_SIGMOID:
+        for (int64_t b = 0; b < cnt; b++)
+            out[b] = tanh(g * out[b] + c0);
+        break;
+    case KM_KERNEL_EXPDOT:
+        #pragma omp simd
+        for (int64_t b = 0; b < cnt; b++)
+            out[b] = g * out[b];
+        exp_inplace(out, cnt);
+        break;
+    default:
+        break;
+    }
+}
+
+/* x'y of two sparse rows by merging, summed in increasing feature order. */
+static double dot_merge(const int32_t *ix, const double *vx, int64_t nx, const int32_t *iy,
+                        const double *vy, int64_t ny)
+{
+    double s = 0;
+    int64_t p = 0, q = 0;
+    while (p < nx && q < ny) {
+        if (ix[p] == iy[q])
+            s += vx[p++] * vy[q++];
+        else if (ix[p] < iy[q])
+            p++;
+        else
+            q++;
+    }
+    return s;
+}
+
+/* ||x - y||_1 of two sparse rows by merging, summed in increasing feature order. */
+static double l1_merge(const int32_t *ix, const double *vx, int64_t nx, const int32_t *iy,
+                       const double *vy, int64_t ny)
+{
+    double s = 0;
+    int64_t p = 0, q = 0;
+    while (p < nx || q < ny) {
+        if (q == ny || (p < nx && ix[p] < iy[q]))
+            s += fabs(vx[p++]);
+        else if (p == nx || iy[q] < ix[p])
+            s += fabs(vy[q++]);
+        else {
+            s += fabs(vx[p] - vy[q]);
+            p++;
+            q++;
+        }
+    }
+    return s;
+}
+
+/* The 1-D input of the spline kernel: feature 0, or 0 when absent. */
+static inline double first_value(const int32_t *ix, const double *vx, int64_t nx)
+{
+    return nx > 0 && ix[0] == 0 ? vx[0] : 0;
+}
+
+/* 1 + min(x, y) (thesis 5.5). */
+static inline double spline_value(double x, double y)
+{
+    return 1 + (x < y ? x : y);
+}
+
+/* ---- names and checks ---- */
+
+static const char *const kernel_names[KM_KERNEL_COUNT] = {
+    "linear", "poly", "rbf", "sigmoid", "laplacian", "expdot", "spline"};
+
+int km_kernel_from_name(const char *name)
+{
+    if (!name)
+        return -1;
+    for (int t = 0; t < KM_KERNEL_COUNT; t++)
+        if (strcasecmp(name, kernel_names[t]) == 0)
+            return t;
+    if (strcasecmp(name, "polynomial") == 0)
+        return KM_KERNEL_POLY;
+    if (name[0] >= '0' && name[0] <= '3' && name[1] == '\0')   /* svm-train -t 0..3 */
+        return name[0] - '0';
+    return -1;
+}
+
+const char *km_kernel_name(km_kernel_type type)
+{
+    return (int)type >= 0 && type < KM_KERNEL_COUNT ? kernel_names[type] : "unknown";
+}
+
+int km_kernel_check(const km_kernel *k, int32_t n, km_error *err)
+{
+    if ((int)k->type < 0 || k->type >= KM_KERNEL_COUNT)
+        return km_error_set(err, KM_EUSAGE, "unknown kernel type %d", (int)k->type);
+    const char *name = kernel_names[k->type];
+    int uses_gamma = k->type != KM_KERNEL_LINEAR && k->type != KM_KERNEL_SPLINE;
+    if (uses_gamma && !(k->gamma > 0 && isfinite(k->gamma)))
+        return km_error_set(err, KM_EUSAGE, "%s kernel: gamma must be a positive number (got %g)",
+                            name, k->gamma);
+    if ((k->type == KM_KERNEL_POLY || k->type == KM_KERNEL_SIGMOID) && !isfinite(k->coef0))
+        return km_error_set(err, KM_EUSAGE, "%s kernel: coef0 must be finite", name);
+    if (k->type == KM_KERNEL_POLY && k->degree < 1)
+        return km_error_set(err, KM_EUSAGE, "poly kernel: degree must be at least 1 (got %d)",
+                            k->degree);
+    if (k->type == KM_KERNEL_SPLINE && n > 1)
+        return km_error_set(err, KM_EUSAGE, "spline kernel: needs 1-D inputs, the data have %d "
+                            "features", (int)n);
+    return KM_OK;
+}
+
+double km_kernel_eval(const km_kernel *k, const int32_t *ix, const double *vx, int64_t nx,
+                      double sqx, const int32_t *iy, const double *vy, int64_t ny, double sqy)
+{
+    switch (k->type) {
+    case KM_KERNEL_LAPLACIAN: return km_exp(-k->gamma * l1_merge(ix, vx, nx, iy, vy, ny));
+    case KM_KERNEL_SPLINE: return spline_value(first_value(ix, vx, nx), first_value(iy, vy, ny));
+    default: return transform1(k, dot_merge(ix, vx, nx, iy, vy, ny), sqx, sqy);
+    }
+}
+
+/* ---- row sets ---- */
+
+/* Builds the column copy of d (CSC over its rows); leaves it NULL if memory is short. */
+static void kdata_columns(km_kdata *d)
+{
+    const km_problem *P = d->P;
+    if (d->m > INT32_MAX || d->n > KM_MAX_SCATTER)
+        return;
+    d->col_ptr = alloc_n((int64_t)d->n + 1, sizeof *d->col_ptr, 1);
+    d->col_row = alloc_n(d->nnz, sizeof *d->col_row, 0);
+    d->col_val = alloc_n(d->nnz, sizeof *d->col_val, 0);
+    if (!d->col_ptr || !d->col_row || !d->col_val) {
+        free(d->col_ptr);
+        free(d->col_row);
+        free(d->col_val);
+        d->col_ptr = NULL;
+        d->col_row = NULL;
+        d->col_val = NULL;
+        return;
+    }
+    for (int64_t i = 0; i < d->m; i++)
+        for (int64_t t = P->row_ptr[d->row[i]]; t < P->row_ptr[d->row[i] + 1]; t++)
+            d->col_ptr[P->index[t] + 1]++;
+    for (int32_t f = 0; f < d->n; f++)
+        d->col_ptr[f + 1] += d->col_ptr[f];
+    for (int64_t i = 0; i < d->m; i++)   /* col_ptr[f] runs ahead as column f fills ... */
+        for (int64_t t = P->row_ptr[d->row[i]]; t < P->row_ptr[d->row[i] + 1]; t++) {
+            int64_t q = d->col_ptr[P->index[t]]++;
+            d->col_row[q] = (int32_t)i;
+            d->col_val[q] = P->value[t];
+        }
+    for (int32_t f = d->n; f > 0; f--)   /* ... and is shifted back after */
+        d->col_ptr[f] = d->col_ptr[f - 1];
+    d->col_ptr[0] = 0;
+}
+
+/* Builds the dense feature-major copy of d when dense and small enough (and memory allows). */
+static void kdata_dense(km_kdata *d)
+{
+    const km_problem *P = d->P;
+    int64_t cells;
+    if (d->m == 0 || d->n == 0 || d->m > INT_MAX || __builtin_mul_overflow(d->m, (int64_t)d->n, &cells) ||
+        cells > KM_DENSE_MAX_BYTES / (int64_t)sizeof(double) ||
+        (double)d->nnz < KM_DENSE_MIN_DENSITY * (double)cells)
+        return;
+    if (!(d->dense = alloc_n(cells, sizeof *d->dense, 1)))
+        return;
+    for (int64_t i = 0; i < d->m; i++)
+        for (int64_t t = P->row_ptr[d->row[i]]; t < P->row_ptr[d->row[i] + 1]; t++)
+            d->dense[P->index[t] * d->m + i] = P->value[t];
+}
+
+km_kdata *km_kdata_new(const km_problem *P, const int64_t *rows, int64_t m, km_error *err)
+{
+    if (!P || m < 0 || (!rows && m > P->l)) {
+        km_error_set(err, KM_EUSAGE, "kernel data: %lld rows requested of %lld",
+                     (long long)m, P ? (long long)P->l : 0LL);
+        return NULL;
+    }
+    for (int64_t i = 0; rows && i < m; i++)
+        if (rows[i] < 0 || rows[i] >= P->l) {
+            km_error_set(err, KM_EUSAGE, "kernel data: row %lld out of range 0..%lld",
+                         (long long)rows[i], (long long)P->l - 1);
+            return NULL;
+        }
+    km_kdata *d = calloc(1, sizeof *d);
+    if (!d || !(d->row = alloc_n(m, sizeof *d->row, 0)) || !(d->sq = alloc_n(m, sizeof *d->sq, 0))) {
+        km_kdata_free(d);
+        km_error_nomem(err, "kernel data");
+        return NULL;
+    }
+    d->P = P;
+    d->m = m;
+    d->n = P->n > 0 ? P->n : 0;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t r = rows ? rows[i] : i;
+        double s = 0;
+        for (int64_t t = P->row_ptr[r]; t < P->row_ptr[r + 1]; t++)
+            s += P->value[t] * P->value[t];
+        d->row[i] = r;
+        d->sq[i] = s;
+        d->nnz += P->row_ptr[r + 1] - P->row_ptr[r];
+    }
+    kdata_columns(d);
+    kdata_dense(d);
+    return d;
+}
+
+void km_kdata_free(km_kdata *d)
+{
+    if (!d)
+        return;
+    free(d->row);
+    free(d->sq);
+    free(d->dense);
+    free(d->col_ptr);
+    free(d->col_row);
+    free(d->col_val);
+    free(d);
+}
+
+int64_t km_kdata_size(const km_kdata *d)
+{
+    return d->m;
+}
+
+int km_kdata_dense(const km_kdata *d)
+{
+    return d->dense != NULL;
+}
+
+/* ---- the exact path: one A row against a range of B rows ---- */
+
+/* Whether dots of A rows with these B rows go through a scatter vector (B has no column
+ * copy, or B's rows come as a list). */
+static int needs_scatter(const km_kernel *k, const km_kdata *B, const int64_t *ib)
+{
+    return dot_based(k->type) && (ib || !B->col_ptr);
+}
+
+/* Length of the scatter vectors for A rows against B rows; 0 when too long to have. */
+static int64_t scatter_len(const km_kdata *A, const km_kdata *B)
+{
+    int64_t n = A->n > B->n ? A->n : B->n;
+    return n > KM_MAX_SCATTER ? 0 : n > 0 ? n : 1;
+}
+
+/* First position p in [lo, hi) of an increasing array with v[p] >= key (hi if none). */
+static int64_t lower_bound32(const int32_t *v, int64_t lo, int64_t hi, int64_t key)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* y[i] += a x[i] for i < n, vectorised (one multiply and one add per element). */
+KM_VECTOR_CLONES
+static void axpy(double a, const double *restrict x, double *restrict y, int64_t n)
+{
+    #pragma omp simd
+    for (int64_t i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
+/* Kernel values of A row a with B rows [j0, j1) through B's columns: each feature of the A
+ * row, in increasing order, adds its column into the rows that have it (a dense column as
+ * one axpy); then the transform. Costs the features a pair shares (a9a: 6.2 per pair, w8a:
+ * 1.3) where a pass over B's rows costs their non-zeros (a9a: 13.9, w8a: 11.7). */
+static void values_columns(const km_kernel *k, const km_kdata *A, int64_t a, const km_kdata *B,
+                           int64_t j0, int64_t j1, double *out)
+{
+    const km_problem *P = A->P;
+    const int64_t *cp = B->col_ptr;
+    const int32_t *cr = B->col_row;
+    const double *cv = B->col_val;
+    int64_t dense_min = (int64_t)(KM_DENSE_COLUMN * (double)B->m);
+    double *o = out - j0;
+    memset(out, 0, (size_t)(j1 - j0) * sizeof *out);
+    for (int64_t t = P->row_ptr[A->row[a]]; t < P->row_ptr[A->row[a] + 1]; t++) {
+        int32_t f = P->index[t];
+        if (f >= B->n)
+            break;
+        double v = P->value[t];
+        int64_t p = cp[f], e = cp[f + 1];
+        if (B->dense && e - p >= dense_min) {
+            axpy(v, B->dense + (int64_t)f * B->m + j0, out, j1 - j0);
+            continue;
+        }
+        if (j0 > 0)
+            p = lower_bound32(cr, p, e, j0);
+        if (j1 < B->m)
+            e = lower_bound32(cr, p, e, j1);
+        for (; p < e; p++)
+            o[cr[p]] += v * cv[p];
+    }
+    transform_row(k, out, j1 - j0, A->sq[a], B, NULL, j0);
+}
+
+/* Scatters A row a into the zero vector w. */
+static void scatter(const km_kdata *A, int64_t a, double *w)
+{
+    const km_problem *P = A->P;
+    for (int64_t t = P->row_ptr[A->row[a]]; t < P->row_ptr[A->row[a] + 1]; t++)
+        w[P->index[t]] = P->value[t];
+}
+
+/* Undoes scatter, leaving w all zero. */
+static void unscatter(const km_kdata *A, int64_t a, double *w)
+{
+    const km_problem *P = A->P;
+    for (int64_t t = P->row_ptr[A->row[a]]; t < P->row_ptr[A->row[a] + 1]; t++)
+        w[P->index[t]] = 0;
+}
+
+/* out[b - b0] = w'(B row ib[b]) for b in [b0, b1): a pass over each B row's non-zeros with
+ * one accumulator, four rows at a time to keep the pipeline full. */
+static void dots_scatter(const double *w, const km_kdata *B, const int64_t *ib, int64_t b0,
+                         int64_t b1, double *out)
+{
+    const int64_t *rp = B->P->row_ptr, *row = B->row;
+    const int32_t *idx = B->P->index;
+    const double *val = B->P->value;
+    int64_t b = b0;
+    for (; b + 4 <= b1; b += 4) {
+        int64_t r0 = row[ib ? ib[b] : b], r1 = row[ib ? ib[b + 1] : b + 1];
+        int64_t r2 = row[ib ? ib[b + 2] : b + 2], r3 = row[ib ? ib[b + 3] : b + 3];
+        int64_t p0 = rp[r0], p1 = rp[r1], p2 = rp[r2], p3 = rp[r3];
+        int64_t e0 = rp[r0 + 1], e1 = rp[r1 + 1], e2 = rp[r2 + 1], e3 = rp[r3 + 1];
+        int64_t len = e0 - p0;
+        len = e1 - p1 < len ? e1 - p1 : len;
+        len = e2 - p2 < len ? e2 - p2 : len;
+        len = e3 - p3 < len ? e3 - p3 : len;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int64_t t = 0; t < len; t++) {
+            s0 += val[p0 + t] * w[idx[p0 + t]];
+            s1 += val[p1 + t] * w[idx[p1 + t]];
+            s2 += val[p2 + t] * w[idx[p2 + t]];
+            s3 += val[p3 + t] * w[idx[p3 + t]];
+        }
+        for (int64_t t = p0 + len; t < e0; t++)
+            s0 += val[t] * w[idx[t]];
+        for (int64_t t = p1 + len; t < e1; t++)
+            s1 += val[t] * w[idx[t]];
+        for (int64_t t = p2 + len; t < e2; t++)
+            s2 += val[t] * w[idx[t]];
+        for (int64_t t = p3 + len; t < e3; t++)
+            s3 += val[t] * w[idx[t]];
+        out[b - b0] = s0;
+        out[b + 1 - b0] = s1;
+        out[b + 2 - b0] = s2;
+        out[b + 3 - b0] = s3;
+    }
+    for (; b < b1; b++) {
+        int64_t r = row[ib ? ib[b] : b];
+        double s = 0;
+        for (int64_t t = rp[r], e = rp[r + 1]; t < e; t++)
+            s += val[t] * w[idx[t]];
+        out[b - b0] = s;
+    }
+}
+
+/* out[b - b0] = K(A row a, B row ib[b]) for b in [b0, b1) by merging sparse rows: the
+ * laplacian and spline kernels, and dot products when there is no scatter vector. */
+static void values_merge(const km_kernel *k, const km_kdata *A, int64_t a, const km_kdata *B,
+                         const int64_t *ib, int64_t b0, int64_t b1, double *out)
+{
+    const km_problem *PA = A->P, *PB = B->P;
+    int64_t ra = A->row[a], pa = PA->row_ptr[ra], na = PA->row_ptr[ra + 1] - pa;
+    const int32_t *ix = PA->index + pa;
+    const double *vx = PA->value + pa;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t rb = B->row[ib ? ib[b] : b], pb = PB->row_ptr[rb];
+        int64_t nbz = PB->row_ptr[rb + 1] - pb;
+        const int32_t *iy = PB->index + pb;
+        const double *vy = PB->value + pb;
+        if (k->type == KM_KERNEL_LAPLACIAN)
+            out[b - b0] = -k->gamma * l1_merge(ix, vx, na, iy, vy, nbz);
+        else if (k->type == KM_KERNEL_SPLINE)
+            out[b - b0] = spline_value(first_value(ix, vx, na), first_value(iy, vy, nbz));
+        else
+            out[b - b0] = dot_merge(ix, vx, na, iy, vy, nbz);
+    }
+    if (k->type == KM_KERNEL_LAPLACIAN)
+        exp_inplace(out, b1 - b0);
+    else if (k->type != KM_KERNEL_SPLINE)
+        transform_row(k, out, b1 - b0, A->sq[a], B, ib, b0);
+}
+
+/* Kernel values of A row a with B rows [b0, b1) given w, the scattered row when the dots
+ * need one (NULL otherwise, or when there is none: then rows are merged). */
+static void values_exact(const km_kernel *k, const km_kdata *A, int64_t a, const km_kdata *B,
+                         const int64_t *ib, int64_t b0, int64_t b1, const double *w, double *out)
+{
+    if (!dot_based(k->type) || (needs_scatter(k, B, ib) && !w)) {
+        values_merge(k, A, a, B, ib, b0, b1, out);
+        return;
+    }
+    if (!needs_scatter(k, B, ib)) {
+        values_columns(k, A, a, B, b0, b1, out);
+        return;
+    }
+    dots_scatter(w, B, ib, b0, b1, out);
+    transform_row(k, out, b1 - b0, A->sq[a], B, ib, b0);
+}
+
+/* The exact path for A row a and B rows [b0, b1); w: a zero scatter vector of scatter_len
+ * (left zero) or NULL if there is none. */
+static void row_exact(const km_kernel *k, const km_kdata *A, int64_t a, const km_kdata *B,
+                      const int64_t *ib, int64_t b0, int64_t b1, double *out, double *w)
+{
+    int sc = w && needs_scatter(k, B, ib);
+    if (sc)
+        scatter(A, a, w);
+    values_exact(k, A, a, B, ib, b0, b1, sc ? w : NULL, out);
+    if (sc)
+        unscatter(A, a, w);
+}
+
+/* A row a against all nb B rows, the columns split over nt threads; w as row_exact. */
+static void row_exact_par(const km_kernel *k, const km_kdata *A, int64_t a, const km_kdata *B,
+                          const int64_t *ib, int64_t nb, double *out, double *w, int nt)
+{
+    if (nt <= 1) {
+        row_exact(k, A, a, B, ib, 0, nb, out, w);
+        return;
+    }
+    int sc = w && needs_scatter(k, B, ib);
+    if (sc)
+        scatter(A, a, w);
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; t++) {
+        int64_t b0 = nb * t / nt, b1 = nb * (t + 1) / nt;
+        values_exact(k, A, a, B, ib, b0, b1, sc ? w : NULL, out + b0);
+    }
+    if (sc)
+        unscatter(A, a, w);
+}
+
+/* ---- blocks ---- */
+
+/* Whether idx (NULL = identity) is a run of consecutive rows; *first gets the start. */
+static int consecutive(const int64_t *idx, int64_t cnt, int64_t *first)
+{
+    *first = idx && cnt > 0 ? idx[0] : 0;
+    for (int64_t i = 1; idx && i < cnt; i++)
+        if (idx[i] != idx[0] + i)
+            return 0;
+    return 1;
+}
+
+/* The exact path's work per kernel value: the features an A row and a B row share on
+ * average (through columns), or a listed B row's non-zeros (through a scatter vector). */
+static double exact_work(const km_kdata *A, const km_kdata *B, const int64_t *ib)
+{
+    if (ib || !A->col_ptr || !B->col_ptr)
+        return (double)B->nnz / (double)B->m;
+    double s = 0;
+    int32_t n = A->n < B->n ? A->n : B->n;
+    for (int32_t f = 0; f < n; f++)
+        s += (double)(A->col_ptr[f + 1] - A->col_ptr[f]) * (double)(B->col_ptr[f + 1] - B->col_ptr[f]);
+    return s / ((double)A->m * (double)B->m);
+}
+
+/* Gathers the listed rows of a dense copy into a kk x cnt feature-major tile. */
+static void gather_tile(const km_kdata *D, const int64_t *idx, int64_t cnt, int64_t kk,
+                        double *tile)
+{
+    for (int64_t f = 0; f < kk; f++)
+        for (int64_t i = 0; i < cnt; i++)
+            tile[f * cnt + i] = D->dense[f * D->m + idx[i]];
+}
+
+/* A block by dgemm on the dense copies: tiles of out (A rows x B rows, gathered into
+ * feature-major buffers when not consecutive) over the threads, each tile's dot products by
+ * a single-threaded dgemm and then transformed in place. One thread pool (OpenMP) works;
+ * OpenBLAS's own threads would spin against it after each call. Caller checked that both
+ * copies exist and the sizes fit in int. */
+static int block_dgemm(const km_kernel *k, const km_kdata *A, const int64_t *ia, int64_t na,
+                       const km_kdata *B, const int64_t *ib, int64_t nb, double *out,
+                       int threads, km_error *err)
+{
+    int64_t kk = A->n < B->n ? A->n : B->n, a_first, b_first;
+    int a_run = consecutive(ia, na, &a_first), b_run = consecutive(ib, nb, &b_first);
+    int nt = pick_threads(threads, na * nb);
+    int64_t ta = a_run ? na : KM_GATHER_BYTES / (kk * (int64_t)sizeof(double));
+    int64_t tb = b_run ? nb : KM_GATHER_BYTES / (kk * (int64_t)sizeof(double));
+    if (tb > (nb + nt - 1) / nt)   /* at least a tile per thread */
+        tb = (nb + nt - 1) / nt;
+    ta = ta < KM_DGEMM_MIN_ROWS ? KM_DGEMM_MIN_ROWS : ta > na ? na : ta > INT_MAX ? INT_MAX : ta;
+    tb = tb < KM_DGEMM_MIN_ROWS ? KM_DGEMM_MIN_ROWS : tb > nb ? nb : tb > INT_MAX ? INT_MAX : tb;
+    int64_t per = (a_run ? 0 : ta * kk) + (b_run ? 0 : tb * kk);
+    double *buf = per ? alloc_n(nt * per, sizeof *buf, 0) : NULL;
+    if (per && !buf)
+        return km_error_nomem(err, "kernel block");
+    int64_t tiles_b = (nb + tb - 1) / tb, tiles = ((na + ta - 1) / ta) * tiles_b;
+    int nested = omp_in_parallel(), old = nested ? 1 : openblas_get_num_threads();
+    if (old != 1)
+        openblas_set_num_threads(1);
+    #pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *ga = buf ? buf + omp_get_thread_num() * per : NULL;
+        double *gb = buf ? ga + (a_run ? 0 : ta * kk) : NULL;
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < tiles; t++) {
+            int64_t a0 = t / tiles_b * ta, b0 = t % tiles_b * tb;
+            int64_t ma = na - a0 < ta ? na - a0 : ta, mb = nb - b0 < tb ? nb - b0 : tb;
+            const double *pa = A->dense + a_first + a0, *pb = B->dense + b_first + b0;
+            int64_t lda = A->m, ldb = B->m;
+            if (!a_run) {
+                gather_tile(A, ia + a0, ma, kk, ga);
+                pa = ga;
+                lda = ma;
+            }
+            if (!b_run) {
+                gather_tile(B, ib + b0, mb, kk, gb);
+                pb = gb;
+                ldb = mb;
+            }
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)ma, (int)mb, (int)kk, 1.0,
+                        pa, (int)lda, pb, (int)ldb, 0.0, out + a0 * nb + b0, (int)nb);
+            for (int64_t a = a0; a < a0 + ma; a++)
+                transform_row(k, out + a * nb + b0, mb, A->sq[ia ? ia[a] : a], B, ib, b0);
+        }
+    }
+    if (old != 1)
+        openblas_set_num_threads(old);
+    free(buf);
+    return KM_OK;
+}
+
+/* The exact path over a block: rows of out over threads, or the columns of each row when
+ * there are too few rows. Without memory for scatter vectors, rows are merged. */
+static void block_exact(const km_kernel *k, const km_kdata *A, const int64_t *ia, int64_t na,
+                        const km_kdata *B, const int64_t *ib, int64_t nb, double *out,
+                        int threads)
+{
+    int nt = pick_threads(threads, na * nb);
+    int by_rows = na >= 2 * nt;
+    int64_t len = needs_scatter(k, B, ib) ? scatter_len(A, B) : 0;
+    double *w = len ? alloc_n((by_rows ? nt : 1) * len, sizeof *w, 1) : NULL;
+    if (by_rows) {
+        #pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            double *wt = w ? w + omp_get_thread_num() * len : NULL;
+            #pragma omp for schedule(dynamic, 4)
+            for (int64_t a = 0; a < na; a++)
+                row_exact(k, A, ia ? ia[a] : a, B, ib, 0, nb, out + a * nb, wt);
+        }
+    } else {
+        for (int64_t a = 0; a < na; a++)
+            row_exact_par(k, A, ia ? ia[a] : a, B, ib, nb, out + a * nb, w, nt);
+    }
+    free(w);
+}
+
+int km_kernel_block(const km_kernel *k, const km_kdata *A, const int64_t *ia, int64_t na,
+                    const km_kdata *B, const int64_t *ib, int64_t nb, double *out,
+                    int threads, km_error *err)
+{
+    if (na < 0 || nb < 0 || (!ia && na > A->m) || (!ib && nb > B->m))
+        return km_error_set(err, KM_EUSAGE, "kernel block: %lld x %lld rows requested of "
+                            "%lld x %lld", (long long)na, (long long)nb, (long long)A->m,
+                            (long long)B->m);
+    for (int64_t a = 0; ia && a < na; a++)
+        if (ia[a] < 0 || ia[a] >= A->m)
+            return km_error_set(err, KM_EUSAGE, "kernel block: row %lld out of range 0..%lld",
+                                (long long)ia[a], (long long)A->m - 1);
+    for (int64_t b = 0; ib && b < nb; b++)
+        if (ib[b] < 0 || ib[b] >= B->m)
+            return km_error_set(err, KM_EUSAGE, "kernel block: row %lld out of range 0..%lld",
+                                (long long)ib[b], (long long)B->m - 1);
+    if (na == 0 || nb == 0)
+        return KM_OK;
+    threads = threads < 1 ? 1 : threads;
+    int64_t kk = A->n < B->n ? A->n : B->n;
+    if (dot_based(k->type) && A->dense && B->dense && kk > 0 && na >= KM_DGEMM_MIN_ROWS &&
+        nb >= KM_DGEMM_MIN_ROWS && nb <= INT_MAX &&
+        exact_work(A, B, ib) >= KM_DGEMM_MIN_OVERLAP * (double)kk)
+        return block_dgemm(k, A, ia, na, B, ib, nb, out, threads, err);
+    block_exact(k, A, ia, na, B, ib, nb, out, threads);
+    return KM_OK;
+}
+
+/* ---- the kernel matrix ---- */
+
+/* Row i of K into out by the exact path: the one way every entry of K is computed. */
+static void kmatrix_compute_row(km_kmatrix *K, int64_t i, double *out)
+{
+    row_exact_par(&K->k, K->X, i, K->X, NULL, K->m, out, K->work, pick_threads(K->threads, K->m));
+}
+
+/* All of K at creation: entries j >= i of each row by the exact path (rows over threads),
+ * then the lower triangle mirrored in tiles. The exact path is symmetric, so the mirrored
+ * entries are the bits a fresh row would have. */
+static void kmatrix_fill(km_kmatrix *K)
+{
+    int64_t m = K->m;
+    int nt = pick_threads(K->threads, m * m / 2);
+    #pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *w = K->work ? K->work + omp_get_thread_num() * K->work_len : NULL;
+        #pragma omp for schedule(dynamic, 8)
+        for (int64_t i = 0; i < m; i++)
+            row_exact(&K->k, K->X, i, K->X, NULL, i, m, K->full + i * m + i, w);
+        const int64_t T = 64;
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t i0 = 0; i0 < m; i0 += T)
+            for (int64_t j0 = 0; j0 <= i0; j0 += T)
+                for (int64_t i = i0; i < i0 + T && i < m; i++)
+                    for (int64_t j = j0; j < j0 + T && j < i; j++)
+                        K->full[i * m + j] = K->full[j * m + i];
+    }
+    K->computed = m;
+}
+
+km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes,
+                           int threads, km_error *err)
+{
+    if (km_kernel_check(k, X->n, err))
+        return NULL;
+    km_kmatrix *K = calloc(1, sizeof *K);
+    if (!K) {
+        km_error_nomem(err, "kernel matrix");
+        return NULL;
+    }
+    int64_t m = X->m;
+    K->k = *k;
+    K->X = X;
+    K->m = m;
+    K->threads = threads < 1 ? 1 : threads;
+    K->head = K->tail = -1;
+    if (!(K->diag = alloc_n(m, sizeof *K->diag, 0)))
+        goto nomem;
+    K->work_len = needs_scatter(k, X, NULL) ? scatter_len(X, X) : 0;
+    if (K->work_len)   /* without them (no memory) the exact path merges rows */
+        K->work = alloc_n(K->threads * K->work_len, sizeof *K->work, 1);
+    const km_problem *P = X->P;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t p = P->row_ptr[X->row[i]], len = P->row_ptr[X->row[i] + 1] - p;
+        K->diag[i] = km_kernel_eval(k, P->index + p, P->value + p, len, X->sq[i],
+                                    P->index + p, P->value + p, len, X->sq[i]);
+    }
+    size_t row_bytes = (size_t)(m > 0 ? m : 1) * sizeof(double), all;
+    int fits = !__builtin_mul_overflow(row_bytes, (size_t)(m > 0 ? m : 1), &all) &&
+               all <= cache_bytes;
+    if (fits || m <= KM_CACHE_MIN_ROWS) {
+        K->full = alloc_n(m * m, sizeof *K->full, 0);   /* if this fails, cache rows instead */
+        if (K->full) {
+            kmatrix_fill(K);
+            return K;
+        }
+    }
+    size_t slots = cache_bytes / row_bytes;
+    K->nslots = slots < KM_CACHE_MIN_ROWS ? KM_CACHE_MIN_ROWS
+                : slots > (size_t)m ? m : (int64_t)slots;
+    K->slot = alloc_n(K->nslots, sizeof *K->slot, 1);
+    K->slot_row = alloc_n(K->nslots, sizeof *K->slot_row, 0);
+    K->prev = alloc_n(K->nslots, sizeof *K->prev, 0);
+    K->next = alloc_n(K->nslots, sizeof *K->next, 0);
+    K->where = alloc_n(m, sizeof *K->where, 0);
+    if (!K->slot || !K->slot_row || !K->prev || !K->next || !K->where)
+        goto nomem;
+    for (int64_t i = 0; i < m; i++)
+        K->where[i] = -1;
+    return K;
+nomem:
+    km_kmatrix_free(K);
+    km_error_nomem(err, "kernel matrix");
+    return NULL;
+}
+
+void km_kmatrix_free(km_kmatrix *K)
+{
+    if (!K)
+        return;
+    for (int64_t s = 0; K->slot && s < K->nslots; s++)
+        free(K->slot[s]);
+    free(K->slot);
+    free(K->slot_row);
+    free(K->prev);
+    free(K->next);
+    free(K->where);
+    free(K->full);
+    free(K->diag);
+    free(K->work);
+    free(K);
+}
+
+int64_t km_kmatrix_size(const km_kmatrix *K)
+{
+    return K->m;
+}
+
+double km_kmatrix_diag(const km_kmatrix *K, int64_t i)
+{
+    return K->diag[i];
+}
+
+/* Removes slot s from the LRU list. */
+static void lru_unlink(km_kmatrix *K, int64_t s)
+{
+    if (K->prev[s] >= 0)
+        K->next[K->prev[s]] = K->next[s];
+    else
+        K->head = K->next[s];
+    if (K->next[s] >= 0)
+        K->prev[K->next[s]] = K->prev[s];
+    else
+        K->tail = K->prev[s];
+}
+
+/* Puts slot s at the front (most recently used) of the LRU list. */
+static void lru_push_front(km_kmatrix *K, int64_t s)
+{
+    K->prev[s] = -1;
+    K->next[s] = K->head;
+    if (K->head >= 0)
+        K->prev[K->head] = s;
+    K->head = s;
+    if (K->tail < 0)
+        K->tail = s;
+}
+
+const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
+{
+    if (i < 0 || i >= K->m) {
+        km_error_set(err, KM_EUSAGE, "kernel matrix: row %lld out of range 0..%lld",
+                     (long long)i, (long long)K->m - 1);
+        return NULL;
+    }
+    if (K->full) {
+        K->served++;
+        return K->full + i * K->m;
+    }
+    int64_t s = K->where[i];
+    if (s >= 0) {   /* hit */
+        if (K->head != s) {
+            lru_unlink(K, s);
+            lru_push_front(K, s);
+        }
+        K->served++;
+        return K->slot[s];
+    }
+    if (K->used < K->nslots) {   /* a fresh slot; if memory runs out, evict instead */
+        if ((K->slot[K->used] = alloc_n(K->m, sizeof(double), 0)))
+            s = K->used++;
+        else if (K->used >= KM_CACHE_MIN_ROWS)
+            K->nslots = K->used;
+        else {
+            km_error_nomem(err, "kernel row cache");
+            return NULL;
+        }
+    }
+    if (s < 0) {   /* evict the least recently used row */
+        s = K->tail;
+        lru_unlink(K, s);
+        K->where[K->slot_row[s]] = -1;
+    }
+    kmatrix_compute_row(K, i, K->slot[s]);
+    K->computed++;
+    K->served++;
+    K->slot_row[s] = i;
+    K->where[i] = s;
+    lru_push_front(K, s);
+    return K->slot[s];
+}
+
+/* z[r] = sum_t c_J[t] K[J[t]][r] over the rows J[t] of K in memory (K symmetric), added to
+ * z, the rows of z in chunks over threads. */
+static void matvec_rows(const double *const *rows, const double *cJ, int64_t nj, int64_t m,
+                        double *z, int threads)
+{
+    const int64_t chunk = 1024;
+    int nt = pick_threads(threads, m * nj);
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+    for (int64_t i0 = 0; i0 < m; i0 += chunk) {
+        int64_t len = m - i0 < chunk ? m - i0 : chunk;
+        for (int64_t t = 0; t < nj; t++)
+            axpy(cJ[t], rows[t] + i0, z + i0, len);
+    }
+}
+
+/* z += K(X, X[J]) c_J for the columns J not in memory, in row blocks by km_kernel_block. */
+static int matvec_blocks(km_kmatrix *K, const int64_t *J, const double *cJ, int64_t nj,
+                         double *z, int threads, km_error *err)
+{
+    const km_kdata *X = K->X;
+    int64_t m = K->m, br = KM_MATVEC_BLOCK_BYTES / (nj * (int64_t)sizeof(double));
+    br = br < 1 ? 1 : br > m ? m : br;
+    double *blk = alloc_n(br * nj, sizeof *blk, 0);
+    int64_t *Jrows = alloc_n(nj, sizeof *Jrows, 0), *rows = alloc_n(br, sizeof *rows, 0);
+    km_kdata *XJ = NULL;
+    int rc = KM_OK;
+    if (!blk || !Jrows || !rows) {
+        rc = km_error_nomem(err, "kernel matvec");
+        goto done;
+    }
+    for (int64_t t = 0; t < nj; t++)
+        Jrows[t] = X->row[J[t]];
+    if (!(XJ = km_kdata_new(X->P, Jrows, nj, err))) {   /* the columns as a row set */
+        rc = err->code;
+        goto done;
+    }
+    for (int64_t r0 = 0; r0 < m && rc == KM_OK; r0 += br) {
+        int64_t nr = m - r0 < br ? m - r0 : br;
+        for (int64_t r = 0; r < nr; r++)
+            rows[r] = r0 + r;
+        if ((rc = km_kernel_block(&K->k, X, rows, nr, XJ, NULL, nj, blk, threads, err)))
+            break;
+        int nt = pick_threads(threads, nr * nj);
+        #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+        for (int64_t r = 0; r < nr; r++) {
+            const double *kr = blk + r * nj;
+            double s = 0;
+            for (int64_t t = 0; t < nj; t++)
+                s += kr[t] * cJ[t];
+            z[r0 + r] += s;
+        }
+    }
+done:
+    km_kdata_free(XJ);
+    free(blk);
+    free(Jrows);
+    free(rows);
+    return rc;
+}
+
+int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km_error *err)
+{
+    int64_t m = K->m, nin = 0, nout = 0;
+    threads = threads < 1 ? 1 : threads;
+    int64_t *J = alloc_n(m, sizeof *J, 0);
+    double *cJ = alloc_n(m, sizeof *cJ, 0);
+    const double **rows = alloc_n(m, sizeof *rows, 0);
+    int rc = KM_OK;
+    if (!J || !cJ || !rows) {
+        rc = km_error_nomem(err, "kernel matvec");
+        goto done;
+    }
+    /* Columns with c_j != 0: rows of K in memory first (J[0..nin)), the others from the
+     * end (J[m - nout..m)). */
+    for (int64_t j = 0; j < m; j++) {
+        if (c[j] == 0)
+            continue;
+        const double *row = K->full ? K->full + j * m : K->where[j] >= 0 ? K->slot[K->where[j]] : NULL;
+        if (row) {
+            rows[nin] = row;
+            cJ[nin] = c[j];
+            J[nin++] = j;
+        } else {
+            nout++;
+            cJ[m - nout] = c[j];
+            J[m - nout] = j;
+        }
+    }
+    for (int64_t i = 0; i < m; i++)
+        z[i] = 0;
+    if (nin)
+        matvec_rows(rows, cJ, nin, m, z, threads);
+    if (nout)
+        rc = matvec_blocks(K, J + m - nout, cJ + m - nout, nout, z, threads, err);
+done:
+    free(J);
+    free(cJ);
+    free(rows);
+    return rc;
+}
+
+void km_kmatrix_stats(const km_kmatrix *K, int64_t *served, int64_t *computed)
+{
+    if (served)
+        *served = K->served;
+    if (computed)
+        *computed = K->computed;
+}
