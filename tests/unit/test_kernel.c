@@ -38,9 +38,10 @@ static km_problem *random_problem(int64_t l, int32_t n, double density, double s
     return P;
 }
 
-/* Like random_problem with every fourth feature frequent (0.7) and the others rare (0.1):
- * dense and sparse columns mixed. */
-static km_problem *mixed_problem(int64_t l, int32_t n, uint64_t seed)
+/* Like random_problem with every stride-th feature frequent (density hi) and the others
+ * rare (lo): dense and sparse columns mixed. */
+static km_problem *mixed_problem(int64_t l, int32_t n, int stride, double hi, double lo,
+                                 uint64_t seed)
 {
     km_problem *P = random_problem(l, n, 1, 1, seed);
     km_rng r;
@@ -50,7 +51,7 @@ static km_problem *mixed_problem(int64_t l, int32_t n, uint64_t seed)
         int64_t t0 = P->row_ptr[i], t1 = P->row_ptr[i + 1];
         P->row_ptr[i] = k;
         for (int64_t t = t0; t < t1; t++)
-            if (unif(&r) < (P->index[t] % 4 == 0 ? 0.7 : 0.1)) {
+            if (unif(&r) < (P->index[t] % stride == 0 ? hi : lo)) {
                 P->index[k] = P->index[t];
                 P->value[k++] = P->value[t];
             }
@@ -369,34 +370,40 @@ static void test_threads(void)
 static void test_columns(void)
 {
     km_error err;
-    km_problem *P = mixed_problem(1300, 200, 81);
-    km_kdata *X = km_kdata_new(P, NULL, P->l, &err);
-    km_kernel k = kernel_of(KM_KERNEL_RBF, 0.05);
-    km_kmatrix *Kf = km_kmatrix_new(&k, X, (size_t)1 << 26, 2, &err);
-    km_kmatrix *Kr = km_kmatrix_new(&k, X, 0, 1, &err);
-    int64_t m = P->l;
-    km_rng r;
-    km_rng_seed(&r, 4);
-    int same = Kf && Kr, ref = 1;
-    double *row = malloc((size_t)m * sizeof *row);
-    for (int q = 0; same && q < 30; q++) {
-        int64_t i = (int64_t)km_rng_below(&r, (uint64_t)m);
-        memcpy(row, km_kmatrix_row(Kr, i, &err), (size_t)m * sizeof *row);
-        same &= memcmp(row, km_kmatrix_row(Kf, i, &err), (size_t)m * sizeof *row) == 0;
-        for (int64_t j = 0; q < 3 && j < m; j++)
-            ref &= row[j] == eval_rows(&k, P, i, P, j);
+    for (int v = 0; v < 2; v++) {   /* with and without a dense copy of all columns */
+        km_problem *P = v ? mixed_problem(1300, 400, 8, 0.5, 0.05, 81)
+                          : mixed_problem(1300, 200, 4, 0.7, 0.1, 81);
+        km_kdata *X = km_kdata_new(P, NULL, P->l, &err);
+        km_kernel k = kernel_of(KM_KERNEL_RBF, 0.05);
+        km_kmatrix *Kf = km_kmatrix_new(&k, X, (size_t)1 << 26, 2, &err);
+        km_kmatrix *Kr = km_kmatrix_new(&k, X, 0, 1, &err);
+        int64_t m = P->l;
+        km_rng r;
+        km_rng_seed(&r, 4);
+        int same = Kf && Kr, ref = 1;
+        double *row = malloc((size_t)m * sizeof *row);
+        for (int q = 0; same && q < 30; q++) {
+            int64_t i = (int64_t)km_rng_below(&r, (uint64_t)m);
+            memcpy(row, km_kmatrix_row(Kr, i, &err), (size_t)m * sizeof *row);
+            same &= memcmp(row, km_kmatrix_row(Kf, i, &err), (size_t)m * sizeof *row) == 0;
+            for (int64_t j = 0; q < 3 && j < m; j++)
+                ref &= row[j] == eval_rows(&k, P, i, P, j);
+        }
+        CHECK(same && ref, "mixed dense/sparse columns, %s: precomputed K and single rows "
+              "bit-identical, equal to km_kernel_eval", v ? "frequent columns kept dense"
+                                                          : "all columns dense (dgemm)");
+        CHECK(km_kdata_dense(X) == !v, "a dense copy of all columns only when two rows share "
+              "a tenth of the features");
+        km_kmatrix_free(Kf);
+        km_kmatrix_free(Kr);
+        km_kdata_free(X);
+        km_problem_free(P);
+        free(row);
     }
-    CHECK(same && ref && km_kdata_dense(X), "mixed dense/sparse columns, 1300 rows: precomputed K "
-          "and single rows bit-identical, equal to km_kernel_eval");
-    km_kmatrix_free(Kf);
-    km_kmatrix_free(Kr);
-    km_kdata_free(X);
-    km_problem_free(P);
-    free(row);
 
-    P = mixed_problem(400, 1200, 82);   /* about 300 features a row */
-    X = km_kdata_new(P, NULL, P->l, &err);
-    k = kernel_of(KM_KERNEL_RBF, 0.005);
+    km_problem *P = mixed_problem(400, 1200, 4, 0.7, 0.1, 82);   /* about 300 features a row */
+    km_kdata *X = km_kdata_new(P, NULL, P->l, &err);
+    km_kernel k = kernel_of(KM_KERNEL_RBF, 0.005);
     km_kmatrix *K = km_kmatrix_new(&k, X, 0, 2, &err);
     int wide = K != NULL;
     for (int64_t i = 0; wide && i < P->l; i += 37) {
@@ -560,7 +567,9 @@ static void test_matvec(void)
             int ok = 1;
             for (int full = 0; full < 2; full++)
                 for (int threads = 1; threads <= 2; threads++) {
-                    km_kmatrix *K = km_kmatrix_new(&k, X, full ? 1 << 20 : 0, 1, &err);
+                    km_kmatrix *K = km_kmatrix_new(&k, X, full ? 1 << 20 : 10 * 130 * 8, 1, &err);
+                    for (int64_t i = 0; K && threads == 2 && i < 12; i++)   /* some rows cached */
+                        ok &= km_kmatrix_row(K, 3 * i, &err) != NULL;
                     ok &= K && km_kmatrix_matvec(K, c, z, threads, &err) == KM_OK;
                     for (int64_t i = 0; i < m; i++) {
                         double d = fabs(z[i] - want[i]) / (scale[i] > 1 ? scale[i] : 1);
@@ -569,8 +578,28 @@ static void test_matvec(void)
                     km_kmatrix_free(K);
                 }
             CHECK(ok && worst < 1e-12, "%s on %.0f%% dense data: matvec (whole K and cache, "
-                  "threads 1-2) equals the naive sum (max rel diff %.2g)",
+                  "rows cached or not, threads 1-2) equals the naive sum (max rel diff %.2g)",
                   km_kernel_name(k.type), 100 * dens[dd], worst);
+            if (t == KM_KERNEL_LAPLACIAN || t == KM_KERNEL_RBF) {   /* every c_j != 0 */
+                for (int64_t j = 0; j < m; j++)
+                    c[j] = c[j] != 0 ? c[j] : 0.5;
+                km_kmatrix *K = km_kmatrix_new(&k, X, 0, 2, &err);
+                ok = K && km_kmatrix_matvec(K, c, z, 2, &err) == KM_OK;
+                worst = 0;
+                for (int64_t i = 0; i < m; i++) {
+                    double s2 = 0, a2 = 0;
+                    for (int64_t j = 0; j < m; j++) {
+                        double v = eval_rows(&k, P, i, P, j) * c[j];
+                        s2 += v;
+                        a2 += fabs(v);
+                    }
+                    double d = fabs(z[i] - s2) / (a2 > 1 ? a2 : 1);
+                    worst = d > worst ? d : worst;
+                }
+                CHECK(ok && worst < 1e-12, "%s: matvec with every c_j != 0 (max rel diff %.2g)",
+                      km_kernel_name(k.type), worst);
+                km_kmatrix_free(K);
+            }
             if (t == KM_KERNEL_RBF) {
                 double zero[130] = {0};
                 km_kmatrix *K = km_kmatrix_new(&k, X, 0, 1, &err);
