@@ -1,7 +1,7 @@
 /* kernel.c - see kernel.h. Kernel values, blocks of them, and the kernel matrix with its LRU
  * row cache (thesis ch. 2, section 1.6.1: rows computed on demand, kept while memory allows).
  *
- * Two ways to the dot products x'y behind the kernels:
+ * Two ways to get the dot products x'y behind the kernels:
  *  - exact: the sum over the features x and y share, in increasing feature order, with one
  *    accumulator (plain multiply and add: the Makefile's -std=c11 keeps FMA contraction off).
  *    It is reached by merging two sparse rows (km_kernel_eval), by a scatter of x into a
@@ -15,6 +15,10 @@
  *    in an order that depends on the call's shape and thread split (measured: the last row
  *    of a 3-row call differs from the same row in a 4-row call), so it agrees with the exact
  *    path to rounding only. km_kernel_block takes it when the dense work is cheaper.
+ * Threads: OpenMP teams of the requested size; dgemm tiles run with OpenBLAS set to one
+ * thread for the call (restored after), unless already inside an OpenMP parallel region.
+ * A km_kmatrix serves one caller at a time; km_kernel_block may run in several OpenMP
+ * threads at once.
  */
 #include "kernel.h"
 
@@ -88,7 +92,7 @@ struct km_kdata {
                          * NULL when no column is */
     double *dval;       /* dense columns, m values each */
     double *dense;      /* n x m feature-major copy of all columns, when dgemm pays (then
-                         * dval == dense, dslot[f] == f); or NULL */
+                         * dval == dense and frequent columns have dslot[f] == f); or NULL */
 };
 
 struct km_kmatrix {

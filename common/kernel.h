@@ -41,9 +41,10 @@ double km_kernel_eval(const km_kernel *k, const int32_t *ix, const double *vx, i
                       double sqx, const int32_t *iy, const double *vy, int64_t ny, double sqy);
 
 /*
- * A set of rows prepared for kernel evaluation: the rows of P listed in rows[0..m) (all if
- * rows is NULL), their squared norms, and a dense row-major copy when the rows are dense
- * enough for BLAS to pay (decided inside, by measurable density and size rules).
+ * A set of rows prepared for kernel evaluation: the rows of P listed in rows[0..m) (rows
+ * 0..m-1 if rows is NULL), their squared norms, a column copy, dense copies of the frequent
+ * columns, and a dense copy of all columns when the rows are dense enough for dgemm to pay
+ * (decided inside, by measured density, overlap and size rules; see kernel.c).
  * It borrows P: P must outlive it.
  */
 typedef struct km_kdata km_kdata;
