@@ -277,7 +277,9 @@ static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
     const double *row = km_kmatrix_row(x->K, i, err);
     if (!row)
         return err->code;
-    cblas_daxpy((int)x->m, h, row, 1, x->z, 1);
+    double *z = x->z;   /* z += h k_i: a plain loop, so no BLAS threads spin meanwhile */
+    for (int64_t j = 0; j < x->m; j++)
+        z[j] += h * row[j];
     return KM_OK;
 }
 
