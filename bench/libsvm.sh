@@ -32,6 +32,10 @@
 #   BENCH_SVM_OPTS     extra options for svm-train (e.g. "-e 0.01 -h 0"); default: none
 #   BENCH_FP_DATASET   dataset for the fixed-point rows (default a9a; "none" = skip); it
 #                      need not be in BENCH_DATASETS
+#   BENCH_FP_ROWS      the fixed-point rows train on the first N rows of that set (default
+#                      5000, so that K fits the cache and a run takes seconds; 0 = all: the
+#                      fixed point needs many products Kc, hours on all of a9a)
+#   BENCH_FP_OPTS      fixed-point options (default "--alpha norm2": fewer iterations)
 #   BENCH_FP_THREADS   thread counts for the fixed-point rows (default "1 2"); the speed-up
 #                      is relative to the first
 #   BENCH_REPEAT       runs of each command, the fastest counts (default 1: training runs are
@@ -58,6 +62,8 @@ MB=${BENCH_CACHE_MB:-200}
 THREADS=${BENCH_THREADS-1}
 FP_DATASET=${BENCH_FP_DATASET:-a9a}
 FP_THREADS=${BENCH_FP_THREADS:-1 2}
+FP_ROWS=${BENCH_FP_ROWS:-5000}
+read -r -a FP_OPTS <<<"${BENCH_FP_OPTS---alpha norm2}"
 REPEAT=${BENCH_REPEAT:-1}
 TIMEOUT=${BENCH_TIMEOUT:-600}
 read -r -a KOPTS <<<"${BENCH_KMTK_OPTS:-}"
@@ -294,8 +300,13 @@ done
 # kmtk's fixed-point solver with 1, 2, ... threads on one dataset.
 if [ -n "$FP_DATASET" ]; then
     d=$FP_DATASET tr=${TRAIN[$FP_DATASET]}
+    what="$d"
+    if [ "$FP_ROWS" -gt 0 ]; then
+        head -n "$FP_ROWS" "$tr" >"$work/$d.head$FP_ROWS"
+        tr=$work/$d.head$FP_ROWS what="$d, first $FP_ROWS rows"
+    fi
     echo
-    echo "kmtk fixed-point solver (\`train -s l1svm -t rbf -a fixedpoint -n N\`, same C, gamma, -m) on $d:"
+    echo "kmtk fixed-point solver (\`train -s l1svm -t rbf -a fixedpoint ${FP_OPTS[*]} -n N\`, same C, gamma, -m) on $what:"
     echo
     echo "| data | threads | kmtk s | kmtk MB | objective | nonzero | speed-up |"
     echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -309,7 +320,7 @@ if [ -n "$FP_DATASET" ]; then
             fsec=$fna
         else
             say "$d: kmtk train -a fixedpoint -n $n"
-            timed "$work/$d-fp$n" "$BIN/train" "${kernel_opts[@]}" -a fixedpoint -n "$n" "${KOPTS[@]}" "$tr" "$work/$d-fp$n.model"
+            timed "$work/$d-fp$n" "$BIN/train" "${kernel_opts[@]}" -a fixedpoint "${FP_OPTS[@]}" -n "$n" "${KOPTS[@]}" "$tr" "$work/$d-fp$n.model"
             fsec=$SEC fmb=$RSS
             if [ "$TIMEDOUT" = 1 ]; then
                 fsec=">$TIMEOUT" timeout_note=1
