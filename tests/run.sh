@@ -26,12 +26,14 @@ count() {  # count ok/FAIL lines of one test program's output
 for t in "$bin"/tests/test_*; do
     [ -x "$t" ] || continue
     "$t" >"$log" 2>&1
-    count "$(basename "$t")" $?
+    st=$?
+    count "$(basename "$t")" "$st"
 done
 for t in "$here"/cli/*.sh; do
     [ -f "$t" ] || continue
     BIN="$bin" bash "$t" >"$log" 2>&1
-    count "cli/$(basename "$t")" $?
+    st=$?
+    count "cli/$(basename "$t")" "$st"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
