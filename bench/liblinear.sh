@@ -53,16 +53,7 @@ LLTRAIN=${LIBLINEAR_TRAIN:-liblinear-train}
 LLPREDICT=${LIBLINEAR_PREDICT:-liblinear-predict}
 TIME=/usr/bin/time
 
-# Prints a message to stderr and exits with status 2 (something needed is missing).
-die() {
-    echo "bench/liblinear.sh: $*" >&2
-    exit 2
-}
-
-# Prints a progress line to stderr.
-say() {
-    echo "bench: $*" >&2
-}
+. "$here/lib.bash"
 
 for t in "$BIN/train" "$BIN/predict" "$BIN/bench/liblinear_objective" "$BIN/datasets/gen_sparse"; do
     [ -x "$t" ] || die "$t not found: run make first (or set BENCH_BIN)"
@@ -71,20 +62,7 @@ for t in "$LLTRAIN" "$LLPREDICT"; do
     command -v "$t" >/dev/null || die "$t not found: apt-get install liblinear-tools"
 done
 [ -x "$TIME" ] || die "$TIME not found: apt-get install time"
-[ -d "$DATA_DIR" ] && DATA_DIR=$(cd "$DATA_DIR" && pwd)
-mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
-work=$(mktemp -d "${TMPDIR:-/tmp}/kmtk-bench-run.XXXXXX") || die "mktemp failed"
-trap 'rm -rf "$work"' EXIT
-
-# Decompresses DATA_DIR/$1.gz into the cache (once; again when the .gz is newer); prints the path.
-plain() {
-    local gz=$DATA_DIR/$1.gz out=$CACHE/$1
-    if [ ! -s "$out" ] || [ "$gz" -nt "$out" ]; then
-        say "decompressing $gz"
-        gunzip -c "$gz" >"$out.tmp.$$" && mv "$out.tmp.$$" "$out" || die "cannot decompress $gz"
-    fi
-    echo "$out"
-}
+bench_dirs
 
 # Makes the synthetic train/test pair ($1 = synth or synth-reg) in the cache once; prints both paths.
 synth() {
@@ -104,11 +82,6 @@ synth() {
             --split-seed 2 >"$te.tmp.$$" && mv "$te.tmp.$$" "$te" || die "gen_sparse failed"
     fi
     echo "$tr $te"
-}
-
-# Succeeds when every label (first field) of file $1 is +1 or -1.
-is_binary() {
-    awk 'NF == 0 || /^#/ { next } { v = $1 + 0; if (v != 1 && v != -1) { bad = 1; exit } } END { exit bad }' "$1"
 }
 
 # Runs a command under /usr/bin/time; stdout/stderr to $1.out/$1.err; sets SEC (wall), MB (peak

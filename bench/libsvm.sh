@@ -73,16 +73,7 @@ SVMPREDICT=${SVM_PREDICT:-svm-predict}
 TIME=/usr/bin/time
 [ "$FP_DATASET" = none ] && FP_DATASET=
 
-# Prints a message to stderr and exits with status 2 (something needed is missing).
-die() {
-    echo "bench/libsvm.sh: $*" >&2
-    exit 2
-}
-
-# Prints a progress line to stderr.
-say() {
-    echo "bench: $*" >&2
-}
+. "$here/lib.bash"
 
 for t in "$BIN/train" "$BIN/predict"; do
     [ -x "$t" ] || die "$t not found: run make first (or set BENCH_BIN)"
@@ -97,20 +88,7 @@ for v in "$C" "$GAMMA" "$MB" "$REPEAT" "$TIMEOUT"; do
 done
 [[ $THREADS =~ ^[0-9]*$ ]] || die "BENCH_THREADS: not a count: '$THREADS'"
 for n in $FP_THREADS; do [[ $n =~ ^[1-9][0-9]*$ ]] || die "BENCH_FP_THREADS: not a count: '$n'"; done
-[ -d "$DATA_DIR" ] && DATA_DIR=$(cd "$DATA_DIR" && pwd)
-mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
-work=$(mktemp -d "${TMPDIR:-/tmp}/kmtk-bench-run.XXXXXX") || die "mktemp failed"
-trap 'rm -rf "$work"' EXIT
-
-# Decompresses DATA_DIR/$1.gz into the cache (once; again when the .gz is newer); prints the path.
-plain() {
-    local gz=$DATA_DIR/$1.gz out=$CACHE/$1
-    if [ ! -s "$out" ] || [ "$gz" -nt "$out" ]; then
-        say "decompressing $gz"
-        gunzip -c "$gz" >"$out.tmp.$$" && mv "$out.tmp.$$" "$out" || die "cannot decompress $gz"
-    fi
-    echo "$out"
-}
+bench_dirs
 
 # Splits plain file $1 into $1.split5.train (lines not divisible by 5) and $1.split5.test (lines
 # 5, 10, ...) in the cache, once; prints both paths.
@@ -122,11 +100,6 @@ split5() {
             && mv "$tr.tmp.$$" "$tr" && mv "$te.tmp.$$" "$te" || die "cannot split $1"
     fi
     echo "$tr $te"
-}
-
-# Succeeds when every label (first field) of file $1 is +1 or -1.
-is_binary() {
-    awk 'NF == 0 || /^#/ { next } { v = $1 + 0; if (v != 1 && v != -1) { bad = 1; exit } } END { exit bad }' "$1"
 }
 
 # Prints the number of data lines of file $1.
