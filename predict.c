@@ -35,18 +35,8 @@ typedef struct block {
 static int add_row(block *b, const km_row *row)
 {
     km_problem *P = &b->P;
-    if (P->nnz + row->nnz > b->cap) {
-        int64_t nc = 2 * (P->nnz + row->nnz) + 1024;
-        int32_t *ix = realloc(P->index, (size_t)nc * sizeof *ix);
-        if (ix)
-            P->index = ix;
-        double *vx = realloc(P->value, (size_t)nc * sizeof *vx);
-        if (vx)
-            P->value = vx;
-        if (!ix || !vx)
-            return -1;
-        b->cap = nc;
-    }
+    if (km_problem_reserve(P, &b->cap, P->nnz + row->nnz))
+        return -1;
     memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *row->index);
     memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *row->value);
     P->nnz += row->nnz;

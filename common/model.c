@@ -207,22 +207,6 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out)
     return 0;
 }
 
-/* Grows a[] (elem bytes each) to hold need entries; 0 or -1. */
-static int grow(void **a, int64_t *cap, int64_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    int64_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *t = realloc(*a, (size_t)nc * elem);
-    if (!t)
-        return -1;
-    *a = t;
-    *cap = nc;
-    return 0;
-}
-
 /* Reads nr_sv lines "coef_1 .. coef_nr_w idx:val ..." after "sv" and makes m a kernel
  * model with them. */
 static int read_svs(mreader *r, km_model *m, const km_kernel *k, int64_t nr_sv)
@@ -267,14 +251,9 @@ static int read_svs(mreader *r, km_model *m, const km_kernel *k, int64_t nr_sv)
                 rc = bad(r, "expected a finite feature value");
                 break;
             }
-            if (S->nnz == cap) {
-                int64_t icap = cap, vcap = cap;
-                if (grow((void **)&S->index, &icap, cap + 1, sizeof *S->index) ||
-                    grow((void **)&S->value, &vcap, cap + 1, sizeof *S->value)) {
-                    rc = km_error_nomem(r->err, "support vectors");
-                    break;
-                }
-                cap = icap < vcap ? icap : vcap;
+            if (km_problem_reserve(S, &cap, S->nnz + 1)) {
+                rc = km_error_nomem(r->err, "support vectors");
+                break;
             }
             S->index[S->nnz] = (int32_t)(idx - 1);
             S->value[S->nnz] = v;
@@ -508,17 +487,8 @@ static int copy_block(const km_problem *X, const int64_t *rows, int64_t a0, int6
         int64_t i = rows ? rows[a0 + a] : a0 + a;
         need += X->row_ptr[i + 1] - X->row_ptr[i];
     }
-    if (need > *cap) {
-        int32_t *ix = realloc(B->index, (size_t)need * sizeof *ix);
-        if (ix)
-            B->index = ix;
-        double *vx = realloc(B->value, (size_t)need * sizeof *vx);
-        if (vx)
-            B->value = vx;
-        if (!ix || !vx)
-            return km_error_nomem(err, "prediction block");
-        *cap = need;
-    }
+    if (km_problem_reserve(B, cap, need))
+        return km_error_nomem(err, "prediction block");
     int64_t k = 0;
     B->row_ptr[0] = 0;
     for (int64_t a = 0; a < nb; a++) {

@@ -20,6 +20,10 @@ typedef struct km_problem {
     int64_t *qid;       /* l task ids, or NULL when no line had qid: */
 } km_problem;
 
+/* Grows P's index and value arrays (capacity *cap entries) to hold at least need entries,
+ * geometrically; 0, or -1 when out of memory (P unchanged but for a partial growth). */
+int km_problem_reserve(km_problem *P, int64_t *cap, int64_t need);
+
 /* Frees everything a problem owns, including the struct; NULL is fine. */
 void km_problem_free(km_problem *p);
 
