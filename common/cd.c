@@ -38,10 +38,15 @@ km_cd_param km_cd_param_default(void)
     return p;
 }
 
-/* What the skeleton needs from a kernel: z_i = k_i'c, and c_i += h reflected in that state. */
+/* What the skeleton needs from a kernel: z_i = k_i'c, and c_i += h reflected in that state.
+ * Optional (NULL: not needed): shrunk, told the active set act[0..na) after a sweep that
+ * shrank it (z_i then needs to stay exact only for those i); unshrink, to make z exact for
+ * every i again (all coefficients come back, and at the end). */
 typedef struct cd_ops {
     double (*dot)(void *ctx, int64_t i);
     int (*update)(void *ctx, int64_t i, double h, km_error *err);
+    int (*shrunk)(void *ctx, const int64_t *act, int64_t na, const double *c, km_error *err);
+    int (*unshrink)(void *ctx, const double *c, km_error *err);
 } cd_ops;
 
 /*
@@ -132,12 +137,20 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
                 if (alpha[i] > 0)
                     act[na++] = i;
             max_h_old = INFINITY;
+            if (ops->unshrink && ops->unshrink(ctx, c, err)) {
+                free(act);
+                return err->code;
+            }
             continue;
+        }
+        if (ops->shrunk && na < na_start && ops->shrunk(ctx, act, na, c, err)) {
+            free(act);
+            return err->code;
         }
         max_h_old = par->shrinking ? max_h : INFINITY;
     }
     free(act);
-    return KM_OK;
+    return ops->unshrink ? ops->unshrink(ctx, c, err) : KM_OK;
 }
 
 /* ---- the linear kernel (Algorithm 2): z_i = x_i'w, update w += h x_i ---- */
@@ -203,7 +216,7 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
                  const km_cd_param *par, double *w, double *c, km_cd_result *res,
                  km_error *err)
 {
-    static const cd_ops ops = {linear_dot, linear_update};
+    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL};
     int64_t m = d->rows ? d->m : d->P->l;
     double bias = d->bias >= 0 ? d->bias : 0;
     linear_ctx x = {d->P, d->rows, w, d->P->n, bias};
@@ -259,46 +272,152 @@ double km_linear_objective(const km_linear_data *d, const double *y, const doubl
 
 /* ---- general kernels (Algorithm 1): z = Kc kept up to date, update z += h k_i ---- */
 
+/* When shrinking has cut the active set to this fraction of the columns the kernel rows
+ * cover, the rows are restricted to the active set (shorter rows: cheaper to compute, and
+ * more of them fit the cache). */
+#ifndef KM_CD_RESTRICT
+#define KM_CD_RESTRICT 0.9
+#endif
+
+/*
+ * z = Kc. While the rows are restricted to the columns cols[0..ncols) (a superset of the
+ * active set), only their z is kept up to date, in zc (zc[t] = z of cols[t]; pos[i] = t);
+ * z and c as they were when the restriction began (z then exact everywhere) are kept in z0
+ * and c0, so z of the other coefficients is z0 + K (c - c0) when they come back. Without a
+ * restriction zc == z and pos is the identity.
+ */
 typedef struct kernel_ctx {
     km_kmatrix *K;
     double *z;
     int64_t m;
+    double *zc, *zbuf, *z0, *c0;
+    int64_t *pos, *cols, ncols;
 } kernel_ctx;
 
 static double kernel_dot(void *ctx, int64_t i)
 {
-    return ((const kernel_ctx *)ctx)->z[i];
+    const kernel_ctx *x = ctx;
+    return x->zc[x->pos[i]];
 }
 
-/* A column update costs one kernel row (thesis 2.3.1). */
+/* A column update costs one kernel row (thesis 2.3.1), over the restricted columns. */
 static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
 {
     kernel_ctx *x = ctx;
     const double *row = km_kmatrix_row(x->K, i, err);
     if (!row)
         return err->code;
-    double *z = x->z;   /* z += h k_i: a plain loop, so no BLAS threads spin meanwhile */
-    for (int64_t j = 0; j < x->m; j++)
-        z[j] += h * row[j];
+    double *z = x->zc;   /* z += h k_i: a plain loop, so no BLAS threads spin meanwhile */
+    for (int64_t t = 0, n = x->ncols; t < n; t++)
+        z[t] += h * row[t];
     return KM_OK;
+}
+
+/* The active set shrank to act[0..na): restrict the rows (and zc) to it once it is at most
+ * KM_CD_RESTRICT of the current columns. */
+static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const double *c,
+                         km_error *err)
+{
+    kernel_ctx *x = ctx;
+    if ((double)na > KM_CD_RESTRICT * (double)x->ncols)
+        return KM_OK;
+    int64_t m = x->m, *cols = x->cols, nc = 0;
+    for (int64_t t = 0; t < na; t++)   /* mark the active set (pos < -1), in order below */
+        x->pos[act[t]] = -2 - x->pos[act[t]];
+    if (x->zc == x->z) {   /* the first restriction: z is exact everywhere, keep it */
+        memcpy(x->z0, x->z, (size_t)m * sizeof *x->z0);
+        memcpy(x->c0, c, (size_t)m * sizeof *x->c0);
+    }
+    for (int64_t i = 0; i < m; i++) {   /* new columns and zc, in place: nc <= old place */
+        int64_t p = x->pos[i];
+        if (p < -1) {
+            p = -2 - p;
+            x->zbuf[nc] = x->zc[p];
+            cols[nc] = i;
+            x->pos[i] = nc++;
+        } else {
+            x->pos[i] = -1;
+        }
+    }
+    x->zc = x->zbuf;
+    x->ncols = nc;
+    return km_kmatrix_restrict(x->K, cols, nc, err);
+}
+
+/* All coefficients come back: z of the restricted columns from zc, of the others from
+ * z0 + K (c - c0) (the changed coefficients in increasing order), and whole rows again. */
+static int kernel_unshrink(void *ctx, const double *c, km_error *err)
+{
+    kernel_ctx *x = ctx;
+    if (x->zc == x->z)
+        return KM_OK;
+    int64_t m = x->m, nout = 0, nch = 0;
+    int64_t *out = x->cols + x->ncols, *ch = malloc((size_t)m * sizeof *ch);
+    double *dc = malloc((size_t)m * sizeof *dc);
+    if (!ch || !dc) {
+        free(ch);
+        free(dc);
+        return km_error_nomem(err, "coordinate descent");
+    }
+    for (int64_t t = 0; t < x->ncols; t++)
+        x->z[x->cols[t]] = x->zc[t];
+    for (int64_t i = 0; i < m; i++) {
+        if (c[i] != x->c0[i]) {
+            ch[nch] = i;
+            dc[nch++] = c[i] - x->c0[i];
+        }
+        if (x->pos[i] < 0) {
+            out[nout] = i;
+            x->zbuf[nout++] = x->z0[i];
+        }
+    }
+    int rc = km_kmatrix_addmul(x->K, ch, dc, nch, out, nout, x->zbuf, err);
+    for (int64_t t = 0; t < nout; t++)
+        x->z[out[t]] = x->zbuf[t];
+    free(ch);
+    free(dc);
+    if (rc)
+        return rc;
+    for (int64_t i = 0; i < m; i++)
+        x->pos[i] = i;
+    x->zc = x->z;
+    x->ncols = m;
+    return km_kmatrix_restrict(x->K, NULL, 0, err);
 }
 
 int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
-    static const cd_ops ops = {kernel_dot, kernel_update};
+    static const cd_ops ops = {kernel_dot, kernel_update, kernel_shrunk, kernel_unshrink};
     int64_t m = km_kmatrix_size(K);
-    double *alpha = malloc((size_t)(m > 0 ? m : 1) * sizeof *alpha);
-    if (!alpha)
-        return km_error_nomem(err, "coordinate descent");
+    size_t len = (size_t)(m > 0 ? m : 1);
+    kernel_ctx x = {K, z, m, z, malloc(len * sizeof(double)), malloc(len * sizeof(double)),
+                    malloc(len * sizeof(double)), malloc(len * sizeof(int64_t)),
+                    malloc(len * sizeof(int64_t)), m};
+    double *alpha = malloc(len * sizeof *alpha);
+    int rc = KM_OK;
+    if (!alpha || !x.zbuf || !x.z0 || !x.c0 || !x.pos || !x.cols) {
+        rc = km_error_nomem(err, "coordinate descent");
+        goto done;
+    }
+    if (km_kmatrix_ncols(K) != m && (rc = km_kmatrix_restrict(K, NULL, 0, err)))
+        goto done;
     for (int64_t i = 0; i < m; i++) {
         double kii = km_kmatrix_diag(K, i);
         alpha[i] = kii > 0 ? 1 / kii : 0;
         z[i] = 0;
+        x.pos[i] = i;
     }
-    kernel_ctx x = {K, z, m};
-    int rc = cd_run(&ops, &x, m, alpha, y, C, par, c, res, err);
+    rc = cd_run(&ops, &x, m, alpha, y, C, par, c, res, err);
+    if (rc && x.zc != z)
+        km_kmatrix_restrict(K, NULL, 0, err);   /* leave K whole */
+done:
     free(alpha);
+    free(x.zbuf);
+    free(x.z0);
+    free(x.c0);
+    free(x.pos);
+    free(x.cols);
     return rc;
 }
 

@@ -110,7 +110,12 @@ struct km_kmatrix {
     int64_t *where;         /* slot of row i, or -1 */
     double *work;           /* threads zero scatter vectors of work_len, when needed */
     int64_t work_len;
-    int64_t served, computed;
+    size_t cache_bytes;
+    int64_t *cols;          /* the columns rows are restricted to (increasing), or NULL: all */
+    int64_t ncols;          /* their number (m when all) */
+    km_kdata *Xc;           /* the rows of X listed in cols, for the column path */
+    double *gather;         /* ncols values: a restricted row of the precomputed matrix */
+    int64_t served, computed, values;
 };
 
 /* Vectorise a function for AVX2 too, picked at load time where the CPU has it. */
@@ -887,10 +892,14 @@ int km_kernel_block(const km_kernel *k, const km_kdata *A, const int64_t *ia, in
 
 /* ---- the kernel matrix ---- */
 
-/* Row i of K into out by the exact path: the one way every entry of K is computed. */
+/* Row i of K over the current columns into out by the exact path (through the columns of
+ * X or of the restricted row set Xc): the one way every entry of K is computed. */
 static void kmatrix_compute_row(km_kmatrix *K, int64_t i, double *out)
 {
-    row_exact_par(&K->k, K->X, i, K->X, NULL, K->m, out, K->work, pick_threads(K->threads, K->m));
+    const km_kdata *B = K->Xc ? K->Xc : K->X;
+    row_exact_par(&K->k, K->X, i, B, NULL, K->ncols, out, K->work,
+                  pick_threads(K->threads, K->ncols));
+    K->values += K->ncols;
 }
 
 /* All of K at creation: entries j >= i of each row by the exact path (rows over threads),
@@ -915,6 +924,16 @@ static void kmatrix_fill(km_kmatrix *K)
                         K->full[i * m + j] = K->full[j * m + i];
     }
     K->computed = m;
+    K->values = m * (m + 1) / 2;
+}
+
+/* Rows of the current length the cache holds: cache_bytes / row bytes, at least
+ * KM_CACHE_MIN_ROWS, at most m. */
+static int64_t cache_slots(const km_kmatrix *K)
+{
+    size_t slots = K->cache_bytes / ((size_t)(K->ncols > 0 ? K->ncols : 1) * sizeof(double));
+    return slots < KM_CACHE_MIN_ROWS ? KM_CACHE_MIN_ROWS
+           : slots > (size_t)K->m ? K->m : (int64_t)slots;
 }
 
 km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes,
@@ -933,6 +952,8 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
     K->m = m;
     K->threads = threads < 1 ? 1 : threads;
     K->head = K->tail = -1;
+    K->ncols = m;
+    K->cache_bytes = cache_bytes;
     if (!(K->diag = alloc_n(m, sizeof *K->diag, 0)))
         goto nomem;
     K->work_len = needs_scatter(k, X, NULL) ? scatter_len(X, X) : 0;
@@ -954,13 +975,12 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
             return K;
         }
     }
-    size_t slots = cache_bytes / row_bytes;
-    K->nslots = slots < KM_CACHE_MIN_ROWS ? KM_CACHE_MIN_ROWS
-                : slots > (size_t)m ? m : (int64_t)slots;
-    K->slot = alloc_n(K->nslots, sizeof *K->slot, 1);
-    K->slot_row = alloc_n(K->nslots, sizeof *K->slot_row, 0);
-    K->prev = alloc_n(K->nslots, sizeof *K->prev, 0);
-    K->next = alloc_n(K->nslots, sizeof *K->next, 0);
+    K->nslots = cache_slots(K);
+    int64_t cap = m > KM_CACHE_MIN_ROWS ? m : KM_CACHE_MIN_ROWS;   /* slots for shorter rows */
+    K->slot = alloc_n(cap, sizeof *K->slot, 1);
+    K->slot_row = alloc_n(cap, sizeof *K->slot_row, 0);
+    K->prev = alloc_n(cap, sizeof *K->prev, 0);
+    K->next = alloc_n(cap, sizeof *K->next, 0);
     K->where = alloc_n(m, sizeof *K->where, 0);
     if (!K->slot || !K->slot_row || !K->prev || !K->next || !K->where)
         goto nomem;
@@ -987,6 +1007,9 @@ void km_kmatrix_free(km_kmatrix *K)
     free(K->full);
     free(K->diag);
     free(K->work);
+    free(K->cols);
+    km_kdata_free(K->Xc);
+    free(K->gather);
     free(K);
 }
 
@@ -1034,7 +1057,12 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
     }
     if (K->full) {
         K->served++;
-        return K->full + i * K->m;
+        const double *row = K->full + i * K->m;
+        if (!K->cols)
+            return row;
+        for (int64_t t = 0; t < K->ncols; t++)
+            K->gather[t] = row[K->cols[t]];
+        return K->gather;
     }
     int64_t s = K->where[i];
     if (s >= 0) {   /* hit */
@@ -1046,7 +1074,7 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
         return K->slot[s];
     }
     if (K->used < K->nslots) {   /* a fresh slot; if memory runs out, evict instead */
-        if ((K->slot[K->used] = alloc_n(K->m, sizeof(double), 0)))
+        if ((K->slot[K->used] = alloc_n(K->ncols, sizeof(double), 0)))
             s = K->used++;
         else if (K->used >= KM_CACHE_MIN_ROWS)
             K->nslots = K->used;
@@ -1058,7 +1086,8 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
     if (s < 0) {   /* evict the least recently used row */
         s = K->tail;
         lru_unlink(K, s);
-        K->where[K->slot_row[s]] = -1;
+        if (K->slot_row[s] >= 0)
+            K->where[K->slot_row[s]] = -1;
     }
     kmatrix_compute_row(K, i, K->slot[s]);
     K->computed++;
@@ -1144,7 +1173,8 @@ int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km
     for (int64_t j = 0; j < m; j++) {   /* columns c_j != 0, with a row of K in memory or not */
         if (c[j] == 0)
             continue;
-        const double *row = K->full ? K->full + j * m : K->where[j] >= 0 ? K->slot[K->where[j]] : NULL;
+        const double *row = K->full ? K->full + j * m
+                            : !K->cols && K->where[j] >= 0 ? K->slot[K->where[j]] : NULL;
         if (row) {
             rows[nin] = row;
             cin[nin++] = c[j];
@@ -1173,4 +1203,176 @@ void km_kmatrix_stats(const km_kmatrix *K, int64_t *served, int64_t *computed)
         *served = K->served;
     if (computed)
         *computed = K->computed;
+}
+
+int64_t km_kmatrix_values(const km_kmatrix *K)
+{
+    return K->values;
+}
+
+int64_t km_kmatrix_ncols(const km_kmatrix *K)
+{
+    return K->ncols;
+}
+
+/* Puts slot s at the back (least recently used) of the LRU list. */
+static void lru_push_back(km_kmatrix *K, int64_t s)
+{
+    K->next[s] = -1;
+    K->prev[s] = K->tail;
+    if (K->tail >= 0)
+        K->next[K->tail] = s;
+    K->tail = s;
+    if (K->head < 0)
+        K->head = s;
+}
+
+/* Back to whole rows: the cached (shorter) rows are dropped. */
+static void kmatrix_unrestrict(km_kmatrix *K)
+{
+    free(K->cols);
+    K->cols = NULL;
+    K->ncols = K->m;
+    km_kdata_free(K->Xc);
+    K->Xc = NULL;
+    free(K->gather);
+    K->gather = NULL;
+    if (K->full)
+        return;
+    for (int64_t s = 0; s < K->used; s++) {
+        if (K->slot_row[s] >= 0)
+            K->where[K->slot_row[s]] = -1;
+        free(K->slot[s]);
+        K->slot[s] = NULL;
+    }
+    K->used = 0;
+    K->head = K->tail = -1;
+    K->nslots = cache_slots(K);
+}
+
+int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_error *err)
+{
+    if (!cols) {
+        kmatrix_unrestrict(K);
+        return KM_OK;
+    }
+    /* where each new column sits among the current ones (both increasing) */
+    int64_t *map = alloc_n(ncols, sizeof *map, 0), *prow = alloc_n(ncols, sizeof *prow, 0);
+    int64_t *keep = alloc_n(ncols, sizeof *keep, 0);
+    double *gather = K->full ? alloc_n(ncols, sizeof *gather, 0) : NULL;
+    km_kdata *Xc = NULL;
+    int rc = KM_OK;
+    if (!map || !prow || !keep || (K->full && !gather)) {
+        rc = km_error_nomem(err, "kernel matrix columns");
+        goto done;
+    }
+    for (int64_t t = 0, p = 0; t < ncols; t++) {
+        if (cols[t] < 0 || cols[t] >= K->m || (t > 0 && cols[t] <= cols[t - 1])) {
+            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: columns must increase within "
+                              "0..%lld", (long long)K->m - 1);
+            goto done;
+        }
+        while (p < K->ncols && (K->cols ? K->cols[p] : p) < cols[t])
+            p++;
+        if (p == K->ncols || (K->cols ? K->cols[p] : p) != cols[t]) {
+            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: column %lld is not among the "
+                              "current columns", (long long)cols[t]);
+            goto done;
+        }
+        map[t] = p;
+        keep[t] = cols[t];
+        prow[t] = K->X->row[cols[t]];
+    }
+    if (!K->full && !(Xc = km_kdata_new(K->X->P, prow, ncols, err))) {
+        rc = err->code;
+        goto done;
+    }
+    if (!K->full) {   /* cut the cached rows down; rows of dropped columns go to the back */
+        for (int64_t s = 0; s < K->used; s++) {
+            double *row = K->slot[s];
+            for (int64_t t = 0; t < ncols; t++)   /* map[t] >= t: in place, in order */
+                row[t] = row[map[t]];
+            double *shorter = realloc(row, (size_t)(ncols > 0 ? ncols : 1) * sizeof *row);
+            K->slot[s] = shorter ? shorter : row;
+            int64_t r = K->slot_row[s], lo = 0, hi = ncols;
+            while (r >= 0 && lo < hi) {   /* is row r among the new columns? */
+                int64_t mid = lo + (hi - lo) / 2;
+                if (cols[mid] < r)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (r >= 0 && (lo == ncols || cols[lo] != r)) {
+                K->where[r] = -1;
+                K->slot_row[s] = -1;
+                lru_unlink(K, s);
+                lru_push_back(K, s);
+            }
+        }
+    }
+    free(K->cols);
+    km_kdata_free(K->Xc);
+    free(K->gather);
+    K->cols = keep;
+    K->ncols = ncols;
+    K->Xc = Xc;
+    K->gather = gather;
+    keep = NULL;
+    gather = NULL;
+    if (!K->full) {
+        int64_t slots = cache_slots(K);
+        K->nslots = slots > K->used ? slots : K->used;
+    }
+done:
+    free(map);
+    free(prow);
+    free(keep);
+    free(gather);
+    return rc;
+}
+
+int km_kmatrix_addmul(km_kmatrix *K, const int64_t *rows, const double *coef, int64_t nr,
+                      const int64_t *cols, int64_t ncols, double *out, km_error *err)
+{
+    const km_kdata *X = K->X;
+    km_kdata *B = NULL;
+    int64_t *prow = cols ? alloc_n(ncols, sizeof *prow, 0) : NULL;
+    double *buf = alloc_n(cols ? ncols : K->m, sizeof *buf, 0);
+    int rc = KM_OK;
+    if (!cols)
+        ncols = K->m;
+    if ((cols && !prow) || !buf) {
+        rc = km_error_nomem(err, "kernel rows");
+        goto done;
+    }
+    for (int64_t t = 0; cols && t < ncols; t++) {
+        if (cols[t] < 0 || cols[t] >= K->m) {
+            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: column %lld out of range",
+                              (long long)cols[t]);
+            goto done;
+        }
+        prow[t] = X->row[cols[t]];
+    }
+    if (cols && !(B = km_kdata_new(X->P, prow, ncols, err))) {
+        rc = err->code;
+        goto done;
+    }
+    for (int64_t r = 0; r < nr; r++) {
+        if (rows[r] < 0 || rows[r] >= K->m) {
+            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: row %lld out of range",
+                              (long long)rows[r]);
+            goto done;
+        }
+        if (coef[r] == 0 || ncols == 0)
+            continue;
+        row_exact_par(&K->k, X, rows[r], B ? B : X, NULL, ncols, buf, K->work,
+                      pick_threads(K->threads, ncols));
+        K->values += ncols;
+        axpy(coef[r], buf, out, ncols);
+    }
+done:
+    km_kdata_free(B);
+    free(prow);
+    free(buf);
+    return rc;
 }

@@ -82,14 +82,37 @@ int64_t km_kmatrix_size(const km_kmatrix *K);
 /* k_ii. */
 double km_kmatrix_diag(const km_kmatrix *K, int64_t i);
 
-/* Row i of K (m values). The pointer stays valid until the next call on K; NULL with err
- * set on failure (out of memory). */
+/* Row i of K over the current columns (all m, unless restricted below). The pointer stays
+ * valid until the next call on K; NULL with err set on failure (out of memory). */
 const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err);
+
+/*
+ * Restricts the rows km_kmatrix_row returns to the columns cols[0..ncols) (increasing, a
+ * subset of the current columns), or brings back all m columns (cols NULL). Restricted rows
+ * are computed on the columns alone, as fast per value as whole rows, and the cache holds
+ * cache_bytes / (8 ncols) of them; rows already cached are cut down, not recomputed.
+ * Bringing back all columns empties the cache. The values are those of whole rows, bit for
+ * bit.
+ */
+int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_error *err);
+
+/* The number of columns of the rows km_kmatrix_row returns. */
+int64_t km_kmatrix_ncols(const km_kmatrix *K);
+
+/* out[t] += coef[r] K(rows[r], cols[t]) for t < ncols (cols NULL: all m columns), for
+ * r = 0, 1, ..., nr - 1 in turn: a fixed order, so the same bits whatever the cache. The
+ * values are computed afresh (the cache is neither read nor changed). */
+int km_kmatrix_addmul(km_kmatrix *K, const int64_t *rows, const double *coef, int64_t nr,
+                      const int64_t *cols, int64_t ncols, double *out, km_error *err);
 
 /* z = K c, using only the columns with c_j != 0, split over threads. */
 int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km_error *err);
 
 /* Cache statistics since creation: rows served, rows computed. */
 void km_kmatrix_stats(const km_kmatrix *K, int64_t *served, int64_t *computed);
+
+/* Kernel values computed since creation (rows of any length, km_kmatrix_addmul, the whole
+ * matrix counted as its upper triangle); matvec blocks are not counted. */
+int64_t km_kmatrix_values(const km_kmatrix *K);
 
 #endif

@@ -1,6 +1,6 @@
 /* test_kernel.c - kernels against their formulas, blocks (dgemm and sparse, index lists,
  * threads) against km_kernel_eval, the kernel matrix (PSD, unit diagonal, bit-identical rows
- * for every cache size, LRU order, matvec), names and parameter checks. */
+ * for every cache size, LRU order, matvec, rows restricted to columns), names and parameter checks. */
 #include <lapacke.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,6 +616,91 @@ static void test_matvec(void)
         }
 }
 
+/* Rows restricted to columns (twice, nested, then whole again): the bits of whole rows for a
+ * small cache and the precomputed K, cached rows cut down without recomputing, a column
+ * outside the current ones refused; km_kmatrix_addmul adds rows in order. */
+static void test_restrict(void)
+{
+    km_error err;
+    for (int v = 0; v < 2; v++) {   /* frequent columns dense, or all dense */
+        km_problem *P = v ? mixed_problem(300, 200, 4, 0.7, 0.1, 83)
+                          : mixed_problem(300, 400, 8, 0.5, 0.05, 84);
+        int64_t m = P->l;
+        km_kdata *X = km_kdata_new(P, NULL, m, &err);
+        km_kernel k = kernel_of(KM_KERNEL_RBF, 0.05);
+        km_kmatrix *Kref = km_kmatrix_new(&k, X, 0, 1, &err);
+        km_kmatrix *Ks = km_kmatrix_new(&k, X, 12 * (size_t)m * sizeof(double), 2, &err);
+        km_kmatrix *Kf = km_kmatrix_new(&k, X, (size_t)m * (size_t)m * sizeof(double), 1, &err);
+        int64_t *c1 = malloc((size_t)m * sizeof *c1), *c2 = malloc((size_t)m * sizeof *c2);
+        double *ref = malloc((size_t)m * sizeof *ref);
+        int64_t n1 = 0, n2 = 0;
+        for (int64_t j = 0; j < m; j++)
+            if (j % 3 != 1)
+                c1[n1++] = j;
+        for (int64_t t = 0; t < n1; t++)
+            if (c1[t] % 5 != 2)
+                c2[n2++] = c1[t];
+        int same = 1, cut = 1;
+        for (int64_t i = 0; i < 12; i++)   /* fill the small cache with whole rows */
+            km_kmatrix_row(Ks, c2[i], &err);
+        for (int stage = 0; stage < 3; stage++) {
+            const int64_t *cols = stage == 0 ? c1 : stage == 1 ? c2 : NULL;
+            int64_t nc = stage == 0 ? n1 : stage == 1 ? n2 : m;
+            km_kmatrix_row(Ks, c2[5], &err);   /* cached when the columns change */
+            same &= km_kmatrix_restrict(Ks, cols, nc, &err) == KM_OK &&
+                    km_kmatrix_restrict(Kf, cols, nc, &err) == KM_OK &&
+                    km_kmatrix_ncols(Ks) == nc && km_kmatrix_ncols(Kf) == nc;
+            int64_t served, before, after;
+            km_kmatrix_stats(Ks, &served, &before);
+            const double *r0 = km_kmatrix_row(Ks, c2[5], &err);   /* cached before */
+            km_kmatrix_stats(Ks, &served, &after);
+            if (stage < 2)
+                cut &= after == before;
+            for (int64_t q = 0; q < 40 && r0; q++) {
+                int64_t i = q == 0 ? c2[5] : c2[(q * 37) % n2];
+                memcpy(ref, km_kmatrix_row(Kref, i, &err), (size_t)m * sizeof *ref);
+                const double *rs = km_kmatrix_row(Ks, i, &err);
+                for (int64_t t = 0; rs && t < nc; t++)
+                    same &= rs[t] == ref[cols ? cols[t] : t];
+                const double *rf = km_kmatrix_row(Kf, i, &err);
+                for (int64_t t = 0; rf && t < nc; t++)
+                    same &= rf[t] == ref[cols ? cols[t] : t];
+                same &= rs && rf;
+            }
+        }
+        CHECK(same && cut, "%s: rows restricted to 2/3, then 8/15 of the columns, then whole "
+              "again: the bits of whole rows (12-row cache, precomputed K); cached rows are "
+              "cut down, not recomputed", v ? "all columns dense" : "frequent columns dense");
+        km_kmatrix_restrict(Ks, c2, n2, &err);
+        int bad = km_kmatrix_restrict(Ks, c1, n1, &err) == KM_EUSAGE;
+        CHECK(bad && km_kmatrix_ncols(Ks) == n2, "restricting to columns outside the current "
+              "ones is a usage error: %s", err.msg);
+        int64_t rows[3] = {7, 2, 250};
+        double coef[3] = {0.5, -1.25, 3}, *o1 = malloc((size_t)m * sizeof *o1);
+        double *o2 = malloc((size_t)m * sizeof *o2);
+        for (int64_t t = 0; t < n1; t++)
+            o1[t] = o2[t] = (double)t / 7;
+        int ok = km_kmatrix_addmul(Ks, rows, coef, 3, c1, n1, o1, &err) == KM_OK;
+        for (int r = 0; r < 3; r++) {
+            memcpy(ref, km_kmatrix_row(Kref, rows[r], &err), (size_t)m * sizeof *ref);
+            for (int64_t t = 0; t < n1; t++)
+                o2[t] += coef[r] * ref[c1[t]];
+        }
+        CHECK(ok && memcmp(o1, o2, (size_t)n1 * sizeof *o1) == 0, "addmul: out += the "
+              "coefficients times rows on listed columns, the same bits as row by row");
+        free(o1);
+        free(o2);
+        free(c1);
+        free(c2);
+        free(ref);
+        km_kmatrix_free(Kref);
+        km_kmatrix_free(Ks);
+        km_kmatrix_free(Kf);
+        km_kdata_free(X);
+        km_problem_free(P);
+    }
+}
+
 int main(void)
 {
     test_names();
@@ -627,5 +712,6 @@ int main(void)
     test_psd();
     test_cache();
     test_matvec();
+    test_restrict();
     TEST_EXIT();
 }

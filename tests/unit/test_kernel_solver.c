@@ -190,6 +190,57 @@ static void test_cache_sizes(void)
     km_problem_free(P);
 }
 
+/* Stopped by the iteration cap at any point (rows restricted to the active set or not), CD
+ * returns z = K c and the same c for a 2-row and a full cache. */
+static void test_cap_z(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_problem *P = random_problem(150, 8, 0.5, 1, 6);
+    int64_t l = P->l;
+    double *A = dense_K(&k, P), *Cv = malloc((size_t)l * sizeof *Cv), worst = 0;
+    for (int64_t i = 0; i < l; i++)
+        Cv[i] = 1;
+    int same = 1, ok = 1;
+    for (int64_t cap = 1; cap <= 12; cap++) {
+        double *c[2], *z[2];
+        for (int t = 0; t < 2; t++) {
+            km_error err;
+            km_kdata *X = km_kdata_new(P, NULL, l, &err);
+            km_kmatrix *K = km_kmatrix_new(&k, X, t ? (size_t)(l * l * 8 + 4096) : 2 * 150 * 8,
+                                           1, &err);
+            km_cd_param par = km_cd_param_default();
+            par.loss = KM_LOSS_L1SVM;
+            par.delta = 1e-9;
+            par.max_iter = cap;
+            km_cd_result res;
+            c[t] = malloc((size_t)l * sizeof *c[t]);
+            z[t] = malloc((size_t)l * sizeof *z[t]);
+            ok &= km_cd_kernel(K, P->y, Cv, &par, c[t], z[t], &res, &err) == KM_OK &&
+                  res.iter == cap && km_kmatrix_ncols(K) == l;
+            for (int64_t i = 0; i < l; i++) {
+                double s = 0;
+                for (int64_t j = 0; j < l; j++)
+                    s += A[i * l + j] * c[t][j];
+                worst = fmax(worst, fabs(s - z[t][i]));
+            }
+            km_kmatrix_free(K);
+            km_kdata_free(X);
+        }
+        same &= memcmp(c[0], c[1], (size_t)l * sizeof *c[0]) == 0 &&
+                memcmp(z[0], z[1], (size_t)l * sizeof *z[0]) == 0;
+        for (int t = 0; t < 2; t++) {
+            free(c[t]);
+            free(z[t]);
+        }
+    }
+    CHECK(ok && same && worst < 1e-12, "kernel CD stopped after 1..12 macro-iterations: z = K c "
+          "(max diff %.2g), whole rows again, identical c and z with a 2-row and a full cache",
+          worst);
+    free(A);
+    free(Cv);
+    km_problem_free(P);
+}
+
 /* train + decision on rows: a kernel model predicts what c and K say (z = K c). */
 static void test_model_decision(void)
 {
@@ -242,6 +293,7 @@ int main(void)
     test_alpha_rules();
     test_linear_kernel_equals_linear_solver();
     test_cache_sizes();
+    test_cap_z();
     test_model_decision();
     TEST_EXIT();
 }
