@@ -47,6 +47,7 @@ typedef struct cd_ops {
     int (*update)(void *ctx, int64_t i, double h, km_error *err);
     int (*shrunk)(void *ctx, const int64_t *act, int64_t na, const double *c, km_error *err);
     int (*unshrink)(void *ctx, const double *c, km_error *err);
+    void (*sweep)(void *ctx);   /* a macro-iteration begins (may be NULL) */
 } cd_ops;
 
 /*
@@ -89,6 +90,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
     for (int64_t iter = 1; iter <= par->max_iter; iter++) {
         if (par->rule == KM_RULE_RANDOM)
             km_rng_shuffle(&rng, act, na);
+        if (ops->sweep)
+            ops->sweep(ctx);
         double max_h = 0;
         int64_t na_start = na;
         int64_t keep = backward ? na : 0;
@@ -216,7 +219,7 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
                  const km_cd_param *par, double *w, double *c, km_cd_result *res,
                  km_error *err)
 {
-    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL};
+    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL};
     int64_t m = d->rows ? d->m : d->P->l;
     double bias = d->bias >= 0 ? d->bias : 0;
     linear_ctx x = {d->P, d->rows, w, d->P->n, bias};
@@ -385,10 +388,17 @@ static int kernel_unshrink(void *ctx, const double *c, km_error *err)
     return km_kmatrix_restrict(x->K, NULL, 0, err);
 }
 
+/* A sweep asks for each moving coefficient's row about once: tell the cache. */
+static void kernel_sweep(void *ctx)
+{
+    km_kmatrix_pass(((kernel_ctx *)ctx)->K);
+}
+
 int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
-    static const cd_ops ops = {kernel_dot, kernel_update, kernel_shrunk, kernel_unshrink};
+    static const cd_ops ops = {kernel_dot, kernel_update, kernel_shrunk, kernel_unshrink,
+                               kernel_sweep};
     int64_t m = km_kmatrix_size(K);
     size_t len = (size_t)(m > 0 ? m : 1);
     kernel_ctx x = {K, z, m, z, malloc(len * sizeof(double)), malloc(len * sizeof(double)),

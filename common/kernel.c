@@ -104,7 +104,9 @@ struct km_kmatrix {
     double *full;           /* m x m when all of K is kept, else NULL */
     int64_t nslots, used;   /* LRU cache: capacity and slots in use */
     double **slot;          /* row storage per slot, allocated on first use */
-    int64_t *slot_row;      /* row held by each slot */
+    int64_t *slot_row;      /* row held by each slot (-1: none) */
+    int64_t *slot_pass;     /* the pass in which each slot's row was last used */
+    int64_t pass;           /* passes declared by km_kmatrix_pass (0: plain LRU) */
     int64_t *prev, *next;   /* doubly linked list of slots, most recently used first */
     int64_t head, tail;
     int64_t *where;         /* slot of row i, or -1 */
@@ -979,10 +981,11 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
     int64_t cap = m > KM_CACHE_MIN_ROWS ? m : KM_CACHE_MIN_ROWS;   /* slots for shorter rows */
     K->slot = alloc_n(cap, sizeof *K->slot, 1);
     K->slot_row = alloc_n(cap, sizeof *K->slot_row, 0);
+    K->slot_pass = alloc_n(cap, sizeof *K->slot_pass, 0);
     K->prev = alloc_n(cap, sizeof *K->prev, 0);
     K->next = alloc_n(cap, sizeof *K->next, 0);
     K->where = alloc_n(m, sizeof *K->where, 0);
-    if (!K->slot || !K->slot_row || !K->prev || !K->next || !K->where)
+    if (!K->slot || !K->slot_row || !K->slot_pass || !K->prev || !K->next || !K->where)
         goto nomem;
     for (int64_t i = 0; i < m; i++)
         K->where[i] = -1;
@@ -1001,6 +1004,7 @@ void km_kmatrix_free(km_kmatrix *K)
         free(K->slot[s]);
     free(K->slot);
     free(K->slot_row);
+    free(K->slot_pass);
     free(K->prev);
     free(K->next);
     free(K->where);
@@ -1070,6 +1074,7 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
             lru_unlink(K, s);
             lru_push_front(K, s);
         }
+        K->slot_pass[s] = K->pass;
         K->served++;
         return K->slot[s];
     }
@@ -1083,8 +1088,10 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
             return NULL;
         }
     }
-    if (s < 0) {   /* evict the least recently used row */
+    if (s < 0) {   /* evict the least recently used row, or in passes see km_kmatrix_pass */
         s = K->tail;
+        if (K->pass > 0 && K->slot_row[s] >= 0 && K->slot_pass[s] >= K->pass - 1)
+            s = K->next[K->head];   /* the most recent but the row just returned */
         lru_unlink(K, s);
         if (K->slot_row[s] >= 0)
             K->where[K->slot_row[s]] = -1;
@@ -1093,9 +1100,15 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
     K->computed++;
     K->served++;
     K->slot_row[s] = i;
+    K->slot_pass[s] = K->pass;
     K->where[i] = s;
     lru_push_front(K, s);
     return K->slot[s];
+}
+
+void km_kmatrix_pass(km_kmatrix *K)
+{
+    K->pass++;
 }
 
 /* z[r] = sum_t c_J[t] K[J[t]][r] over the rows J[t] of K in memory (K symmetric), added to

@@ -87,6 +87,16 @@ double km_kmatrix_diag(const km_kmatrix *K, int64_t i);
 const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err);
 
 /*
+ * Tells the cache that a new pass over the rows begins, one that asks for each row about
+ * once, in an order unrelated to the last pass (a sweep of coordinate descent). Once passes
+ * are declared, a full cache evicts a row used in neither this pass nor the previous one,
+ * or else the most recently used row but the last: rows used earlier in this pass are not
+ * asked for again before the next, so the cache keeps a fixed part of a working set that
+ * does not fit instead of cycling all of it (where LRU would keep almost nothing).
+ */
+void km_kmatrix_pass(km_kmatrix *K);
+
+/*
  * Restricts the rows km_kmatrix_row returns to the columns cols[0..ncols) (increasing, a
  * subset of the current columns), or brings back all m columns (cols NULL). Restricted rows
  * are computed on the columns alone, as fast per value as whole rows, and the cache holds

@@ -533,6 +533,37 @@ static void test_cache(void)
     CHECK(!km_kmatrix_row(K, 40, &err) && err.code == KM_EUSAGE && !km_kmatrix_row(K, -1, &err),
           "a row out of range is a usage error: %s", err.msg);
     km_kmatrix_free(K);
+
+    /* Passes: rows unused for two passes go first, then the most recent but the last. */
+    K = km_kmatrix_new(&k, X, 10 * 40 * sizeof(double), 1, &err);
+    km_kmatrix_pass(K);
+    for (int64_t i = 0; i < 10; i++)   /* pass 1: rows 0..9 fill the cache */
+        km_kmatrix_row(K, i, &err);
+    km_kmatrix_pass(K);
+    for (int64_t i = 0; i < 3; i++)    /* pass 2: 0..2 hit, 20..24 miss */
+        km_kmatrix_row(K, i, &err);
+    for (int64_t i = 20; i < 25; i++)
+        km_kmatrix_row(K, i, &err);
+    km_kmatrix_stats(K, &served, &computed);
+    int64_t c2 = computed;
+    int kept = 1;
+    km_kmatrix_row(K, 0, &err);         /* the rows of pass 1 kept beside the first misses */
+    km_kmatrix_row(K, 9, &err);
+    km_kmatrix_stats(K, &served, &computed);
+    kept &= computed == c2;
+    km_kmatrix_pass(K);
+    km_kmatrix_pass(K);                 /* pass 4: rows used in neither pass 3 nor 4 go first */
+    km_kmatrix_row(K, 2, &err);
+    for (int64_t i = 30; i < 39; i++)
+        km_kmatrix_row(K, i, &err);
+    km_kmatrix_stats(K, &served, &computed);
+    c2 = computed;
+    km_kmatrix_row(K, 2, &err);
+    km_kmatrix_row(K, 38, &err);
+    km_kmatrix_stats(K, &served, &computed);
+    CHECK(kept && computed == c2 && c2 == 10 + 5 + 1 + 9, "passes: a cycling working set keeps "
+          "the rows of the last pass; rows idle for two passes are evicted first");
+    km_kmatrix_free(K);
     km_kdata_free(X);
     km_problem_free(P);
 }
