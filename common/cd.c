@@ -39,15 +39,17 @@ km_cd_param km_cd_param_default(void)
 }
 
 /* What the skeleton needs from a kernel: z_i = k_i'c, and c_i += h reflected in that state.
- * Optional (NULL: not needed): shrunk, told the active set act[0..na) after a sweep that
- * shrank it (z_i then needs to stay exact only for those i); unshrink, to make z exact for
- * every i again (all coefficients come back, and at the end). */
+ * Optional (NULL: not needed), for a kernel that keeps z exact only on the active set:
+ * shrunk, told the active set act[0..na) after each sweep that is neither the last nor
+ * followed by a check (z_i must then stay exact for those i); unshrink, to make z exact for
+ * every i (before a check sweep reaches the inactive coefficients, and at the end); sweep,
+ * told that a macro-iteration begins. */
 typedef struct cd_ops {
     double (*dot)(void *ctx, int64_t i);
     int (*update)(void *ctx, int64_t i, double h, km_error *err);
     int (*shrunk)(void *ctx, const int64_t *act, int64_t na, const double *c, km_error *err);
     int (*unshrink)(void *ctx, const double *c, km_error *err);
-    void (*sweep)(void *ctx);   /* a macro-iteration begins (may be NULL) */
+    void (*sweep)(void *ctx);
 } cd_ops;
 
 /*
@@ -57,6 +59,12 @@ typedef struct cd_ops {
  * every coefficient. alpha[i] = 1/k_ii; coordinates with k_ii = 0 (alpha[i] = 0) are fixed
  * at c_i = 0 (thesis 2.3.1: their kernel row is zero). Always inlined so each kernel gets
  * direct calls in its hot loop.
+ * Shrinking: a coefficient stuck on a flat piece of S_i deeper than the last sweep's max |h|
+ * leaves the active set. When the active set converges, a check sweep visits everything.
+ * Without ops->unshrink it visits all coefficients in one order, and none is shrunk in it;
+ * with it (z exact only on the active set), it visits the active set first, then calls
+ * unshrink and visits the others (each part in the rule's order), shrinking as usual, so
+ * coefficients still stuck stay out.
  */
 static inline __attribute__((always_inline)) int
 cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const double *y,
@@ -81,48 +89,53 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         delta = full ? KM_CD_DEFAULT_TOL * (double)full / tr : 1;
     }
     res->delta = delta;
-    int64_t na = full;
+    int64_t na = full, nin = 0;   /* act[0..na) active; a check sweep adds act[na..na+nin) */
     double max_h_old = INFINITY;   /* shrink only what is stuck deeper than last sweep moved */
-    int backward = 0;
+    int backward = 0, rc = KM_OK;
     res->iter = 0;
     res->converged = 0;
     res->max_h = 0;
     for (int64_t iter = 1; iter <= par->max_iter; iter++) {
-        if (par->rule == KM_RULE_RANDOM)
+        if (par->rule == KM_RULE_RANDOM) {
             km_rng_shuffle(&rng, act, na);
+            km_rng_shuffle(&rng, act + na, nin);
+        }
         if (ops->sweep)
             ops->sweep(ctx);
         double max_h = 0;
-        int64_t na_start = na;
-        int64_t keep = backward ? na : 0;
-        for (int64_t t = 0; t < na; t++) {
-            int64_t i = backward ? act[na - 1 - t] : act[t];
-            double v = ops->dot(ctx, i) * alpha[i] - c[i];  /* v_i = z_i/k_ii - c_i */
-            double stuck;
-            double ci = km_loss_resolvent(par->loss, y[i], v, alpha[i], C[i], par->eps, &stuck);
-            double h = ci - c[i];
-            if (h != 0) {                                    /* skip the update when h_i = 0 */
-                if (ops->update(ctx, i, h, err)) {
-                    free(act);
-                    return err->code;
+        int64_t visited = na + nin, keep = 0;   /* survivors go to act[0..keep) */
+        for (int part = 0; part < 2; part++) {
+            int64_t lo = part ? na : 0, hi = part ? na + nin : na, k = hi;
+            if (part == 1 && nin > 0 && (rc = ops->unshrink(ctx, c, err)))
+                goto out;
+            for (int64_t t = 0; t < hi - lo; t++) {
+                int64_t i = backward ? act[hi - 1 - t] : act[lo + t];
+                double v = ops->dot(ctx, i) * alpha[i] - c[i];  /* v_i = z_i/k_ii - c_i */
+                double stuck;
+                double ci = km_loss_resolvent(par->loss, y[i], v, alpha[i], C[i], par->eps,
+                                              &stuck);
+                double h = ci - c[i];
+                if (h != 0) {                                /* skip the update when h_i = 0 */
+                    if ((rc = ops->update(ctx, i, h, err)))
+                        goto out;
+                    c[i] = ci;
+                    if (fabs(h) > max_h)
+                        max_h = fabs(h);
+                } else if (par->shrinking && stuck > max_h_old) {
+                    continue;                                /* shrink i */
                 }
-                c[i] = ci;
-                if (fabs(h) > max_h)
-                    max_h = fabs(h);
-            } else if (par->shrinking && stuck > max_h_old) {
-                continue;                                    /* shrink i */
+                if (backward)
+                    act[--k] = i;   /* in place: k > hi - 1 - t; order kept for Aitken */
+                else
+                    act[keep++] = i;
             }
-            if (backward)
-                act[--keep] = i;
-            else
-                act[keep++] = i;
+            if (backward) {
+                memmove(act + keep, act + k, (size_t)(hi - k) * sizeof *act);
+                keep += hi - k;
+            }
         }
-        if (backward) {
-            memmove(act, act + keep, (size_t)(na - keep) * sizeof *act);
-            na -= keep;
-        } else {
-            na = keep;
-        }
+        na = keep;
+        nin = 0;
         if (par->rule == KM_RULE_AITKEN)
             backward = !backward;
         res->iter = iter;
@@ -130,30 +143,41 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         if (par->progress)
             par->progress(par->user, iter, max_h, na);
         if (max_h < delta) {
-            if (na_start == full) {
+            if (visited == full) {
                 res->converged = 1;
                 break;
             }
-            /* converged on the active set: bring every coefficient back and sweep again */
-            na = 0;
-            for (int64_t i = 0; i < m; i++)
-                if (alpha[i] > 0)
-                    act[na++] = i;
-            max_h_old = INFINITY;
-            if (ops->unshrink && ops->unshrink(ctx, c, err)) {
-                free(act);
-                return err->code;
+            /* converged on the active set: check every coefficient in the next sweep */
+            if (ops->unshrink) {
+                char *in = calloc((size_t)(m > 0 ? m : 1), 1);
+                if (!in) {
+                    rc = km_error_nomem(err, "coordinate descent");
+                    goto out;
+                }
+                for (int64_t t = 0; t < na; t++)
+                    in[act[t]] = 1;
+                for (int64_t i = 0; i < m; i++)
+                    if (alpha[i] > 0 && !in[i])
+                        act[na + nin++] = i;
+                free(in);
+            } else {
+                na = 0;
+                for (int64_t i = 0; i < m; i++)
+                    if (alpha[i] > 0)
+                        act[na++] = i;
+                max_h_old = INFINITY;
             }
             continue;
         }
-        if (ops->shrunk && na < na_start && ops->shrunk(ctx, act, na, c, err)) {
-            free(act);
-            return err->code;
-        }
+        if (ops->shrunk && (rc = ops->shrunk(ctx, act, na, c, err)))
+            goto out;
         max_h_old = par->shrinking ? max_h : INFINITY;
     }
+    if (ops->unshrink)
+        rc = ops->unshrink(ctx, c, err);
+out:
     free(act);
-    return ops->unshrink ? ops->unshrink(ctx, c, err) : KM_OK;
+    return rc;
 }
 
 /* ---- the linear kernel (Algorithm 2): z_i = x_i'w, update w += h x_i ---- */
@@ -283,27 +307,32 @@ double km_linear_objective(const km_linear_data *d, const double *y, const doubl
 #endif
 
 /*
- * z = Kc. While the rows are restricted to the columns cols[0..ncols) (a superset of the
- * active set), only their z is kept up to date, in zc (zc[t] = z of cols[t]; pos[i] = t);
- * z and c as they were when the restriction began (z then exact everywhere) are kept in z0
- * and c0, so z of the other coefficients is z0 + K (c - c0) when they come back. Without a
+ * z = Kc, kept for the columns cols[0..ncols) the kernel rows are restricted to (all m at
+ * first) in zc (zc[t] = z of cols[t]; pos[i] = t). The skeleton needs z exact only on the
+ * active set, a subset of cols: z of the other coefficients goes stale, and z0, c0 keep z
+ * and c of the last time z was exact everywhere, so z of those is z0 + K (c - c0) when they
+ * are visited again. While exact (all): z of the others, out[0..nout), is kept in zo
+ * (pos[i] = -2 - k for out[k]), each change adding its row over them. Without a
  * restriction zc == z and pos is the identity.
  */
 typedef struct kernel_ctx {
     km_kmatrix *K;
     double *z;
     int64_t m;
-    double *zc, *zbuf, *z0, *c0;
-    int64_t *pos, *cols, ncols;
+    double *zc, *zbuf, *zo, *z0, *c0;
+    int64_t *pos, *cols, ncols, *out, nout;
+    int all;   /* z exact for every coefficient */
 } kernel_ctx;
 
 static double kernel_dot(void *ctx, int64_t i)
 {
     const kernel_ctx *x = ctx;
-    return x->zc[x->pos[i]];
+    int64_t p = x->pos[i];
+    return p >= 0 ? x->zc[p] : x->zo[-2 - p];
 }
 
-/* A column update costs one kernel row (thesis 2.3.1), over the restricted columns. */
+/* A column update costs one kernel row (thesis 2.3.1), over the restricted columns (and
+ * over the others too while z is exact everywhere). */
 static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
 {
     kernel_ctx *x = ctx;
@@ -313,79 +342,85 @@ static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
     double *z = x->zc;   /* z += h k_i: a plain loop, so no BLAS threads spin meanwhile */
     for (int64_t t = 0, n = x->ncols; t < n; t++)
         z[t] += h * row[t];
+    if (x->all && x->nout > 0)
+        return km_kmatrix_addmul(x->K, &i, &h, 1, x->out, x->nout, x->zo, err);
     return KM_OK;
 }
 
-/* The active set shrank to act[0..na): restrict the rows (and zc) to it once it is at most
- * KM_CD_RESTRICT of the current columns. */
+/* z of every coefficient into x->z (from zc, and from zo while exact everywhere). */
+static void kernel_gather_z(kernel_ctx *x)
+{
+    if (x->zc != x->z)
+        for (int64_t t = 0; t < x->ncols; t++)
+            x->z[x->cols[t]] = x->zc[t];
+    for (int64_t k = 0; x->all && k < x->nout; k++)
+        x->z[x->out[k]] = x->zo[k];
+}
+
+/* After a sweep, act[0..na) active: restrict the rows (and zc) to it once it is at most
+ * KM_CD_RESTRICT of the current columns, or whenever z is exact everywhere but not kept so
+ * on whole rows (after a check sweep); z0, c0 are taken then. */
 static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const double *c,
                          km_error *err)
 {
     kernel_ctx *x = ctx;
-    if ((double)na > KM_CD_RESTRICT * (double)x->ncols)
+    int64_t m = x->m, nc = 0;
+    if ((double)na > KM_CD_RESTRICT * (double)x->ncols && (!x->all || x->ncols == m))
         return KM_OK;
-    int64_t m = x->m, *cols = x->cols, nc = 0;
-    for (int64_t t = 0; t < na; t++)   /* mark the active set (pos < -1), in order below */
-        x->pos[act[t]] = -2 - x->pos[act[t]];
-    if (x->zc == x->z) {   /* the first restriction: z is exact everywhere, keep it */
+    kernel_gather_z(x);
+    if (x->all) {
         memcpy(x->z0, x->z, (size_t)m * sizeof *x->z0);
         memcpy(x->c0, c, (size_t)m * sizeof *x->c0);
+        x->all = 0;
+        x->nout = 0;
     }
-    for (int64_t i = 0; i < m; i++) {   /* new columns and zc, in place: nc <= old place */
-        int64_t p = x->pos[i];
-        if (p < -1) {
-            p = -2 - p;
-            x->zbuf[nc] = x->zc[p];
-            cols[nc] = i;
+    for (int64_t i = 0; i < m; i++)
+        x->pos[i] = -1;
+    for (int64_t t = 0; t < na; t++)
+        x->pos[act[t]] = 0;
+    for (int64_t i = 0; i < m; i++)
+        if (x->pos[i] == 0) {
+            x->cols[nc] = i;
+            x->zbuf[nc] = x->z[i];
             x->pos[i] = nc++;
-        } else {
-            x->pos[i] = -1;
         }
-    }
     x->zc = x->zbuf;
     x->ncols = nc;
-    return km_kmatrix_restrict(x->K, cols, nc, err);
+    return km_kmatrix_restrict(x->K, x->cols, nc, err);
 }
 
-/* All coefficients come back: z of the restricted columns from zc, of the others from
- * z0 + K (c - c0) (the changed coefficients in increasing order), and whole rows again. */
+/* Makes z exact everywhere: z of the coefficients outside the columns is z0 + K (c - c0),
+ * the changed coefficients added in increasing order (the same bits whatever the cache). */
 static int kernel_unshrink(void *ctx, const double *c, km_error *err)
 {
     kernel_ctx *x = ctx;
-    if (x->zc == x->z)
+    if (x->all)
         return KM_OK;
-    int64_t m = x->m, nout = 0, nch = 0;
-    int64_t *out = x->cols + x->ncols, *ch = malloc((size_t)m * sizeof *ch);
+    int64_t m = x->m, nch = 0;
+    int64_t *ch = malloc((size_t)m * sizeof *ch);
     double *dc = malloc((size_t)m * sizeof *dc);
     if (!ch || !dc) {
         free(ch);
         free(dc);
         return km_error_nomem(err, "coordinate descent");
     }
-    for (int64_t t = 0; t < x->ncols; t++)
-        x->z[x->cols[t]] = x->zc[t];
+    x->nout = 0;
     for (int64_t i = 0; i < m; i++) {
         if (c[i] != x->c0[i]) {
             ch[nch] = i;
             dc[nch++] = c[i] - x->c0[i];
         }
         if (x->pos[i] < 0) {
-            out[nout] = i;
-            x->zbuf[nout++] = x->z0[i];
+            x->pos[i] = -2 - x->nout;
+            x->zo[x->nout] = x->z0[i];
+            x->out[x->nout++] = i;
         }
     }
-    int rc = km_kmatrix_addmul(x->K, ch, dc, nch, out, nout, x->zbuf, err);
-    for (int64_t t = 0; t < nout; t++)
-        x->z[out[t]] = x->zbuf[t];
+    int rc = km_kmatrix_addmul(x->K, ch, dc, nch, x->out, x->nout, x->zo, err);
     free(ch);
     free(dc);
-    if (rc)
-        return rc;
-    for (int64_t i = 0; i < m; i++)
-        x->pos[i] = i;
-    x->zc = x->z;
-    x->ncols = m;
-    return km_kmatrix_restrict(x->K, NULL, 0, err);
+    x->all = 1;
+    return rc;
 }
 
 /* A sweep asks for each moving coefficient's row about once: tell the cache. */
@@ -401,12 +436,21 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
                                kernel_sweep};
     int64_t m = km_kmatrix_size(K);
     size_t len = (size_t)(m > 0 ? m : 1);
-    kernel_ctx x = {K, z, m, z, malloc(len * sizeof(double)), malloc(len * sizeof(double)),
-                    malloc(len * sizeof(double)), malloc(len * sizeof(int64_t)),
-                    malloc(len * sizeof(int64_t)), m};
+    kernel_ctx x = {0};
+    x.K = K;
+    x.z = x.zc = z;
+    x.m = x.ncols = m;
+    x.all = 1;
+    x.zbuf = malloc(len * sizeof(double));
+    x.zo = malloc(len * sizeof(double));
+    x.z0 = malloc(len * sizeof(double));
+    x.c0 = malloc(len * sizeof(double));
+    x.pos = malloc(len * sizeof(int64_t));
+    x.cols = malloc(len * sizeof(int64_t));
+    x.out = malloc(len * sizeof(int64_t));
     double *alpha = malloc(len * sizeof *alpha);
     int rc = KM_OK;
-    if (!alpha || !x.zbuf || !x.z0 || !x.c0 || !x.pos || !x.cols) {
+    if (!alpha || !x.zbuf || !x.zo || !x.z0 || !x.c0 || !x.pos || !x.cols || !x.out) {
         rc = km_error_nomem(err, "coordinate descent");
         goto done;
     }
@@ -419,15 +463,22 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
         x.pos[i] = i;
     }
     rc = cd_run(&ops, &x, m, alpha, y, C, par, c, res, err);
-    if (rc && x.zc != z)
-        km_kmatrix_restrict(K, NULL, 0, err);   /* leave K whole */
+    if (rc == KM_OK)
+        kernel_gather_z(&x);
+    if (x.zc != z) {   /* leave K whole */
+        km_error e2;
+        int rc2 = km_kmatrix_restrict(K, NULL, 0, rc ? &e2 : err);
+        rc = rc ? rc : rc2;
+    }
 done:
     free(alpha);
     free(x.zbuf);
+    free(x.zo);
     free(x.z0);
     free(x.c0);
     free(x.pos);
     free(x.cols);
+    free(x.out);
     return rc;
 }
 

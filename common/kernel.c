@@ -117,6 +117,8 @@ struct km_kmatrix {
     int64_t ncols;          /* their number (m when all) */
     km_kdata *Xc;           /* the rows of X listed in cols, for the column path */
     double *gather;         /* ncols values: a restricted row of the precomputed matrix */
+    int64_t *acols, nacols; /* the columns of the last km_kmatrix_addmul, and their row set */
+    km_kdata *Xa;
     int64_t served, computed, values;
 };
 
@@ -1014,6 +1016,8 @@ void km_kmatrix_free(km_kmatrix *K)
     free(K->cols);
     km_kdata_free(K->Xc);
     free(K->gather);
+    free(K->acols);
+    km_kdata_free(K->Xa);
     free(K);
 }
 
@@ -1228,100 +1232,141 @@ int64_t km_kmatrix_ncols(const km_kmatrix *K)
     return K->ncols;
 }
 
-/* Puts slot s at the back (least recently used) of the LRU list. */
-static void lru_push_back(km_kmatrix *K, int64_t s)
+/* Drops the row in slot s (storage freed) and moves the last slot into s, so that slots
+ * 0..used-1 stay the ones in use. */
+static void slot_drop(km_kmatrix *K, int64_t s)
 {
-    K->next[s] = -1;
-    K->prev[s] = K->tail;
-    if (K->tail >= 0)
-        K->next[K->tail] = s;
-    K->tail = s;
-    if (K->head < 0)
-        K->head = s;
+    lru_unlink(K, s);
+    if (K->slot_row[s] >= 0)
+        K->where[K->slot_row[s]] = -1;
+    free(K->slot[s]);
+    int64_t last = --K->used;
+    if (s != last) {
+        K->slot[s] = K->slot[last];
+        K->slot_row[s] = K->slot_row[last];
+        K->slot_pass[s] = K->slot_pass[last];
+        K->prev[s] = K->prev[last];
+        K->next[s] = K->next[last];
+        if (K->prev[s] >= 0)
+            K->next[K->prev[s]] = s;
+        else
+            K->head = s;
+        if (K->next[s] >= 0)
+            K->prev[K->next[s]] = s;
+        else
+            K->tail = s;
+        if (K->slot_row[s] >= 0)
+            K->where[K->slot_row[s]] = s;
+    }
+    K->slot[last] = NULL;
 }
 
-/* Back to whole rows: the cached (shorter) rows are dropped. */
-static void kmatrix_unrestrict(km_kmatrix *K)
+/* The row set of X's rows listed in cols[0..n), or NULL with err set. */
+static km_kdata *kdata_of_cols(const km_kmatrix *K, const int64_t *cols, int64_t n,
+                               km_error *err)
 {
-    free(K->cols);
-    K->cols = NULL;
-    K->ncols = K->m;
-    km_kdata_free(K->Xc);
-    K->Xc = NULL;
-    free(K->gather);
-    K->gather = NULL;
-    if (K->full)
-        return;
-    for (int64_t s = 0; s < K->used; s++) {
-        if (K->slot_row[s] >= 0)
-            K->where[K->slot_row[s]] = -1;
-        free(K->slot[s]);
-        K->slot[s] = NULL;
+    int64_t *prow = alloc_n(n, sizeof *prow, 0);
+    if (!prow) {
+        km_error_nomem(err, "kernel matrix columns");
+        return NULL;
     }
-    K->used = 0;
-    K->head = K->tail = -1;
-    K->nslots = cache_slots(K);
+    for (int64_t t = 0; t < n; t++)
+        prow[t] = K->X->row[cols[t]];
+    km_kdata *d = km_kdata_new(K->X->P, prow, n, err);
+    free(prow);
+    return d;
+}
+
+/* Whether cols[0..n) increase within 0..m-1. */
+static int columns_ok(const int64_t *cols, int64_t n, int64_t m)
+{
+    for (int64_t t = 0; t < n; t++)
+        if (cols[t] < 0 || cols[t] >= m || (t > 0 && cols[t] <= cols[t - 1]))
+            return 0;
+    return 1;
 }
 
 int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_error *err)
 {
-    if (!cols) {
-        kmatrix_unrestrict(K);
-        return KM_OK;
-    }
-    /* where each new column sits among the current ones (both increasing) */
-    int64_t *map = alloc_n(ncols, sizeof *map, 0), *prow = alloc_n(ncols, sizeof *prow, 0);
-    int64_t *keep = alloc_n(ncols, sizeof *keep, 0);
-    double *gather = K->full ? alloc_n(ncols, sizeof *gather, 0) : NULL;
-    km_kdata *Xc = NULL;
+    int64_t m = K->m;
+    if (!cols)
+        ncols = m;
+    if (ncols < 0 || ncols > m || (cols && !columns_ok(cols, ncols, m)))
+        return km_error_set(err, KM_EUSAGE, "kernel matrix: columns must increase within "
+                            "0..%lld", (long long)m - 1);
+    /* map[t]: where new column t sits among the current ones, or -1 (added) */
+    int64_t *map = alloc_n(ncols, sizeof *map, 0), *keep = cols ? alloc_n(ncols, sizeof *keep, 0) : NULL;
+    int64_t *add = alloc_n(ncols, sizeof *add, 0), nadd = 0;
+    double *gather = K->full && cols ? alloc_n(ncols, sizeof *gather, 0) : NULL;
+    double *buf = NULL;
+    km_kdata *Xc = NULL, *Xadd = NULL;
     int rc = KM_OK;
-    if (!map || !prow || !keep || (K->full && !gather)) {
+    if (!map || !add || (cols && !keep) || (K->full && cols && !gather)) {
         rc = km_error_nomem(err, "kernel matrix columns");
         goto done;
     }
     for (int64_t t = 0, p = 0; t < ncols; t++) {
-        if (cols[t] < 0 || cols[t] >= K->m || (t > 0 && cols[t] <= cols[t - 1])) {
-            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: columns must increase within "
-                              "0..%lld", (long long)K->m - 1);
-            goto done;
-        }
-        while (p < K->ncols && (K->cols ? K->cols[p] : p) < cols[t])
+        int64_t j = cols ? cols[t] : t;
+        while (p < K->ncols && (K->cols ? K->cols[p] : p) < j)
             p++;
-        if (p == K->ncols || (K->cols ? K->cols[p] : p) != cols[t]) {
-            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: column %lld is not among the "
-                              "current columns", (long long)cols[t]);
-            goto done;
-        }
-        map[t] = p;
-        keep[t] = cols[t];
-        prow[t] = K->X->row[cols[t]];
+        map[t] = p < K->ncols && (K->cols ? K->cols[p] : p) == j ? p : -1;
+        if (map[t] < 0)
+            add[nadd++] = j;
+        if (cols)
+            keep[t] = j;
     }
-    if (!K->full && !(Xc = km_kdata_new(K->X->P, prow, ncols, err))) {
+    if (!K->full && cols && !(Xc = kdata_of_cols(K, cols, ncols, err))) {
         rc = err->code;
         goto done;
     }
-    if (!K->full) {   /* cut the cached rows down; rows of dropped columns go to the back */
-        for (int64_t s = 0; s < K->used; s++) {
-            double *row = K->slot[s];
-            for (int64_t t = 0; t < ncols; t++)   /* map[t] >= t: in place, in order */
-                row[t] = row[map[t]];
-            double *shorter = realloc(row, (size_t)(ncols > 0 ? ncols : 1) * sizeof *row);
-            K->slot[s] = shorter ? shorter : row;
+    int flush = nadd > 0 && nadd * 4 > ncols;   /* computing the new columns would not pay */
+    if (!K->full && nadd > 0 && !flush &&
+        (!(Xadd = kdata_of_cols(K, add, nadd, err)) || !(buf = alloc_n(nadd, sizeof *buf, 0)))) {
+        rc = Xadd ? km_error_nomem(err, "kernel matrix columns") : err->code;
+        goto done;
+    }
+    if (!K->full) {
+        int64_t old = K->ncols, slots;
+        K->ncols = ncols;   /* cache_slots for the new length */
+        slots = cache_slots(K);
+        K->ncols = old;
+        for (int64_t s = K->used - 1; s >= 0; s--) {   /* rows of columns gone, or all */
             int64_t r = K->slot_row[s], lo = 0, hi = ncols;
-            while (r >= 0 && lo < hi) {   /* is row r among the new columns? */
+            while (r >= 0 && cols && lo < hi) {   /* is row r among the new columns? */
                 int64_t mid = lo + (hi - lo) / 2;
                 if (cols[mid] < r)
                     lo = mid + 1;
                 else
                     hi = mid;
             }
-            if (r >= 0 && (lo == ncols || cols[lo] != r)) {
-                K->where[r] = -1;
-                K->slot_row[s] = -1;
-                lru_unlink(K, s);
-                lru_push_back(K, s);
-            }
+            if (flush || r < 0 || (cols && (lo == ncols || cols[lo] != r)))
+                slot_drop(K, s);
         }
+        while (K->used > slots)   /* longer rows: fewer fit */
+            slot_drop(K, K->tail);
+        for (int64_t s = 0; s < K->used; s++) {
+            double *row = K->slot[s];
+            if (nadd == 0) {   /* a subset: map[t] >= t, so in place and in order */
+                for (int64_t t = 0; t < ncols; t++)
+                    row[t] = row[map[t]];
+                double *shorter = realloc(row, (size_t)(ncols > 0 ? ncols : 1) * sizeof *row);
+                K->slot[s] = shorter ? shorter : row;
+                continue;
+            }
+            double *longer = alloc_n(ncols, sizeof *longer, 0);
+            if (!longer) {
+                slot_drop(K, s--);
+                continue;
+            }
+            row_exact_par(&K->k, K->X, K->slot_row[s], Xadd, NULL, nadd, buf, K->work,
+                          pick_threads(K->threads, nadd));
+            K->values += nadd;
+            for (int64_t t = 0, a = 0; t < ncols; t++)
+                longer[t] = map[t] >= 0 ? row[map[t]] : buf[a++];
+            free(row);
+            K->slot[s] = longer;
+        }
+        K->nslots = slots > K->used ? slots : K->used;
     }
     free(K->cols);
     km_kdata_free(K->Xc);
@@ -1332,60 +1377,57 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
     K->gather = gather;
     keep = NULL;
     gather = NULL;
-    if (!K->full) {
-        int64_t slots = cache_slots(K);
-        K->nslots = slots > K->used ? slots : K->used;
-    }
+    Xc = NULL;
 done:
     free(map);
-    free(prow);
     free(keep);
+    free(add);
     free(gather);
+    free(buf);
+    km_kdata_free(Xc);
+    km_kdata_free(Xadd);
     return rc;
 }
 
 int km_kmatrix_addmul(km_kmatrix *K, const int64_t *rows, const double *coef, int64_t nr,
                       const int64_t *cols, int64_t ncols, double *out, km_error *err)
 {
-    const km_kdata *X = K->X;
-    km_kdata *B = NULL;
-    int64_t *prow = cols ? alloc_n(ncols, sizeof *prow, 0) : NULL;
-    double *buf = alloc_n(cols ? ncols : K->m, sizeof *buf, 0);
-    int rc = KM_OK;
     if (!cols)
         ncols = K->m;
-    if ((cols && !prow) || !buf) {
-        rc = km_error_nomem(err, "kernel rows");
-        goto done;
-    }
-    for (int64_t t = 0; cols && t < ncols; t++) {
-        if (cols[t] < 0 || cols[t] >= K->m) {
-            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: column %lld out of range",
-                              (long long)cols[t]);
-            goto done;
+    if (ncols < 0 || ncols > K->m || (cols && !columns_ok(cols, ncols, K->m)))
+        return km_error_set(err, KM_EUSAGE, "kernel matrix: columns must increase within "
+                            "0..%lld", (long long)K->m - 1);
+    for (int64_t r = 0; r < nr; r++)
+        if (rows[r] < 0 || rows[r] >= K->m)
+            return km_error_set(err, KM_EUSAGE, "kernel matrix: row %lld out of range",
+                                (long long)rows[r]);
+    /* the row set of the columns, kept for the next call with the same columns */
+    if (cols && !(K->acols && K->nacols == ncols &&
+                  memcmp(K->acols, cols, (size_t)ncols * sizeof *cols) == 0)) {
+        km_kdata_free(K->Xa);
+        free(K->acols);
+        K->acols = alloc_n(ncols, sizeof *K->acols, 0);
+        if (!K->acols)
+            return km_error_nomem(err, "kernel rows");
+        if (!(K->Xa = kdata_of_cols(K, cols, ncols, err))) {
+            free(K->acols);
+            K->acols = NULL;
+            return err->code;
         }
-        prow[t] = X->row[cols[t]];
+        memcpy(K->acols, cols, (size_t)ncols * sizeof *cols);
+        K->nacols = ncols;
     }
-    if (cols && !(B = km_kdata_new(X->P, prow, ncols, err))) {
-        rc = err->code;
-        goto done;
-    }
+    double *buf = alloc_n(ncols, sizeof *buf, 0);
+    if (!buf)
+        return km_error_nomem(err, "kernel rows");
     for (int64_t r = 0; r < nr; r++) {
-        if (rows[r] < 0 || rows[r] >= K->m) {
-            rc = km_error_set(err, KM_EUSAGE, "kernel matrix: row %lld out of range",
-                              (long long)rows[r]);
-            goto done;
-        }
         if (coef[r] == 0 || ncols == 0)
             continue;
-        row_exact_par(&K->k, X, rows[r], B ? B : X, NULL, ncols, buf, K->work,
+        row_exact_par(&K->k, K->X, rows[r], cols ? K->Xa : K->X, NULL, ncols, buf, K->work,
                       pick_threads(K->threads, ncols));
         K->values += ncols;
         axpy(coef[r], buf, out, ncols);
     }
-done:
-    km_kdata_free(B);
-    free(prow);
     free(buf);
-    return rc;
+    return KM_OK;
 }

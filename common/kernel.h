@@ -97,12 +97,12 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err);
 void km_kmatrix_pass(km_kmatrix *K);
 
 /*
- * Restricts the rows km_kmatrix_row returns to the columns cols[0..ncols) (increasing, a
- * subset of the current columns), or brings back all m columns (cols NULL). Restricted rows
- * are computed on the columns alone, as fast per value as whole rows, and the cache holds
- * cache_bytes / (8 ncols) of them; rows already cached are cut down, not recomputed.
- * Bringing back all columns empties the cache. The values are those of whole rows, bit for
- * bit.
+ * Restricts the rows km_kmatrix_row returns to the columns cols[0..ncols) (increasing), or
+ * brings back all m columns (cols NULL). Restricted rows are computed on their columns
+ * alone, as fast per value as whole rows, and the cache holds cache_bytes / (8 ncols) of
+ * them. Cached rows of coefficients among the new columns are kept: cut down to the new
+ * columns, and given the values of columns added (unless that is more than a quarter of
+ * the row: then the cache is emptied). The values are those of whole rows, bit for bit.
  */
 int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_error *err);
 
@@ -111,7 +111,8 @@ int64_t km_kmatrix_ncols(const km_kmatrix *K);
 
 /* out[t] += coef[r] K(rows[r], cols[t]) for t < ncols (cols NULL: all m columns), for
  * r = 0, 1, ..., nr - 1 in turn: a fixed order, so the same bits whatever the cache. The
- * values are computed afresh (the cache is neither read nor changed). */
+ * values are computed afresh (the cache is neither read nor changed); the row set of the
+ * columns is kept for the next call with the same columns. */
 int km_kmatrix_addmul(km_kmatrix *K, const int64_t *rows, const double *coef, int64_t nr,
                       const int64_t *cols, int64_t ncols, double *out, km_error *err);
 

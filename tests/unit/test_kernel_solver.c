@@ -241,6 +241,53 @@ static void test_cap_z(void)
     km_problem_free(P);
 }
 
+/* The index rules with shrinking on a small cache (rows restricted to the active set, check
+ * sweeps in two parts, forward and backward): optimality (2.8) and z = K c. */
+static void test_rules(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_problem *P = random_problem(200, 8, 0.5, 1, 8);
+    int64_t l = P->l;
+    double *A = dense_K(&k, P), *Cv = malloc((size_t)l * sizeof *Cv);
+    double *c = malloc((size_t)l * sizeof *c), *z = malloc((size_t)l * sizeof *z);
+    for (int64_t i = 0; i < l; i++)
+        Cv[i] = 2;
+    const km_loss losses[3] = {KM_LOSS_L1SVM, KM_LOSS_RLA, KM_LOSS_SVR};   /* flat pieces */
+    for (int rule = 0; rule < 3; rule++)
+        for (int q = 0; q < 3; q++) {
+            km_loss loss = losses[q];
+            km_error err;
+            km_kdata *X = km_kdata_new(P, NULL, l, &err);
+            km_kmatrix *K = km_kmatrix_new(&k, X, 5 * 200 * 8, 1, &err);
+            km_cd_param par = km_cd_param_default();
+            par.loss = loss;
+            par.rule = rule;
+            par.delta = 1e-8;
+            par.max_iter = 100000;
+            km_cd_result res;
+            int rc = km_cd_kernel(K, P->y, Cv, &par, c, z, &res, &err);
+            int bad = 0;
+            double worst = 0;
+            for (int64_t i = 0; i < l; i++) {
+                double s = 0;
+                for (int64_t j = 0; j < l; j++)
+                    s += A[i * l + j] * c[j];
+                worst = fmax(worst, fabs(s - z[i]));
+                bad += !kkt_ok(loss, P->y[i], z[i], c[i], 2, par.eps, 1e-6);
+            }
+            CHECK(rc == KM_OK && res.converged && bad == 0 && worst < 1e-11, "%s rule, %s, "
+                  "5-row cache: converges (%lld iterations), (2.8) holds, z = K c (%.2g)",
+                  km_rule_name(rule), km_loss_name(loss), (long long)res.iter, worst);
+            km_kmatrix_free(K);
+            km_kdata_free(X);
+        }
+    free(A);
+    free(Cv);
+    free(c);
+    free(z);
+    km_problem_free(P);
+}
+
 /* train + decision on rows: a kernel model predicts what c and K say (z = K c). */
 static void test_model_decision(void)
 {
@@ -294,6 +341,7 @@ int main(void)
     test_linear_kernel_equals_linear_solver();
     test_cache_sizes();
     test_cap_z();
+    test_rules();
     test_model_decision();
     TEST_EXIT();
 }
