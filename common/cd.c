@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include "rng.h"
+#include "simd.h"
 
 static const char *const rule_names[] = {"random", "cyclic", "aitken"};
 
@@ -324,6 +325,14 @@ typedef struct kernel_ctx {
     int all;   /* z exact for every coefficient */
 } kernel_ctx;
 
+/* z[t] += h row[t] for t < n: a plain loop (no BLAS threads spinning meanwhile), cloned. */
+KM_VECTOR_CLONES
+static void z_add(double *restrict z, double h, const double *restrict row, int64_t n)
+{
+    for (int64_t t = 0; t < n; t++)
+        z[t] += h * row[t];
+}
+
 static double kernel_dot(void *ctx, int64_t i)
 {
     const kernel_ctx *x = ctx;
@@ -339,9 +348,7 @@ static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
     const double *row = km_kmatrix_row(x->K, i, err);
     if (!row)
         return err->code;
-    double *z = x->zc;   /* z += h k_i: a plain loop, so no BLAS threads spin meanwhile */
-    for (int64_t t = 0, n = x->ncols; t < n; t++)
-        z[t] += h * row[t];
+    z_add(x->zc, h, row, x->ncols);
     if (x->all && x->nout > 0)
         return km_kmatrix_addmul(x->K, &i, &h, 1, x->out, x->nout, x->zo, err);
     return KM_OK;

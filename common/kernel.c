@@ -21,6 +21,7 @@
  * threads at once.
  */
 #include "kernel.h"
+#include "simd.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -129,15 +130,6 @@ struct km_kmatrix {
     km_kdata *Xa;
     int64_t served, computed, values;
 };
-
-/* Vectorise a function for AVX-512 (x86-64-v4) and AVX2 too, picked at load time where the
- * CPU has it. Plain double operations without FMA contraction (-std=c11), so every clone
- * gives the same bits (measured: exp 0.7 ns a value with AVX-512, 1.2 with AVX2). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define KM_VECTOR_CLONES
-#endif
 
 /* ---- small helpers ---- */
 
@@ -1409,11 +1401,17 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
         }
         while (K->used > slots)   /* longer rows: fewer fit */
             slot_drop(K, K->tail);
+        int64_t nrun = 0;   /* a subset: runs of consecutive columns, moved down in order */
+        for (int64_t t = 0; nadd == 0 && t < ncols; t++)
+            if (t == 0 || map[t] != map[t - 1] + 1)
+                add[nrun++] = t;   /* add[] is free: the start of each run */
         for (int64_t s = 0; s < K->used; s++) {
             double *row = K->slot[s];
-            if (nadd == 0) {   /* a subset: map[t] >= t, so in place and in order */
-                for (int64_t t = 0; t < ncols; t++)
-                    row[t] = row[map[t]];
+            if (nadd == 0) {   /* map[t] >= t: in place, in order */
+                for (int64_t r = 0; r < nrun; r++) {
+                    int64_t t = add[r], e = r + 1 < nrun ? add[r + 1] : ncols;
+                    memmove(row + t, row + map[t], (size_t)(e - t) * sizeof *row);
+                }
                 double *shorter = realloc(row, (size_t)(ncols > 0 ? ncols : 1) * sizeof *row);
                 K->slot[s] = shorter ? shorter : row;
                 continue;
