@@ -598,26 +598,32 @@ static void axpy(double a, const double *restrict x, double *restrict y, int64_t
         y[i] += a * x[i];
 }
 
+/* Eight doubles as one vector (GCC's vector extension: element-wise IEEE operations, the
+ * bits of the scalar ones), loaded and stored unaligned by memcpy. */
+typedef double kv8 __attribute__((vector_size(64)));
+
 /* o[b] += v[0] col[0][c0 + b], then v[1] col[1][c0 + b], ... for b < len: a run of dense
- * columns added in order with the sums in registers (the bits of one axpy per column, a
- * third of the loads and stores; ijcnn1 rows 20% faster). */
+ * columns added in order with 16 sums at a time in registers (the bits of one axpy per
+ * column, a third of the loads and stores, two independent chains of additions). */
 KM_VECTOR_CLONES
 static void dense_run(double *restrict o, int64_t len, const double *const *col,
                       const double *v, int nq, int64_t c0)
 {
     int64_t b = 0;
-    for (; b + 8 <= len; b += 8) {
-        double acc[8];
-        for (int l = 0; l < 8; l++)
-            acc[l] = o[b + l];
+    for (; b + 16 <= len; b += 16) {
+        kv8 a0, a1, x0, x1;
+        memcpy(&a0, o + b, sizeof a0);
+        memcpy(&a1, o + b + 8, sizeof a1);
         for (int q = 0; q < nq; q++) {
-            const double *x = col[q] + c0 + b, a = v[q];
-            #pragma omp simd
-            for (int l = 0; l < 8; l++)
-                acc[l] += a * x[l];
+            const double *c = col[q] + c0 + b, w = v[q];
+            kv8 s = {w, w, w, w, w, w, w, w};
+            memcpy(&x0, c, sizeof x0);
+            memcpy(&x1, c + 8, sizeof x1);
+            a0 += s * x0;
+            a1 += s * x1;
         }
-        for (int l = 0; l < 8; l++)
-            o[b + l] = acc[l];
+        memcpy(o + b, &a0, sizeof a0);
+        memcpy(o + b + 8, &a1, sizeof a1);
     }
     for (; b < len; b++) {
         double acc = o[b];
