@@ -9,7 +9,6 @@
 #include <cblas.h>
 
 #include "rng.h"
-#include "simd.h"
 
 static const char *const rule_names[] = {"random", "cyclic", "aitken"};
 
@@ -325,14 +324,6 @@ typedef struct kernel_ctx {
     int all;   /* z exact for every coefficient */
 } kernel_ctx;
 
-/* z[t] += h row[t] for t < n: a plain loop (no BLAS threads spinning meanwhile), cloned. */
-KM_VECTOR_CLONES
-static void z_add(double *restrict z, double h, const double *restrict row, int64_t n)
-{
-    for (int64_t t = 0; t < n; t++)
-        z[t] += h * row[t];
-}
-
 static double kernel_dot(void *ctx, int64_t i)
 {
     const kernel_ctx *x = ctx;
@@ -345,10 +336,9 @@ static double kernel_dot(void *ctx, int64_t i)
 static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
 {
     kernel_ctx *x = ctx;
-    const double *row = km_kmatrix_row(x->K, i, err);
-    if (!row)
-        return err->code;
-    z_add(x->zc, h, row, x->ncols);
+    int rc = km_kmatrix_axpy(x->K, i, h, x->zc, err);   /* z += h k_i */
+    if (rc)
+        return rc;
     if (x->all && x->nout > 0)
         return km_kmatrix_addmul(x->K, &i, &h, 1, x->out, x->nout, x->zo, err);
     return KM_OK;

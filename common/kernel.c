@@ -82,6 +82,10 @@
 #ifndef KM_CHUNK_FEATURES
 #define KM_CHUNK_FEATURES 64
 #endif
+/* km_kmatrix_axpy adds a row it does not keep through a buffer of this many values. */
+#ifndef KM_AXPY_CHUNK
+#define KM_AXPY_CHUNK 2048
+#endif
 /* Kernel values per thread below which a parallel region does not pay. */
 #ifndef KM_PAR_MIN_WORK
 #define KM_PAR_MIN_WORK 4096
@@ -1205,6 +1209,54 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
     K->where[i] = s;
     lru_push_front(K, s);
     return K->slot[s];
+}
+
+/* Row i over the columns [c0, c1) of the current ones, times h, added to z[c0..c1) chunk by
+ * chunk through a buffer of KM_AXPY_CHUNK values (the row is never stored). */
+static void kmatrix_axpy_range(km_kmatrix *K, int64_t i, double h, double *z, int64_t c0,
+                               int64_t c1, double *buf, double *w)
+{
+    const km_kdata *B = K->Xc ? K->Xc : K->X;
+    for (int64_t b0 = c0; b0 < c1; b0 += KM_AXPY_CHUNK) {
+        int64_t b1 = c1 - b0 < KM_AXPY_CHUNK ? c1 : b0 + KM_AXPY_CHUNK;
+        row_exact(&K->k, K->X, i, B, NULL, b0, b1, buf, w);
+        axpy(h, buf, z + b0, b1 - b0);
+    }
+}
+
+int km_kmatrix_axpy(km_kmatrix *K, int64_t i, double h, double *z, km_error *err)
+{
+    if (i < 0 || i >= K->m)
+        return km_error_set(err, KM_EUSAGE, "kernel matrix: row %lld out of range 0..%lld",
+                            (long long)i, (long long)K->m - 1);
+    int64_t n = K->ncols;
+    int thrash = !K->full && K->where[i] < 0 && K->used >= K->nslots && K->pass > 0 &&
+                 K->slot_row[K->tail] >= 0 && K->slot_pass[K->tail] >= K->pass - 1;
+    if (!thrash) {   /* a row in memory, or one worth keeping */
+        const double *row = km_kmatrix_row(K, i, err);
+        if (!row)
+            return err->code;
+        axpy(h, row, z, n);
+        return KM_OK;
+    }
+    /* the cache is full of rows in use: a new row would only replace one of them */
+    int nt = pick_threads(K->threads, n);
+    int sc = K->work && needs_scatter(&K->k, K->Xc ? K->Xc : K->X, NULL);
+    if (sc)
+        scatter(K->X, i, K->work);
+    #pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double buf[KM_AXPY_CHUNK];
+        int t = omp_get_thread_num(), nth = omp_get_num_threads();
+        kmatrix_axpy_range(K, i, h, z, n * t / nth, n * (t + 1) / nth, buf,
+                           sc ? K->work : NULL);
+    }
+    if (sc)
+        unscatter(K->X, i, K->work);
+    K->served++;
+    K->computed++;
+    K->values += n;
+    return KM_OK;
 }
 
 void km_kmatrix_pass(km_kmatrix *K)

@@ -116,6 +116,12 @@ int64_t km_kmatrix_ncols(const km_kmatrix *K);
 int km_kmatrix_addmul(km_kmatrix *K, const int64_t *rows, const double *coef, int64_t nr,
                       const int64_t *cols, int64_t ncols, double *out, km_error *err);
 
+/* z[t] += h K(i, column t) over the current columns: the bits of adding h times the row
+ * km_kmatrix_row returns. A row not in memory is cached and added, or, when the cache is
+ * full of rows still in use (see km_kmatrix_pass), computed piece by piece and added as it
+ * goes without being stored. */
+int km_kmatrix_axpy(km_kmatrix *K, int64_t i, double h, double *z, km_error *err);
+
 /* z = K c, using only the columns with c_j != 0, split over threads. */
 int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km_error *err);
 
