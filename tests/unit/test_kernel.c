@@ -564,6 +564,38 @@ static void test_cache(void)
     CHECK(kept && computed == c2 && c2 == 10 + 5 + 1 + 9, "passes: a cycling working set keeps "
           "the rows of the last pass; rows idle for two passes are evicted first");
     km_kmatrix_free(K);
+
+    /* km_kmatrix_axpy: cached rows, and rows added in pieces when the cache is full of rows
+     * in use, on 1 and 2 threads, restricted or not: the bits of z += h row. */
+    int axpy_same = 1;
+    for (int threads = 1; threads <= 2; threads++)
+        for (int restricted = 0; restricted < 2; restricted++) {
+            K = km_kmatrix_new(&k, X, 3 * 40 * sizeof(double), threads, &err);
+            km_kmatrix *Kref = km_kmatrix_new(&k, X, 0, 1, &err);
+            int64_t cols[20], nc = restricted ? 20 : 40;
+            for (int64_t t = 0; t < 20; t++)
+                cols[t] = 2 * t + 1;
+            if (restricted) {
+                km_kmatrix_restrict(K, cols, nc, &err);
+                km_kmatrix_restrict(Kref, cols, nc, &err);
+            }
+            double z1[40] = {0}, z2[40] = {0};
+            for (int p = 0; p < 3; p++) {
+                km_kmatrix_pass(K);
+                for (int64_t i = 0; i < 12; i++) {
+                    double h = 0.25 * (double)(i + 1) - 1.1;
+                    axpy_same &= km_kmatrix_axpy(K, (i * 7 + p) % 40, h, z1, &err) == KM_OK;
+                    const double *row = km_kmatrix_row(Kref, (i * 7 + p) % 40, &err);
+                    for (int64_t t = 0; t < nc; t++)
+                        z2[t] += h * row[t];
+                }
+            }
+            axpy_same &= memcmp(z1, z2, sizeof z1) == 0;
+            km_kmatrix_free(K);
+            km_kmatrix_free(Kref);
+        }
+    CHECK(axpy_same, "axpy: rows from the cache or added in pieces without it (1 and 2 "
+          "threads, whole and restricted rows) give the bits of z += h row");
     km_kdata_free(X);
     km_problem_free(P);
 }
