@@ -309,18 +309,21 @@ double km_linear_objective(const km_linear_data *d, const double *y, const doubl
 /*
  * z = Kc, kept for the columns cols[0..ncols) the kernel rows are restricted to (all m at
  * first) in zc (zc[t] = z of cols[t]; pos[i] = t). The skeleton needs z exact only on the
- * active set, a subset of cols: z of the other coefficients goes stale, and z0, c0 keep z
- * and c of the last time z was exact everywhere, so z of those is z0 + K (c - c0) when they
- * are visited again. While exact (all): z of the others, out[0..nout), is kept in zo
- * (pos[i] = -2 - k for out[k]), each change adding its row over them. Without a
- * restriction zc == z and pos is the identity.
+ * active set, a subset of cols: a coefficient dropped from cols at the e-th restriction
+ * since z was last exact everywhere keeps z0[j], its z then, and ep[j] = e; prev holds c of
+ * the last restriction and the log the values c had at each earlier one where it changed
+ * since, so z_j = z0[j] + K (c - c at restriction e) when j is visited again. While exact
+ * (all): z of the others, out[0..nout), is kept in zo (pos[i] = -2 - k for out[k]), each
+ * change adding its row over them. Without a restriction zc == z and pos is the identity.
  */
 typedef struct kernel_ctx {
     km_kmatrix *K;
     double *z;
     int64_t m;
-    double *zc, *zbuf, *zo, *z0, *c0;
-    int64_t *pos, *cols, ncols, *out, nout;
+    double *zc, *zbuf, *zo, *z0, *prev;
+    int64_t *pos, *cols, ncols, *out, nout, *ep, nep;
+    int64_t *logi, *logstart, nlog, caplog, capep;   /* logstart[e]: restriction e's entries */
+    double *logv;
     int all;   /* z exact for every coefficient */
 } kernel_ctx;
 
@@ -354,9 +357,45 @@ static void kernel_gather_z(kernel_ctx *x)
         x->z[x->out[k]] = x->zo[k];
 }
 
+/* A new restriction (epoch): logs where c changed since the last one (their old values),
+ * then prev = c. */
+static int kernel_epoch(kernel_ctx *x, const double *c, km_error *err)
+{
+    if (x->nep + 2 > x->capep) {
+        int64_t cap = 2 * x->capep + 16, *ls = realloc(x->logstart, (size_t)cap * sizeof *ls);
+        if (!ls)
+            return km_error_nomem(err, "coordinate descent");
+        x->logstart = ls;
+        x->capep = cap;
+    }
+    x->logstart[++x->nep] = x->nlog;
+    if (x->nep == 1) {
+        memcpy(x->prev, c, (size_t)x->m * sizeof *x->prev);
+        return KM_OK;
+    }
+    for (int64_t i = 0; i < x->m; i++) {
+        if (c[i] == x->prev[i])
+            continue;
+        if (x->nlog == x->caplog) {
+            int64_t cap = 2 * x->caplog + 1024, *li = realloc(x->logi, (size_t)cap * sizeof *li);
+            double *lv = li ? realloc(x->logv, (size_t)cap * sizeof *lv) : NULL;
+            if (li)
+                x->logi = li;
+            if (!li || !lv)
+                return km_error_nomem(err, "coordinate descent");
+            x->logv = lv;
+            x->caplog = cap;
+        }
+        x->logi[x->nlog] = i;
+        x->logv[x->nlog++] = x->prev[i];
+        x->prev[i] = c[i];
+    }
+    return KM_OK;
+}
+
 /* After a sweep, act[0..na) active: restrict the rows (and zc) to it once it is at most
  * KM_CD_RESTRICT of the current columns, or whenever z is exact everywhere but not kept so
- * on whole rows (after a check sweep); z0, c0 are taken then. */
+ * on whole rows (after a check sweep). The columns dropped keep their z and this epoch. */
 static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const double *c,
                          km_error *err)
 {
@@ -365,58 +404,101 @@ static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const double
     if ((double)na > KM_CD_RESTRICT * (double)x->ncols && (!x->all || x->ncols == m))
         return KM_OK;
     kernel_gather_z(x);
-    if (x->all) {
-        memcpy(x->z0, x->z, (size_t)m * sizeof *x->z0);
-        memcpy(x->c0, c, (size_t)m * sizeof *x->c0);
-        x->all = 0;
-        x->nout = 0;
+    if (x->all) {   /* z exact everywhere: a new series of restrictions */
+        x->nep = 0;
+        x->nlog = 0;
     }
-    for (int64_t i = 0; i < m; i++)
-        x->pos[i] = -1;
+    char *in = calloc((size_t)(m > 0 ? m : 1), 1);
+    int rc = in ? kernel_epoch(x, c, err) : km_error_nomem(err, "coordinate descent");
+    if (rc) {
+        free(in);
+        return rc;
+    }
     for (int64_t t = 0; t < na; t++)
-        x->pos[act[t]] = 0;
-    for (int64_t i = 0; i < m; i++)
-        if (x->pos[i] == 0) {
+        in[act[t]] = 1;
+    for (int64_t i = 0; i < m; i++) {
+        if (in[i]) {
             x->cols[nc] = i;
             x->zbuf[nc] = x->z[i];
             x->pos[i] = nc++;
+            continue;
         }
+        if (x->pos[i] >= 0 || x->all) {   /* dropped now, z exact */
+            x->z0[i] = x->z[i];
+            x->ep[i] = x->nep;
+        }
+        x->pos[i] = -1;
+    }
+    free(in);
+    x->all = 0;
+    x->nout = 0;
     x->zc = x->zbuf;
     x->ncols = nc;
     return km_kmatrix_restrict(x->K, x->cols, nc, err);
 }
 
-/* Makes z exact everywhere: z of the coefficients outside the columns is z0 + K (c - c0),
- * the changed coefficients added in increasing order (the same bits whatever the cache). */
+/* Makes z exact everywhere: z of a coefficient j outside the columns is z0[j] + K (c - c at
+ * its epoch), the changed coefficients added in increasing order, epoch by epoch from the
+ * last (the same bits whatever the cache). */
 static int kernel_unshrink(void *ctx, const double *c, km_error *err)
 {
     kernel_ctx *x = ctx;
     if (x->all)
         return KM_OK;
-    int64_t m = x->m, nch = 0;
-    int64_t *ch = malloc((size_t)m * sizeof *ch);
-    double *dc = malloc((size_t)m * sizeof *dc);
-    if (!ch || !dc) {
-        free(ch);
-        free(dc);
-        return km_error_nomem(err, "coordinate descent");
+    int64_t m = x->m, nep = x->nep;
+    int64_t *ch = malloc((size_t)m * sizeof *ch), *grp = malloc((size_t)m * sizeof *grp);
+    int64_t *start = calloc((size_t)nep + 2, sizeof *start);
+    double *dc = malloc((size_t)m * sizeof *dc), *w = malloc((size_t)m * sizeof *w);
+    double *v = malloc((size_t)m * sizeof *v);
+    int rc = KM_OK;
+    if (!ch || !grp || !start || !dc || !w || !v) {
+        rc = km_error_nomem(err, "coordinate descent");
+        goto done;
+    }
+    for (int64_t i = 0; i < m; i++)   /* the columns out, by epoch, increasing within */
+        if (x->pos[i] < 0)
+            start[x->ep[i] + 1]++;
+    for (int64_t e = 1; e <= nep; e++)
+        start[e + 1] += start[e];
+    for (int64_t i = 0; i < m; i++)
+        if (x->pos[i] < 0)
+            grp[start[x->ep[i]]++] = i;
+    for (int64_t e = nep; e >= 1; e--)   /* back to where each epoch began */
+        start[e] = e > 1 ? start[e - 1] : 0;
+    memcpy(w, x->prev, (size_t)m * sizeof *w);   /* c at the last epoch */
+    for (int64_t e = nep; e >= 1 && rc == KM_OK; e--) {
+        if (e < nep)   /* w: c at epoch e */
+            for (int64_t q = x->logstart[e + 1]; q < (e + 1 < nep ? x->logstart[e + 2] : x->nlog); q++)
+                w[x->logi[q]] = x->logv[q];
+        int64_t g0 = start[e], g1 = start[e + 1];
+        int64_t nch = 0;
+        for (int64_t i = 0; i < m; i++)
+            if (c[i] != w[i]) {
+                ch[nch] = i;
+                dc[nch++] = c[i] - w[i];
+            }
+        for (int64_t k = g0; k < g1; k++)
+            v[k] = x->z0[grp[k]];
+        rc = km_kmatrix_addmul(x->K, ch, dc, nch, grp + g0, g1 - g0, v + g0, err);
+        for (int64_t k = g0; k < g1; k++)
+            x->z0[grp[k]] = v[k];
     }
     x->nout = 0;
-    for (int64_t i = 0; i < m; i++) {
-        if (c[i] != x->c0[i]) {
-            ch[nch] = i;
-            dc[nch++] = c[i] - x->c0[i];
-        }
+    for (int64_t i = 0; rc == KM_OK && i < m; i++)
         if (x->pos[i] < 0) {
             x->pos[i] = -2 - x->nout;
             x->zo[x->nout] = x->z0[i];
             x->out[x->nout++] = i;
         }
-    }
-    int rc = km_kmatrix_addmul(x->K, ch, dc, nch, x->out, x->nout, x->zo, err);
+    if (rc == KM_OK)
+        x->all = 1;
+done:
     free(ch);
+    free(grp);
+    free(start);
     free(dc);
-    x->all = 1;
+    free(w);
+    free(v);
     return rc;
 }
 
@@ -441,13 +523,14 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
     x.zbuf = malloc(len * sizeof(double));
     x.zo = malloc(len * sizeof(double));
     x.z0 = malloc(len * sizeof(double));
-    x.c0 = malloc(len * sizeof(double));
+    x.prev = malloc(len * sizeof(double));
+    x.ep = malloc(len * sizeof(int64_t));
     x.pos = malloc(len * sizeof(int64_t));
     x.cols = malloc(len * sizeof(int64_t));
     x.out = malloc(len * sizeof(int64_t));
     double *alpha = malloc(len * sizeof *alpha);
     int rc = KM_OK;
-    if (!alpha || !x.zbuf || !x.zo || !x.z0 || !x.c0 || !x.pos || !x.cols || !x.out) {
+    if (!alpha || !x.zbuf || !x.zo || !x.z0 || !x.prev || !x.ep || !x.pos || !x.cols || !x.out) {
         rc = km_error_nomem(err, "coordinate descent");
         goto done;
     }
@@ -472,7 +555,11 @@ done:
     free(x.zbuf);
     free(x.zo);
     free(x.z0);
-    free(x.c0);
+    free(x.prev);
+    free(x.ep);
+    free(x.logi);
+    free(x.logv);
+    free(x.logstart);
     free(x.pos);
     free(x.cols);
     free(x.out);
