@@ -74,10 +74,11 @@
 #ifndef KM_MAX_SCATTER
 #define KM_MAX_SCATTER ((int32_t)1 << 23)
 #endif
-/* The column path computes a row in chunks of this many values (all in L1 while the A
- * row's columns add to them), for A rows of at most KM_CHUNK_FEATURES features. */
+/* The column path computes a row in chunks of this many values (16 KB, in L1 while the A
+ * row's columns add to them; 512 measured 4-15% slower), for A rows of at most
+ * KM_CHUNK_FEATURES features. */
 #ifndef KM_CHUNK
-#define KM_CHUNK 512
+#define KM_CHUNK 2048
 #endif
 #ifndef KM_CHUNK_FEATURES
 #define KM_CHUNK_FEATURES 64
