@@ -116,8 +116,10 @@ struct km_kmatrix {
     int threads;
     double *diag;           /* m values k_ii */
     double *full;           /* m x m when all of K is kept, else NULL */
-    int64_t nslots, used;   /* LRU cache: capacity and slots in use */
-    double **slot;          /* row storage per slot, allocated on first use */
+    int64_t nslots, used;   /* LRU cache: capacity, and slots handed out (some maybe free) */
+    double *arena;          /* the cache's storage: slot s at arena + s ncols (touched as */
+    int64_t arena_len;      /* rows are written, so memory grows as the cache fills) */
+    int64_t *freel, nfree;  /* free slots below used */
     int64_t *slot_row;      /* row held by each slot (-1: none) */
     int64_t *slot_pass;     /* the pass in which each slot's row was last used */
     int64_t pass;           /* passes declared by km_kmatrix_pass (0: plain LRU) */
@@ -126,7 +128,6 @@ struct km_kmatrix {
     int64_t *where;         /* slot of row i, or -1 */
     double *work;           /* threads zero scatter vectors of work_len, when needed */
     int64_t work_len;
-    size_t cache_bytes;
     int64_t *cols;          /* the columns rows are restricted to (increasing), or NULL: all */
     int64_t ncols;          /* their number (m when all) */
     km_kdata *Xc;           /* the rows of X listed in cols, for the column path */
@@ -1033,13 +1034,18 @@ static void kmatrix_fill(km_kmatrix *K)
     K->values = m * (m + 1) / 2;
 }
 
-/* Rows of the current length the cache holds: cache_bytes / row bytes, at least
- * KM_CACHE_MIN_ROWS, at most m. */
+/* Rows of the current length the cache's arena holds, at most m (at least
+ * KM_CACHE_MIN_ROWS: the arena has room for that many whole rows). */
 static int64_t cache_slots(const km_kmatrix *K)
 {
-    size_t slots = K->cache_bytes / ((size_t)(K->ncols > 0 ? K->ncols : 1) * sizeof(double));
-    return slots < KM_CACHE_MIN_ROWS ? KM_CACHE_MIN_ROWS
-           : slots > (size_t)K->m ? K->m : (int64_t)slots;
+    int64_t slots = K->arena_len / (K->ncols > 0 ? K->ncols : 1);
+    return slots > K->m ? (K->m > KM_CACHE_MIN_ROWS ? K->m : KM_CACHE_MIN_ROWS) : slots;
+}
+
+/* The storage of slot s: rows of the current length side by side. */
+static inline double *slot_ptr(const km_kmatrix *K, int64_t s)
+{
+    return K->arena + s * K->ncols;
 }
 
 km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes,
@@ -1059,7 +1065,6 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
     K->threads = threads < 1 ? 1 : threads;
     K->head = K->tail = -1;
     K->ncols = m;
-    K->cache_bytes = cache_bytes;
     if (!(K->diag = alloc_n(m, sizeof *K->diag, 0)))
         goto nomem;
     K->work_len = needs_scatter(k, X, NULL) ? scatter_len(X, X) : 0;
@@ -1081,15 +1086,23 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
             return K;
         }
     }
-    K->nslots = cache_slots(K);
     int64_t cap = m > KM_CACHE_MIN_ROWS ? m : KM_CACHE_MIN_ROWS;   /* slots for shorter rows */
-    K->slot = alloc_n(cap, sizeof *K->slot, 1);
+    int64_t least = KM_CACHE_MIN_ROWS * (m > 0 ? m : 1), want;
+    size_t cells = cache_bytes / sizeof(double);
+    want = cells > (size_t)INT64_MAX / 16 ? INT64_MAX / 16 : (int64_t)cells;
+    want = want < least ? least : want;
+    while (!(K->arena = alloc_n(want, sizeof *K->arena, 0)) && want > least)   /* or less */
+        want = want / 2 > least ? want / 2 : least;
+    K->arena_len = want;
+    K->nslots = cache_slots(K);
+    K->freel = alloc_n(cap, sizeof *K->freel, 0);
     K->slot_row = alloc_n(cap, sizeof *K->slot_row, 0);
     K->slot_pass = alloc_n(cap, sizeof *K->slot_pass, 0);
     K->prev = alloc_n(cap, sizeof *K->prev, 0);
     K->next = alloc_n(cap, sizeof *K->next, 0);
     K->where = alloc_n(m, sizeof *K->where, 0);
-    if (!K->slot || !K->slot_row || !K->slot_pass || !K->prev || !K->next || !K->where)
+    if (!K->arena || !K->freel || !K->slot_row || !K->slot_pass || !K->prev || !K->next ||
+        !K->where)
         goto nomem;
     for (int64_t i = 0; i < m; i++)
         K->where[i] = -1;
@@ -1104,9 +1117,8 @@ void km_kmatrix_free(km_kmatrix *K)
 {
     if (!K)
         return;
-    for (int64_t s = 0; K->slot && s < K->nslots; s++)
-        free(K->slot[s]);
-    free(K->slot);
+    free(K->arena);
+    free(K->freel);
     free(K->slot_row);
     free(K->slot_pass);
     free(K->prev);
@@ -1182,34 +1194,27 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
         }
         K->slot_pass[s] = K->pass;
         K->served++;
-        return K->slot[s];
+        return slot_ptr(K, s);
     }
-    if (K->used < K->nslots) {   /* a fresh slot; if memory runs out, evict instead */
-        if ((K->slot[K->used] = alloc_n(K->ncols, sizeof(double), 0)))
-            s = K->used++;
-        else if (K->used >= KM_CACHE_MIN_ROWS)
-            K->nslots = K->used;
-        else {
-            km_error_nomem(err, "kernel row cache");
-            return NULL;
-        }
-    }
-    if (s < 0) {   /* evict the least recently used row, or in passes see km_kmatrix_pass */
+    if (K->nfree > 0) {   /* a free slot, a new one, or the least recently used row's */
+        s = K->freel[--K->nfree];
+    } else if (K->used < K->nslots) {
+        s = K->used++;
+    } else {   /* in passes see km_kmatrix_pass */
         s = K->tail;
         if (K->pass > 0 && K->slot_row[s] >= 0 && K->slot_pass[s] >= K->pass - 1)
             s = K->next[K->head];   /* the most recent but the row just returned */
         lru_unlink(K, s);
-        if (K->slot_row[s] >= 0)
-            K->where[K->slot_row[s]] = -1;
+        K->where[K->slot_row[s]] = -1;
     }
-    kmatrix_compute_row(K, i, K->slot[s]);
+    kmatrix_compute_row(K, i, slot_ptr(K, s));
     K->computed++;
     K->served++;
     K->slot_row[s] = i;
     K->slot_pass[s] = K->pass;
     K->where[i] = s;
     lru_push_front(K, s);
-    return K->slot[s];
+    return slot_ptr(K, s);
 }
 
 /* Row i over the columns [c0, c1) of the current ones, times h, added to z[c0..c1) chunk by
@@ -1231,7 +1236,8 @@ int km_kmatrix_axpy(km_kmatrix *K, int64_t i, double h, double *z, km_error *err
         return km_error_set(err, KM_EUSAGE, "kernel matrix: row %lld out of range 0..%lld",
                             (long long)i, (long long)K->m - 1);
     int64_t n = K->ncols;
-    int thrash = !K->full && K->where[i] < 0 && K->used >= K->nslots && K->pass > 0 &&
+    int thrash = !K->full && K->where[i] < 0 && K->nfree == 0 && K->used >= K->nslots &&
+                 K->pass > 0 &&
                  K->slot_row[K->tail] >= 0 && K->slot_pass[K->tail] >= K->pass - 1;
     if (!thrash) {   /* a row in memory, or one worth keeping */
         const double *row = km_kmatrix_row(K, i, err);
@@ -1341,7 +1347,7 @@ int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km
         if (c[j] == 0)
             continue;
         const double *row = K->full ? K->full + j * m
-                            : !K->cols && K->where[j] >= 0 ? K->slot[K->where[j]] : NULL;
+                            : !K->cols && K->where[j] >= 0 ? slot_ptr(K, K->where[j]) : NULL;
         if (row) {
             rows[nin] = row;
             cin[nin++] = c[j];
@@ -1382,33 +1388,13 @@ int64_t km_kmatrix_ncols(const km_kmatrix *K)
     return K->ncols;
 }
 
-/* Drops the row in slot s (storage freed) and moves the last slot into s, so that slots
- * 0..used-1 stay the ones in use. */
+/* Drops the row in slot s; the slot becomes free. */
 static void slot_drop(km_kmatrix *K, int64_t s)
 {
     lru_unlink(K, s);
-    if (K->slot_row[s] >= 0)
-        K->where[K->slot_row[s]] = -1;
-    free(K->slot[s]);
-    int64_t last = --K->used;
-    if (s != last) {
-        K->slot[s] = K->slot[last];
-        K->slot_row[s] = K->slot_row[last];
-        K->slot_pass[s] = K->slot_pass[last];
-        K->prev[s] = K->prev[last];
-        K->next[s] = K->next[last];
-        if (K->prev[s] >= 0)
-            K->next[K->prev[s]] = s;
-        else
-            K->head = s;
-        if (K->next[s] >= 0)
-            K->prev[K->next[s]] = s;
-        else
-            K->tail = s;
-        if (K->slot_row[s] >= 0)
-            K->where[K->slot_row[s]] = s;
-    }
-    K->slot[last] = NULL;
+    K->where[K->slot_row[s]] = -1;
+    K->slot_row[s] = -1;
+    K->freel[K->nfree++] = s;
 }
 
 /* The row set of X's rows listed in cols[0..n), or NULL with err set. */
@@ -1448,7 +1434,7 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
     int64_t *map = alloc_n(ncols, sizeof *map, 0), *keep = cols ? alloc_n(ncols, sizeof *keep, 0) : NULL;
     int64_t *add = alloc_n(ncols, sizeof *add, 0), nadd = 0;
     double *gather = K->full && cols ? alloc_n(ncols, sizeof *gather, 0) : NULL;
-    double *buf = NULL;
+    double *buf = NULL, *tmp = NULL;
     km_kdata *Xc = NULL, *Xadd = NULL;
     int rc = KM_OK;
     if (!map || !add || (cols && !keep) || (K->full && cols && !gather)) {
@@ -1480,7 +1466,7 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
         K->ncols = ncols;   /* cache_slots for the new length */
         slots = cache_slots(K);
         K->ncols = old;
-        for (int64_t s = K->used - 1; s >= 0; s--) {   /* rows of columns gone, or all */
+        for (int64_t s = 0; s < K->used; s++) {   /* rows of columns gone (or all), slots gone */
             int64_t r = K->slot_row[s], lo = 0, hi = ncols;
             while (r >= 0 && cols && lo < hi) {   /* is row r among the new columns? */
                 int64_t mid = lo + (hi - lo) / 2;
@@ -1489,44 +1475,53 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
                 else
                     hi = mid;
             }
-            if (flush || r < 0 || (cols && (lo == ncols || cols[lo] != r)))
+            if (r >= 0 && (flush || s >= slots || (cols && (lo == ncols || cols[lo] != r))))
                 slot_drop(K, s);
         }
-        while (K->used > slots)   /* longer rows: fewer fit */
-            slot_drop(K, K->tail);
-        int64_t nrun = 0;   /* a subset: runs of consecutive columns, moved down in order */
+        K->used = K->used < slots ? K->used : slots;
+        int64_t nf = 0;
+        for (int64_t q = 0; q < K->nfree; q++)
+            if (K->freel[q] < K->used)
+                K->freel[nf++] = K->freel[q];
+        K->nfree = nf;
+        /* the rows to their places for the new length, in place, in an order that reads
+         * every row before it is overwritten (up when shorter, down when longer) */
+        int64_t nrun = 0;
         for (int64_t t = 0; nadd == 0 && t < ncols; t++)
             if (t == 0 || map[t] != map[t - 1] + 1)
                 add[nrun++] = t;   /* add[] is free: the start of each run */
-        for (int64_t s = 0; s < K->used; s++) {
-            double *row = K->slot[s];
-            if (nadd == 0) {   /* map[t] >= t: in place, in order */
+        if (nadd > 0 && !(tmp = alloc_n(ncols, sizeof *tmp, 0))) {
+            rc = km_error_nomem(err, "kernel matrix columns");
+            goto done;
+        }
+        for (int64_t q = 0; q < K->used; q++) {
+            int64_t s = ncols <= old ? q : K->used - 1 - q;
+            if (K->slot_row[s] < 0)
+                continue;
+            double *src = K->arena + s * old, *dst = K->arena + s * ncols;
+            if (nadd == 0) {   /* a subset: map[t] >= t */
                 for (int64_t r = 0; r < nrun; r++) {
                     int64_t t = add[r], e = r + 1 < nrun ? add[r + 1] : ncols;
-                    memmove(row + t, row + map[t], (size_t)(e - t) * sizeof *row);
+                    memmove(dst + t, src + map[t], (size_t)(e - t) * sizeof *dst);
                 }
-                double *shorter = realloc(row, (size_t)(ncols > 0 ? ncols : 1) * sizeof *row);
-                K->slot[s] = shorter ? shorter : row;
-                continue;
-            }
-            double *longer = alloc_n(ncols, sizeof *longer, 0);
-            if (!longer) {
-                slot_drop(K, s--);
                 continue;
             }
             row_exact_par(&K->k, K->X, K->slot_row[s], Xadd, NULL, nadd, buf, K->work,
                           pick_threads(K->threads, nadd));
             K->values += nadd;
             for (int64_t t = 0, a = 0; t < ncols; t++)
-                longer[t] = map[t] >= 0 ? row[map[t]] : buf[a++];
-            free(row);
-            K->slot[s] = longer;
+                tmp[t] = map[t] >= 0 ? src[map[t]] : buf[a++];
+            memcpy(dst, tmp, (size_t)ncols * sizeof *dst);
         }
-        K->nslots = slots > K->used ? slots : K->used;
+        K->nslots = slots;
     }
     free(K->cols);
     km_kdata_free(K->Xc);
     free(K->gather);
+    km_kdata_free(K->Xa);   /* addmul's columns are rarely the same after a change */
+    free(K->acols);
+    K->Xa = NULL;
+    K->acols = NULL;
     K->cols = keep;
     K->ncols = ncols;
     K->Xc = Xc;
@@ -1540,6 +1535,7 @@ done:
     free(add);
     free(gather);
     free(buf);
+    free(tmp);
     km_kdata_free(Xc);
     km_kdata_free(Xadd);
     return rc;
