@@ -327,6 +327,7 @@ typedef struct kernel_ctx {
     int all;   /* z exact for every coefficient */
 } kernel_ctx;
 
+/* z_i: from zc, or from zo (i outside the columns while z is exact everywhere). */
 static double kernel_dot(void *ctx, int64_t i)
 {
     const kernel_ctx *x = ctx;

@@ -1,15 +1,15 @@
-/* kernel.c - see kernel.h. Kernel values, blocks of them, and the kernel matrix with its LRU
- * row cache (thesis ch. 2, section 1.6.1: rows computed on demand, kept while memory allows).
+/* kernel.c - see kernel.h. Kernel values, blocks of them, and the kernel matrix with its row
+ * cache (thesis ch. 2, section 1.6.1: rows computed on demand, kept while memory allows).
  *
  * Two ways to get the dot products x'y behind the kernels:
  *  - exact: the sum over the features x and y share, in increasing feature order, with one
  *    accumulator (plain multiply and add: the Makefile's -std=c11 keeps FMA contraction off).
  *    It is reached by merging two sparse rows (km_kernel_eval), by a scatter of x into a
  *    dense vector and a pass over y's non-zeros, or through the column copy of the row set
- *    (each feature of x adds its column into a whole row of results: sparse columns, or
- *    dense columns as vectorised axpys). Terms for absent features are exact zeros and
- *    change nothing, so all three give the same bits, symmetric in x and y, whatever the
- *    block shape or thread count. The kernel matrix uses only this path: its rows are the
+ *    (each feature of x adds its column into a chunk of results: sparse columns entry by
+ *    entry, runs of dense columns with the sums in vector registers). Terms for absent
+ *    features are exact zeros and change nothing, so all three give the same bits,
+ *    symmetric in x and y, whatever the block shape or thread count. The kernel matrix uses only this path: its rows are the
  *    same bits from the cache, from a fresh computation or from the precomputed matrix.
  *  - dgemm: on the dense copies, for blocks of rows. Faster on dense data, but OpenBLAS sums
  *    in an order that depends on the call's shape and thread split (measured: the last row

@@ -68,8 +68,9 @@ int km_kernel_block(const km_kernel *k, const km_kdata *A, const int64_t *ia, in
 
 /*
  * The kernel matrix K over the rows of X (m x m), with rows computed on demand and kept in
- * an LRU cache of at most cache_bytes (at least a few rows always fit). When all of K fits,
- * it is computed once, in blocks. Values are identical whatever the cache size.
+ * a cache of cache_bytes (one block, filled as rows come; at least a few rows always fit),
+ * least recently used rows evicted first (see km_kmatrix_pass for sweeps). When all of K
+ * fits, it is computed once, in blocks. Values are identical whatever the cache size.
  */
 typedef struct km_kmatrix km_kmatrix;
 
