@@ -34,3 +34,20 @@ plain() {
 is_binary() {
     awk 'NF == 0 || /^#/ { next } { v = $1 + 0; if (v != 1 && v != -1) { bad = 1; exit } } END { exit bad }' "$1"
 }
+
+# Runs "$@" once under /usr/bin/time, output to $1.out/$1.err ($1 is a path prefix, shifted
+# off); sets RC and ONE_SEC (wall: time's %e from 10 s up, else the shell's 1 ms clock) and
+# ONE_MB (peak RSS).
+time_once() {
+    local pre=$1 t0 t1 t
+    shift
+    t0=$EPOCHREALTIME
+    "$TIME" -f '%e %M' -o "$pre.time" "$@" >"$pre.out" 2>"$pre.err"
+    RC=$?
+    t1=$EPOCHREALTIME
+    t=$(tail -n 1 "$pre.time" 2>/dev/null)
+    read -r ONE_SEC ONE_MB < <(awk -v e="${t%% *}" -v k="${t##* }" -v a="${t0/,/.}" -v b="${t1/,/.}" 'BEGIN {
+        s = (e ~ /^[0-9.]+$/ && e + 0 >= 10) ? sprintf("%.2f", e) : sprintf("%.3f", b - a)
+        m = (k ~ /^[0-9]+$/) ? sprintf("%.0f", k / 1024) : "?"
+        print s, m }')
+}

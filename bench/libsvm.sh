@@ -113,19 +113,11 @@ rows() {
 timed() {
     local pre=$1
     shift
-    local t0 t1 t s m k best="" bestmb=""
+    local s m k best="" bestmb=""
     TIMEDOUT=0
     for ((k = 0; ; k++)); do
-        t0=$EPOCHREALTIME
-        "$TIME" -f '%e %M' -o "$pre.time" timeout --foreground -k 10 "$TIMEOUT" "$@" >"$pre.out" 2>"$pre.err"
-        RC=$?
-        t1=$EPOCHREALTIME
-        t=$(tail -n 1 "$pre.time" 2>/dev/null)
-        # seconds: time's %e has 10 ms resolution; below 10 s use the shell's clock (1 ms)
-        read -r s m < <(awk -v e="${t%% *}" -v k="${t##* }" -v a="${t0/,/.}" -v b="${t1/,/.}" 'BEGIN {
-            s = (e ~ /^[0-9.]+$/ && e + 0 >= 10) ? sprintf("%.2f", e) : sprintf("%.3f", b - a)
-            m = (k ~ /^[0-9]+$/) ? sprintf("%.0f", k / 1024) : "?"
-            print s, m }')
+        time_once "$pre" timeout --foreground -k 10 "$TIMEOUT" "$@"
+        s=$ONE_SEC m=$ONE_MB
         if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
             best=$s bestmb=$m
         fi
