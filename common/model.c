@@ -1,8 +1,10 @@
-/* model.c - see model.h. Text format: "kmtk-model 1", "key value" header lines, "w",
- * then n (+1) lines of nr_w numbers, then "end". Numbers are written %.17g (round-trip). */
+/* model.c - see model.h. Text format (doc/model-format.md): "kmtk-model 1", "key value"
+ * header lines, then the weights ("w"), the support vectors ("sv") or the basis kernels,
+ * intercepts and support vectors (rls2), then "end". Numbers are written %.17g (round-trip). */
 #include "model.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,33 @@
 #include <cblas.h>
 
 #include "numparse.h"
+
+/* The support vectors on one feature subset of an RLS2 model and the kernels on it. */
+typedef struct mkl_group {
+    const km_basis *subset;   /* a kernel on the subset (its nfeat, feat) */
+    km_problem *sv;           /* the projected support vectors; NULL: all features, m->sv */
+    km_kdata *data;           /* sv (or m->sv) prepared for kernel blocks */
+    int first, count;         /* the kernels order[first .. first + count) */
+} mkl_group;
+
+struct km_mkl_cache {
+    int ngroups;
+    mkl_group *g;
+    int *order;               /* basis indices, grouped by feature subset */
+};
+
+static void mkl_cache_free(km_mkl_cache *c)
+{
+    if (!c)
+        return;
+    for (int g = 0; g < c->ngroups; g++) {
+        km_kdata_free(c->g[g].data);
+        km_problem_free(c->g[g].sv);
+    }
+    free(c->g);
+    free(c->order);
+    free(c);
+}
 
 km_model *km_model_new(km_loss loss, int32_t n, int nr_class, int nr_w, km_error *err)
 {
@@ -45,8 +74,13 @@ void km_model_free(km_model *m)
     free(m->label_weight);
     free(m->w);
     km_kdata_free(m->sv_data);
+    mkl_cache_free(m->mkl);
     km_problem_free(m->sv);
     free(m->sv_coef);
+    km_basis_set_free(&m->basis);
+    free(m->basis_s);
+    free(m->basis_d);
+    free(m->intercept);
     free(m);
 }
 
@@ -64,12 +98,156 @@ int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double 
     return m->sv_data ? KM_OK : err->code;
 }
 
+/* Orders pointers to basis kernels by feature subset (0: the same subset). */
+static int subset_cmp(const void *a, const void *b)
+{
+    const km_basis *x = *(const km_basis *const *)a, *y = *(const km_basis *const *)b;
+    if (x->nfeat != y->nfeat)
+        return x->nfeat < y->nfeat ? -1 : 1;
+    for (int32_t t = 0; t < x->nfeat; t++)
+        if (x->feat[t] != y->feat[t])
+            return x->feat[t] < y->feat[t] ? -1 : 1;
+    return 0;
+}
+
+/* Orders pointers to basis kernels by feature subset, then position: a fixed order. */
+static int kernel_cmp(const void *a, const void *b)
+{
+    const km_basis *x = *(const km_basis *const *)a, *y = *(const km_basis *const *)b;
+    int c = subset_cmp(a, b);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Groups m's basis kernels by feature subset and projects the support vectors on each. */
+static int mkl_cache_build(km_model *m, km_error *err)
+{
+    int nb = m->basis.m;
+    km_mkl_cache *c = calloc(1, sizeof *c);
+    const km_basis **by = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *by);
+    if (!c || !by || !(c->order = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *c->order)) ||
+        !(c->g = calloc((size_t)(nb > 0 ? nb : 1), sizeof *c->g))) {
+        free(by);
+        mkl_cache_free(c);
+        return km_error_nomem(err, "rls2 model");
+    }
+    m->mkl = c;
+    for (int k = 0; k < nb; k++)
+        by[k] = &m->basis.b[k];
+    qsort(by, (size_t)nb, sizeof *by, kernel_cmp);
+    for (int k = 0; k < nb; k++) {
+        c->order[k] = (int)(by[k] - m->basis.b);
+        if (k > 0 && subset_cmp(&by[k], &by[k - 1]) == 0) {
+            c->g[c->ngroups - 1].count++;
+            continue;
+        }
+        mkl_group *g = &c->g[c->ngroups++];
+        g->subset = by[k];
+        g->first = k;
+        g->count = 1;
+    }
+    free(by);
+    for (int q = 0; q < c->ngroups; q++) {
+        mkl_group *g = &c->g[q];
+        if (g->subset->nfeat && !(g->sv = km_basis_project(g->subset, m->sv, NULL, 0, err)))
+            return err->code;
+        if (!(g->data = km_kdata_new(g->sv ? g->sv : m->sv, NULL, m->sv->l, err)))
+            return err->code;
+    }
+    return KM_OK;
+}
+
+int km_model_set_mkl(km_model *m, km_basis_set *basis, double *s, double *d, double *intercept,
+                     km_problem *sv, double *sv_coef, km_error *err)
+{
+    free(m->w);
+    m->w = NULL;
+    m->has_mkl = 1;
+    m->loss = KM_LOSS_RLS;
+    m->bias = -1;
+    m->basis = *basis;
+    basis->m = 0;
+    basis->b = NULL;
+    m->basis_s = s;
+    m->basis_d = d;
+    m->intercept = intercept;
+    m->sv = sv;
+    m->sv_coef = sv_coef;
+    for (int k = 0; k < m->basis.m; k++) {
+        const km_basis *b = &m->basis.b[k];
+        km_error kerr;
+        if (km_kernel_check(&b->kernel, b->nfeat ? b->nfeat : m->n, &kerr))
+            return km_error_set(err, KM_EUSAGE, "rls2 model: basis kernel %d: %s", k + 1,
+                                kerr.msg);
+        for (int32_t t = 0; t < b->nfeat; t++)
+            if (b->feat[t] < 0 || b->feat[t] >= m->n || (t > 0 && b->feat[t] <= b->feat[t - 1]))
+                return km_error_set(err, KM_EUSAGE, "rls2 model: basis kernel %d: feature "
+                                    "indices must increase within 1..%d", k + 1, (int)m->n);
+        for (int64_t j = (int64_t)k * m->nr_w; j < (int64_t)(k + 1) * m->nr_w; j++) {
+            double sk = s[j], dk = d[j];
+            if (!(sk >= 0 && dk >= 0 && isfinite(sk) && isfinite(dk)))
+                return km_error_set(err, KM_EUSAGE, "rls2 model: basis kernel %d: scale and "
+                                    "weight must be finite and non-negative", k + 1);
+        }
+    }
+    return mkl_cache_build(m, err);
+}
+
+/* Writes the support vector lines "coef_1 .. coef_nr_w idx:val ..." of m to f. */
+static void write_svs(const km_model *m, FILE *f)
+{
+    const km_problem *S = m->sv;
+    for (int64_t s = 0; s < S->l; s++) {
+        for (int k = 0; k < m->nr_w; k++)
+            fprintf(f, k ? " %.17g" : "%.17g", m->sv_coef[s * m->nr_w + k]);
+        for (int64_t t = S->row_ptr[s]; t < S->row_ptr[s + 1]; t++)
+            fprintf(f, " %d:%.17g", (int)S->index[t] + 1, S->value[t]);
+        fputc('\n', f);
+    }
+}
+
+/* Writes the basis section, intercepts and support vectors of an RLS2 model; -1 when out
+ * of memory (errno ENOMEM). */
+static int write_mkl(const km_model *m, FILE *f)
+{
+    int nw = m->nr_w;
+    char *spec = NULL;
+    size_t cap = 0;
+    fprintf(f, "nr_w %d\nnr_basis %d\nbasis\n", nw, m->basis.m);
+    for (int k = 0; k < m->basis.m; k++) {
+        size_t need = (size_t)km_basis_format(&m->basis.b[k], spec, cap) + 1;
+        if (need > cap) {
+            char *grown = realloc(spec, need);
+            if (!grown) {
+                free(spec);
+                return -1;
+            }
+            spec = grown;
+            cap = need;
+            km_basis_format(&m->basis.b[k], spec, cap);
+        }
+        for (int j = 0; j < nw; j++)
+            fprintf(f, "%.17g ", m->basis_s[(int64_t)k * nw + j]);
+        for (int j = 0; j < nw; j++)
+            fprintf(f, "%.17g ", m->basis_d[(int64_t)k * nw + j]);
+        fprintf(f, "%s\n", spec);
+    }
+    free(spec);
+    fputs("intercept", f);
+    for (int j = 0; j < nw; j++)
+        fprintf(f, " %.17g", m->intercept[j]);
+    fprintf(f, "\nnr_sv %lld\nsv\n", (long long)m->sv->l);
+    write_svs(m, f);
+    return 0;
+}
+
 /* Writes the whole model text to f; returns 0 or -1 on a write error. */
 static int write_text(const km_model *m, FILE *f)
 {
     fprintf(f, "%s %d\n", KM_MODEL_FORMAT, KM_MODEL_VERSION);
-    fprintf(f, "solver %s\nloss %s\n", m->has_kernel ? "kernel" : "linear",
-            km_loss_name(m->loss));
+    fprintf(f, "solver %s\nloss %s\n", m->has_mkl ? "rls2" : m->has_kernel ? "kernel"
+            : "linear", km_loss_name(m->loss));
+    if (m->has_mkl)
+        fprintf(f, "lambda %.17g\n", m->lambda);
     if (m->has_kernel)
         fprintf(f, "kernel %s\ngamma %.17g\ncoef0 %.17g\ndegree %d\n",
                 km_kernel_name(m->kernel.type), m->kernel.gamma, m->kernel.coef0,
@@ -85,25 +263,20 @@ static int write_text(const km_model *m, FILE *f)
             fprintf(f, " %.17g", m->label_weight[k]);
         fputc('\n', f);
     }
-    if (m->has_kernel) {
-        const km_problem *S = m->sv;
-        fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)S->l);
-        for (int64_t s = 0; s < S->l; s++) {
+    if (m->has_mkl) {
+        if (write_mkl(m, f))
+            return -1;
+    } else if (m->has_kernel) {
+        fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)m->sv->l);
+        write_svs(m, f);
+    } else {
+        fprintf(f, "nr_w %d\nw\n", m->nr_w);
+        int64_t rows = (int64_t)m->n + (m->bias >= 0);
+        for (int64_t j = 0; j < rows; j++) {
             for (int k = 0; k < m->nr_w; k++)
-                fprintf(f, k ? " %.17g" : "%.17g", m->sv_coef[s * m->nr_w + k]);
-            for (int64_t t = S->row_ptr[s]; t < S->row_ptr[s + 1]; t++)
-                fprintf(f, " %d:%.17g", (int)S->index[t] + 1, S->value[t]);
+                fprintf(f, k ? " %.17g" : "%.17g", m->w[j * m->nr_w + k]);
             fputc('\n', f);
         }
-        fputs("end\n", f);
-        return ferror(f) ? -1 : 0;
-    }
-    fprintf(f, "nr_w %d\nw\n", m->nr_w);
-    int64_t rows = (int64_t)m->n + (m->bias >= 0);
-    for (int64_t j = 0; j < rows; j++) {
-        for (int k = 0; k < m->nr_w; k++)
-            fprintf(f, k ? " %.17g" : "%.17g", m->w[j * m->nr_w + k]);
-        fputc('\n', f);
     }
     fputs("end\n", f);
     return ferror(f) ? -1 : 0;
@@ -207,9 +380,9 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out)
     return 0;
 }
 
-/* Reads nr_sv lines "coef_1 .. coef_nr_w idx:val ..." after "sv" and makes m a kernel
- * model with them. */
-static int read_svs(mreader *r, km_model *m, const km_kernel *k, int64_t nr_sv)
+/* Reads nr_sv lines "coef_1 .. coef_nr_w idx:val ..." after "sv" into *sv and *sv_coef. */
+static int read_svs(mreader *r, const km_model *m, int64_t nr_sv, km_problem **sv,
+                    double **sv_coef)
 {
     km_problem *S = calloc(1, sizeof *S);
     double *coef = malloc(((size_t)nr_sv * (size_t)m->nr_w + 1) * sizeof *coef);
@@ -269,7 +442,77 @@ static int read_svs(mreader *r, km_model *m, const km_kernel *k, int64_t nr_sv)
         free(coef);
         return rc;
     }
-    return km_model_set_kernel(m, k, S, coef, r->err);
+    *sv = S;
+    *sv_coef = coef;
+    return KM_OK;
+}
+
+/* Parses one basis line "s_1 .. s_nr_w d_1 .. d_nr_w KERNEL-SPEC" into s, d and *b. */
+static int read_basis_line(mreader *r, const km_model *m, double *s, double *d, km_basis *b)
+{
+    const char *p = r->line;
+    for (int q = 0; q < 2 * m->nr_w; q++) {
+        double *v = q < m->nr_w ? &s[q] : &d[q - m->nr_w];
+        int status;
+        p = km_parse_double(p, v, &status);
+        if (status != KM_NUM_OK || *v < 0 || *p++ != ' ')
+            return bad(r, "expected nr_w scales and nr_w kernel weights (finite, "
+                          "non-negative), then the kernel");
+    }
+    km_error kerr;
+    if (km_basis_parse(p, m->n, b, &kerr)) {
+        char msg[sizeof kerr.msg + 32];
+        snprintf(msg, sizeof msg, "bad basis kernel: %s", kerr.msg);
+        return bad(r, msg);
+    }
+    return KM_OK;
+}
+
+/* Reads what follows "basis" in an RLS2 model (nr_basis basis lines, "intercept ...",
+ * "nr_sv N", "sv" and the support vectors) and makes m an RLS2 model with it. */
+static int read_mkl(mreader *r, km_model *m, int nr_basis)
+{
+    size_t nw = (size_t)m->nr_w;
+    km_basis_set set = {0, calloc((size_t)nr_basis + 1, sizeof *set.b)};
+    double *s = malloc(((size_t)nr_basis * nw + 1) * sizeof *s);
+    double *d = malloc(((size_t)nr_basis * nw + 1) * sizeof *d);
+    double *icpt = malloc(nw * sizeof *icpt);
+    km_problem *sv = NULL;
+    double *coef = NULL;
+    long long nr_sv;
+    int rc = set.b && s && d && icpt ? KM_OK : km_error_nomem(r->err, "rls2 model");
+    while (rc == KM_OK && set.m < nr_basis) {
+        if (!next_line(r))
+            rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (%d of %d basis kernels)",
+                              r->path, set.m, nr_basis);
+        else if (!(rc = read_basis_line(r, m, s + set.m * nw, d + set.m * nw, &set.b[set.m])))
+            set.m++;
+    }
+    if (rc == KM_OK && !next_line(r))
+        rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'intercept' line)",
+                          r->path);
+    else if (rc == KM_OK && (strncmp(r->line, "intercept ", 10) != 0 ||
+                             parse_numbers(r->line + 10, icpt, (int64_t)nw)))
+        rc = bad(r, "expected 'intercept' and nr_w numbers");
+    if (rc == KM_OK && !next_line(r))
+        rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'nr_sv' line)", r->path);
+    else if (rc == KM_OK && (strncmp(r->line, "nr_sv ", 6) != 0 ||
+                             parse_int(r->line + 6, 0, INT64_MAX / 2, &nr_sv)))
+        rc = bad(r, "expected 'nr_sv COUNT'");
+    if (rc == KM_OK && !next_line(r))
+        rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'sv' line)", r->path);
+    else if (rc == KM_OK && strcmp(r->line, "sv") != 0)
+        rc = bad(r, "expected 'sv'");
+    if (rc == KM_OK)
+        rc = read_svs(r, m, nr_sv, &sv, &coef);
+    if (rc != KM_OK) {
+        km_basis_set_free(&set);
+        free(s);
+        free(d);
+        free(icpt);
+        return rc;
+    }
+    return km_model_set_mkl(m, &set, s, d, icpt, sv, coef, r->err);
 }
 
 /* Reads the header and weights into *out. */
@@ -289,19 +532,22 @@ static int read_model(mreader *r, km_model **out)
                  "reads version %d)", version, KM_MODEL_VERSION);
         return bad(r, msg);
     }
-    int loss = -1, have_C = 0, have_eps = 0, have_bias = 0, kernel_solver = 0;
-    long long n = -1, nr_class = -1, nr_w = -1, nr_sv = -1, degree = 3;
-    int ktype = -1;
-    double gamma = 0, coef0 = 0;
+    enum { LINEAR, KERNEL, RLS2 };
+    static const char *const section[] = {"w", "sv", "basis"};
+    int loss = -1, have_C = 0, have_eps = 0, have_bias = 0, solver = LINEAR;
+    long long n = -1, nr_class = -1, nr_w = -1, nr_sv = -1, degree = 3, nr_basis = -1;
+    int ktype = -1, kernel_keys = 0;
+    double gamma = 0, coef0 = 0, lambda = -1;
     double C = 0, eps = 0, bias = -1;
     double *labels = NULL, *lw = NULL;
     int rc = KM_OK;
     for (;;) {
         if (!next_line(r)) {
-            rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'w' line)", r->path);
+            rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no '%s' line)", r->path,
+                              section[solver]);
             break;
         }
-        if (strcmp(r->line, kernel_solver ? "sv" : "w") == 0)
+        if (strcmp(r->line, section[solver]) == 0)
             break;
         char *sp = strchr(r->line, ' ');
         if (!sp) {
@@ -310,12 +556,26 @@ static int read_model(mreader *r, km_model **out)
         }
         *sp = '\0';
         const char *key = r->line, *val = sp + 1;
+        kernel_keys |= strcmp(key, "kernel") == 0 || strcmp(key, "gamma") == 0 ||
+                       strcmp(key, "coef0") == 0 || strcmp(key, "degree") == 0;
         if (strcmp(key, "solver") == 0) {
-            if (strcmp(val, "linear") != 0 && strcmp(val, "kernel") != 0) {
-                rc = bad(r, "unknown solver (expected 'linear' or 'kernel')");
+            if (strcmp(val, "linear") == 0 || strcmp(val, "kernel") == 0 ||
+                strcmp(val, "rls2") == 0) {
+                solver = val[0] == 'l' ? LINEAR : val[0] == 'k' ? KERNEL : RLS2;
+            } else {
+                rc = bad(r, "unknown solver (expected 'linear', 'kernel' or 'rls2')");
                 break;
             }
-            kernel_solver = strcmp(val, "kernel") == 0;
+        } else if (strcmp(key, "lambda") == 0) {
+            if (parse_numbers(val, &lambda, 1) || lambda < 0) {
+                rc = bad(r, "bad lambda (expected a finite number >= 0)");
+                break;
+            }
+        } else if (strcmp(key, "nr_basis") == 0) {
+            if (parse_int(val, 0, INT32_MAX / 2, &nr_basis)) {
+                rc = bad(r, "bad nr_basis");
+                break;
+            }
         } else if (strcmp(key, "kernel") == 0) {
             if ((ktype = km_kernel_from_name(val)) < 0) {
                 rc = bad(r, "unknown kernel");
@@ -390,8 +650,17 @@ static int read_model(mreader *r, km_model **out)
                         "nr_feature, nr_class, labels, label_weights, nr_w)");
         else if (nr_w != (nr_class > 2 ? nr_class : 1))
             rc = bad(r, "nr_w does not match nr_class");
-        else if (kernel_solver && (ktype < 0 || nr_sv < 0))
+        else if (solver == KERNEL && (ktype < 0 || nr_sv < 0))
             rc = bad(r, "kernel model header incomplete (need kernel, nr_sv)");
+        else if (solver != RLS2 && (lambda >= 0 || nr_basis >= 0))
+            rc = bad(r, "lambda and nr_basis belong to rls2 models");
+        else if (solver == RLS2 && (lambda < 0 || nr_basis < 0))
+            rc = bad(r, "rls2 model header incomplete (need lambda, nr_basis)");
+        else if (solver == RLS2 && (loss != KM_LOSS_RLS || bias >= 0))
+            rc = bad(r, "rls2 models have loss rls and bias -1");
+        else if (solver == RLS2 && (kernel_keys || nr_sv >= 0))
+            rc = bad(r, "rls2 models have no kernel, gamma, coef0, degree or nr_sv header "
+                        "lines (kernels are in the basis section, nr_sv follows it)");
     }
     km_model *m = NULL;
     if (rc == KM_OK && !(m = km_model_new(loss, (int32_t)n, (int)nr_class, (int)nr_w, r->err)))
@@ -404,11 +673,17 @@ static int read_model(mreader *r, km_model **out)
             memcpy(m->labels, labels, (size_t)nr_class * sizeof *labels);
             memcpy(m->label_weight, lw, (size_t)nr_class * sizeof *lw);
         }
-        if (kernel_solver) {
+        if (solver == KERNEL) {
             km_kernel k = {(km_kernel_type)ktype, gamma, coef0, (int)degree};
-            rc = read_svs(r, m, &k, nr_sv);
+            km_problem *sv = NULL;
+            double *coef = NULL;
+            if ((rc = read_svs(r, m, nr_sv, &sv, &coef)) == KM_OK)
+                rc = km_model_set_kernel(m, &k, sv, coef, r->err);
+        } else if (solver == RLS2) {
+            m->lambda = lambda;
+            rc = read_mkl(r, m, (int)nr_basis);
         }
-        int64_t rows = kernel_solver ? 0 : n + (bias >= 0);
+        int64_t rows = solver == LINEAR ? n + (bias >= 0) : 0;
         for (int64_t j = 0; j < rows && rc == KM_OK; j++) {
             if (!next_line(r))
                 rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (%lld of %lld "
@@ -416,10 +691,14 @@ static int read_model(mreader *r, km_model **out)
             else if (parse_numbers(r->line, m->w + j * nr_w, nr_w))
                 rc = bad(r, "expected nr_w weights");
         }
-        if (rc == KM_OK && (!next_line(r) || strcmp(r->line, "end") != 0))
-            rc = km_error_set(r->err, KM_EINPUT, "%s: truncated or damaged model (no 'end' "
-                              "after the %s)", r->path, kernel_solver ? "support vectors"
-                              : "weights");
+        const char *last = solver == LINEAR ? "weights" : "support vectors";
+        if (rc == KM_OK && !next_line(r)) {
+            rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'end' after the %s)",
+                              r->path, last);
+        } else if (rc == KM_OK && strcmp(r->line, "end") != 0) {
+            snprintf(msg, sizeof msg, "expected 'end' after the %s", last);
+            rc = bad(r, msg);
+        }
         if (rc == KM_OK && next_line(r))
             rc = bad(r, "unexpected data after 'end'");
     }
@@ -505,13 +784,55 @@ static int copy_block(const km_problem *X, const int64_t *rows, int64_t a0, int6
     return KM_OK;
 }
 
+/* Adds the RLS2 decision values of the block B (nb rows) to dec: per feature subset, B
+ * projected once; per kernel on it, dec += K(B, sv) * (sv_coef scaled per column by s d). */
+static int mkl_block(const km_model *m, const km_problem *B, int64_t nb, double *Kb,
+                     double *coef, double *dec, int threads, km_error *err)
+{
+    const km_mkl_cache *c = m->mkl;
+    int nw = m->nr_w;
+    int64_t nsv = m->sv->l;
+    for (int q = 0; q < c->ngroups; q++) {
+        const mkl_group *g = &c->g[q];
+        km_problem *Q = g->sv ? km_basis_project(g->subset, B, NULL, nb, err) : NULL;
+        if (g->sv && !Q)
+            return err->code;
+        km_kdata *T = km_kdata_new(Q ? Q : B, NULL, nb, err);
+        int rc = T ? KM_OK : err->code;
+        for (int t = g->first; t < g->first + g->count && rc == KM_OK; t++) {
+            int k = c->order[t];
+            const double *sk = m->basis_s + (int64_t)k * nw, *dk = m->basis_d + (int64_t)k * nw;
+            rc = km_kernel_block(&m->basis.b[k].kernel, T, NULL, nb, g->data, NULL, nsv, Kb,
+                                 threads, err);
+            if (rc != KM_OK)
+                break;
+            for (int64_t i = 0; i < nsv; i++)
+                for (int j = 0; j < nw; j++)
+                    coef[i * nw + j] = sk[j] * dk[j] * m->sv_coef[i * nw + j];
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, nw, (int)nsv, 1, Kb,
+                        (int)nsv, coef, nw, 1, dec, nw);
+        }
+        km_kdata_free(T);
+        km_problem_free(Q);
+        if (rc != KM_OK)
+            return rc;
+    }
+    return KM_OK;
+}
+
 int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
                            int64_t count, double *dec, int threads, km_error *err)
 {
     int nw = m->nr_w;
     if (!rows)
         count = X->l;
-    if (!m->has_kernel || m->sv->l == 0) {
+    if (m->has_mkl) {
+        for (int64_t a = 0; a < count; a++)
+            memcpy(dec + a * nw, m->intercept, (size_t)nw * sizeof *dec);
+        if (m->sv->l == 0 || m->basis.m == 0)
+            return KM_OK;
+    }
+    if (!m->has_mkl && (!m->has_kernel || m->sv->l == 0)) {
         for (int64_t a = 0; a < count; a++) {
             int64_t i = rows ? rows[a] : a, b = X->row_ptr[i];
             if (m->has_kernel)
@@ -528,12 +849,18 @@ int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t
     km_problem B = {0};
     int64_t cap = 0;
     double *Kb = malloc((size_t)(bs * nsv) * sizeof *Kb);
+    double *coef = m->has_mkl ? malloc((size_t)(nsv * nw) * sizeof *coef) : NULL;
     B.row_ptr = malloc((size_t)(bs + 1) * sizeof *B.row_ptr);
-    int rc = Kb && B.row_ptr ? KM_OK : km_error_nomem(err, "prediction block");
+    int rc = Kb && B.row_ptr && (coef || !m->has_mkl) ? KM_OK
+             : km_error_nomem(err, "prediction block");
     for (int64_t a0 = 0; a0 < count && rc == KM_OK; a0 += bs) {
         int64_t nb = count - a0 < bs ? count - a0 : bs;
         if ((rc = copy_block(X, rows, a0, nb, m->n, &B, &cap, err)))
             break;
+        if (m->has_mkl) {
+            rc = mkl_block(m, &B, nb, Kb, coef, dec + a0 * nw, threads, err);
+            continue;
+        }
         km_kdata *T = km_kdata_new(&B, NULL, nb, err);
         if (!T) {
             rc = err->code;
@@ -546,6 +873,7 @@ int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t
                         (int)nsv, m->sv_coef, nw, 0, dec + a0 * nw, nw);
     }
     free(Kb);
+    free(coef);
     free(B.row_ptr);
     free(B.index);
     free(B.value);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "basis.h"
 #include "error.h"
 #include "kernel.h"
 #include "loss.h"
@@ -21,7 +22,12 @@
  * Regression: nr_class = 0, nr_w = 1.
  * Kernel: f_k(x) = sum_s sv_coef[s * nr_w + k] K(sv_s, x) over the training vectors with a
  * non-zero coefficient in some f_k (thesis (2.2): only c_i != 0 are kept); w is NULL.
+ * RLS2 (has_mkl, thesis ch. 4): a learned combination of basis kernels,
+ * f_j(x) = intercept[j] + sum_k s_kj d_kj sum_i sv_coef[i * nr_w + j] K~^k(sv_i, x),
+ * with s_kj = basis_s[k * nr_w + j] and d_kj = basis_d[k * nr_w + j]; w is NULL.
  */
+typedef struct km_mkl_cache km_mkl_cache;
+
 typedef struct km_model {
     km_loss loss;
     double C;
@@ -38,6 +44,13 @@ typedef struct km_model {
     km_problem *sv;       /* support vectors (CSR rows; y unused) */
     double *sv_coef;      /* sv->l * nr_w */
     km_kdata *sv_data;    /* sv prepared for kernel blocks */
+    int has_mkl;          /* solver rls2: f_j as above */
+    km_basis_set basis;   /* the basis kernels kept (d_k > 0 in some decision function) */
+    double *basis_s;      /* basis.m * nr_w scales s_k, [k * nr_w + j] */
+    double *basis_d;      /* basis.m * nr_w kernel weights d_k */
+    double *intercept;    /* nr_w values added to the decision values (0 for classification) */
+    double lambda;        /* regularization parameter the model was trained with */
+    km_mkl_cache *mkl;    /* sv projected on each feature subset of the basis (model.c) */
 } km_model;
 
 /* Allocates a model with zero weights; labels/label_weight left for the caller to fill. */
@@ -48,6 +61,15 @@ void km_model_free(km_model *m);
  * from now on, also on failure); frees w. */
 int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double *sv_coef,
                         km_error *err);
+
+/* Turns m into an RLS2 model (loss rls, no bias feature) with these basis kernels, their
+ * scales s and weights d (basis->m * nr_w each), intercepts (nr_w), support vectors and
+ * coefficients (sv->l * nr_w): all owned by m from now on, also on failure (*basis is
+ * moved: the caller's struct is zeroed); frees w. Projects the support vectors on each
+ * distinct feature subset once, for km_model_decision_rows. KM_EUSAGE if a kernel or
+ * feature index is invalid for m->n or an s or d is negative or not finite. */
+int km_model_set_mkl(km_model *m, km_basis_set *basis, double *s, double *d, double *intercept,
+                     km_problem *sv, double *sv_coef, km_error *err);
 
 /* Writes the model atomically (temp file in the same directory + rename). */
 int km_model_write(const km_model *m, const char *path, km_error *err);
@@ -63,7 +85,8 @@ void km_model_decision(const km_model *m, const int32_t *index, const double *va
 
 /* Decision values of any model for rows[0..count) of X (all rows if rows is NULL, count =
  * X->l): dec gets count * nr_w values, row-major. Kernel models evaluate blocks of rows
- * against the support vectors with km_kernel_block and one dgemm per block. */
+ * against the support vectors with km_kernel_block and one dgemm per block; RLS2 models
+ * project a block once per feature subset and add one block and dgemm per basis kernel. */
 int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
                            int64_t count, double *dec, int threads, km_error *err);
 

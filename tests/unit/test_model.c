@@ -1,11 +1,15 @@
-/* test_model.c - model files round-trip exactly and damaged ones are rejected. */
+/* test_model.c - model files round-trip exactly and damaged ones are rejected; RLS2
+ * models: decision values against a direct sum of basis kernel values, files bit for bit,
+ * damaged files. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "basis.h"
 #include "model.h"
 #include "rng.h"
 #include "test.h"
+#include "testutil.h"
 
 /* Writes text to path. */
 static void put(const char *path, const char *text)
@@ -13,6 +17,358 @@ static void put(const char *path, const char *text)
     FILE *f = fopen(path, "w");
     fputs(text, f);
     fclose(f);
+}
+
+/* Basis kernels of the RLS2 test models (n = 12): two groups of kernels share a subset. */
+static const char *const rls2_specs[] = {
+    "rbf gamma=0.5 features=all",
+    "poly gamma=1 coef0=1 degree=2 features=all",
+    "linear features=3",
+    "rbf gamma=2 features=1-4,9",
+    "laplacian gamma=0.29999999999999999 features=9,1-4",
+    "sigmoid gamma=0.10000000000000001 coef0=-0.20000000000000001 features=2,5",
+    "expdot gamma=0.20000000000000001 features=6-8",
+    "spline features=3",
+    "poly gamma=0.5 coef0=0.5 degree=3 features=10-12",
+};
+#define RLS2_N 12
+#define RLS2_K 9
+
+/* An RLS2 model with nc classes (0: regression) and nsv random support vectors. */
+static km_model *random_rls2(int nc, int64_t nsv, uint64_t seed)
+{
+    km_error err;
+    km_rng r;
+    km_rng_seed(&r, seed);
+    int nw = nc > 2 ? nc : 1;
+    km_model *m = km_model_new(KM_LOSS_RLS, RLS2_N, nc, nw, &err);
+    for (int k = 0; k < nc; k++)
+        m->labels[k] = k + 1;
+    m->lambda = 1.0 / 3;
+    km_basis_set set = {RLS2_K, calloc(RLS2_K, sizeof *set.b)};
+    for (int k = 0; k < RLS2_K; k++)
+        km_basis_parse(rls2_specs[k], RLS2_N, &set.b[k], &err);
+    double *s = malloc(RLS2_K * (size_t)nw * sizeof *s);
+    double *d = malloc(RLS2_K * (size_t)nw * sizeof *d);
+    double *icpt = malloc((size_t)nw * sizeof *icpt);
+    for (int k = 0; k < RLS2_K * nw; k++) {
+        s[k] = 0.5 + unif(&r);
+        d[k] = nw > 1 && k % 4 == 1 ? 0 : unif(&r) / RLS2_K;   /* some d_kj = 0 */
+    }
+    for (int j = 0; j < nw; j++)
+        icpt[j] = 2 * unif(&r) - 1;
+    km_problem *sv = random_problem(nsv, RLS2_N, 0.5, 0, seed + 1);
+    double *coef = malloc((size_t)(nsv * nw + 1) * sizeof *coef);
+    for (int64_t i = 0; i < nsv * nw; i++)
+        coef[i] = 2 * unif(&r) - 1;
+    int rc = km_model_set_mkl(m, &set, s, d, icpt, sv, coef, &err);
+    CHECK(rc == KM_OK && set.m == 0 && set.b == NULL && m->has_mkl && m->w == NULL &&
+          m->basis.m == RLS2_K, "RLS2 model built (nr_class %d, %lld support vectors; %s)", nc,
+          (long long)nsv, rc ? err.msg : "basis moved");
+    return m;
+}
+
+/* f_j(x) by the definition: a double loop of km_basis_eval over kernels and support vectors
+ * on x without its features >= n; mag[j] gets the sum of the terms' magnitudes. */
+static void rls2_reference(const km_model *m, const km_problem *X, int64_t i, double *dec,
+                           double *mag)
+{
+    int nw = m->nr_w;
+    const int32_t *ix = X->index + X->row_ptr[i];
+    const double *vx = X->value + X->row_ptr[i];
+    int64_t nx = 0;
+    while (X->row_ptr[i] + nx < X->row_ptr[i + 1] && ix[nx] < m->n)
+        nx++;
+    for (int j = 0; j < nw; j++) {
+        dec[j] = m->intercept[j];
+        mag[j] = fabs(m->intercept[j]);
+    }
+    const km_problem *S = m->sv;
+    for (int k = 0; k < m->basis.m; k++)
+        for (int64_t t = 0; t < S->l; t++) {
+            int64_t p = S->row_ptr[t];
+            double kv = km_basis_eval(&m->basis.b[k], S->index + p, S->value + p,
+                                      S->row_ptr[t + 1] - p, ix, vx, nx);
+            for (int j = 0; j < nw; j++) {
+                double term = m->basis_s[k * nw + j] * m->basis_d[k * nw + j] *
+                              m->sv_coef[t * nw + j] * kv;
+                dec[j] += term;
+                mag[j] += fabs(term);
+            }
+        }
+}
+
+/* Reads path into a new string. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    char *text = malloc((size_t)len + 1);
+    text[fread(text, 1, (size_t)len, f)] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The 1-based number of the first line of text starting with prefix (0 if none). */
+static int line_of(const char *text, const char *prefix)
+{
+    int line = 1;
+    for (const char *p = text; *p; line++) {
+        if (strncmp(p, prefix, strlen(prefix)) == 0)
+            return line;
+        p = strchr(p, '\n');
+        if (!p)
+            break;
+        p++;
+    }
+    return 0;
+}
+
+/* text with line `line` (1-based) replaced by repl (NULL: deleted); a new string. */
+static char *with_line(const char *text, int line, const char *repl)
+{
+    const char *p = text;
+    for (int k = 1; k < line && p; k++)
+        if ((p = strchr(p, '\n')))
+            p++;
+    const char *e = p ? strchr(p, '\n') : NULL;
+    size_t len = strlen(text) + (repl ? strlen(repl) : 0) + 2;
+    char *out = malloc(len);
+    if (!p || !e) {
+        snprintf(out, len, "%s", text);
+        return out;
+    }
+    snprintf(out, len, "%.*s%s%s%s", (int)(p - text), text, repl ? repl : "", repl ? "\n" : "",
+             e + 1);
+    return out;
+}
+
+/* Decision values of m on X (all rows, or rows[0..count)) with threads. */
+static double *decide(const km_model *m, const km_problem *X, const int64_t *rows,
+                      int64_t count, int threads)
+{
+    km_error err;
+    int64_t c = rows ? count : X->l;
+    double *dec = malloc((size_t)(c * m->nr_w + 1) * sizeof *dec);
+    int rc = km_model_decision_rows(m, X, rows, count, dec, threads, &err);
+    CHECK(rc == KM_OK, "decision values computed (%s)", rc ? err.msg : "ok");
+    return dec;
+}
+
+static void test_rls2(const char *dir)
+{
+    char path[256], path2[256];
+    snprintf(path, sizeof path, "%s/r.model", dir);
+    snprintf(path2, sizeof path2, "%s/r2.model", dir);
+    km_error err;
+    km_problem *X = random_problem(1500, RLS2_N + 3, 0.4, 0, 77);   /* features past n too */
+    int64_t rows[] = {1499, 3, 3, 700, 0, 1024, 1023};
+    int64_t nrows = (int64_t)(sizeof rows / sizeof *rows);
+    for (int shape = 0; shape < 3; shape++) {
+        int nc = shape == 0 ? 0 : shape == 1 ? 2 : 3;
+        km_model *m = random_rls2(nc, 300, 40 + (uint64_t)shape);
+        int nw = m->nr_w;
+        double *dec = decide(m, X, NULL, 0, 1), *want = malloc((size_t)nw * sizeof *want);
+        double *mag = malloc((size_t)nw * sizeof *mag), worst = 0;
+        for (int64_t i = 0; i < X->l; i++) {
+            rls2_reference(m, X, i, want, mag);
+            for (int j = 0; j < nw; j++) {
+                double e = fabs(dec[i * nw + j] - want[j]) / mag[j];
+                worst = e > worst ? e : worst;
+            }
+        }
+        CHECK(worst <= 1e-12, "RLS2 decision values (%d functions, 2 blocks of rows) agree "
+              "with the double loop of km_basis_eval (relative error %.2g)", nw, worst);
+        double *dr = decide(m, X, rows, nrows, 3);
+        worst = 0;
+        for (int64_t a = 0; a < nrows; a++) {
+            rls2_reference(m, X, rows[a], want, mag);
+            for (int j = 0; j < nw; j++) {
+                double e = fabs(dr[a * nw + j] - want[j]) / mag[j];
+                worst = e > worst ? e : worst;
+            }
+        }
+        CHECK(worst <= 1e-12, "RLS2 decision values of a row list on 3 threads agree "
+              "(relative error %.2g)", worst);
+        int labels_ok = 1;
+        for (int64_t i = 0; i < X->l; i++) {
+            const double *z = dec + i * nw;
+            double p = km_model_predict_label(m, z);
+            int best = 0;
+            for (int j = 1; j < nw; j++)
+                best = z[j] > z[best] ? j : best;
+            labels_ok &= nc == 0 ? p == z[0] : nc == 2 ? p == (z[0] > 0 ? 2 : 1) : p == best + 1;
+        }
+        CHECK(labels_ok, "km_model_predict_label reads RLS2 decision values as other models'");
+
+        CHECK(km_model_write(m, path, &err) == KM_OK, "RLS2 model written");
+        km_model *q = NULL;
+        int rc = km_model_read(path, &q, &err);
+        CHECK(rc == KM_OK, "RLS2 model read back (%s)", rc ? err.msg : "ok");
+        if (rc == KM_OK) {
+            int same = q->has_mkl && !q->has_kernel && q->loss == KM_LOSS_RLS && q->bias < 0 &&
+                       q->nr_w == nw && q->nr_class == nc && q->n == RLS2_N &&
+                       memcmp(&q->lambda, &m->lambda, sizeof q->lambda) == 0 &&
+                       q->basis.m == RLS2_K && q->sv->l == m->sv->l && q->sv->nnz == m->sv->nnz;
+            size_t kw = (size_t)RLS2_K * (size_t)nw * sizeof(double);
+            same = same && memcmp(q->basis_s, m->basis_s, kw) == 0 &&
+                   memcmp(q->basis_d, m->basis_d, kw) == 0 &&
+                   memcmp(q->intercept, m->intercept, (size_t)nw * sizeof(double)) == 0 &&
+                   memcmp(q->sv_coef, m->sv_coef, (size_t)(m->sv->l * nw) * sizeof(double)) == 0
+                   && memcmp(q->sv->index, m->sv->index, (size_t)m->sv->nnz * sizeof(int32_t)) == 0
+                   && memcmp(q->sv->value, m->sv->value, (size_t)m->sv->nnz * sizeof(double)) == 0
+                   && memcmp(q->sv->row_ptr, m->sv->row_ptr,
+                             (size_t)(m->sv->l + 1) * sizeof(int64_t)) == 0;
+            for (int k = 0; same && k < RLS2_K; k++) {
+                char a[256], b[256];
+                km_basis_format(&m->basis.b[k], a, sizeof a);
+                km_basis_format(&q->basis.b[k], b, sizeof b);
+                same = strcmp(a, b) == 0;
+            }
+            CHECK(same, "RLS2 model round-trips bit for bit (nr_class %d)", nc);
+            double *dq = decide(q, X, NULL, 0, 1);
+            CHECK(memcmp(dq, dec, (size_t)(X->l * nw) * sizeof *dq) == 0,
+                  "decision values identical after reloading (nr_class %d)", nc);
+            CHECK(km_model_write(q, path2, &err) == KM_OK, "reloaded model written again");
+            char *t1 = slurp(path), *t2 = slurp(path2);
+            CHECK(strcmp(t1, t2) == 0 && line_of(t1, "solver rls2") == 2 &&
+                  line_of(t1, "basis") > 0 && line_of(t1, "intercept ") ==
+                  line_of(t1, "basis") + RLS2_K + 1, "the rewritten file is identical");
+            free(t1);
+            free(t2);
+            free(dq);
+            km_model_free(q);
+        }
+        free(dec);
+        free(dr);
+        free(want);
+        free(mag);
+        km_model_free(m);
+    }
+
+    /* no support vectors: the intercepts alone */
+    km_model *m = random_rls2(3, 0, 5);
+    double *dec = decide(m, X, NULL, 0, 1);
+    int ok = 1;
+    for (int64_t i = 0; i < X->l; i++)
+        ok &= memcmp(dec + i * 3, m->intercept, 3 * sizeof *dec) == 0;
+    CHECK(ok, "an RLS2 model without support vectors predicts its intercepts");
+    free(dec);
+    km_model_free(m);
+
+    /* invalid arguments are refused, and everything given is freed (ASan checks) */
+    for (int t = 0; t < 3; t++) {
+        m = km_model_new(KM_LOSS_RLS, 4, 0, 1, &err);
+        km_basis_set set = {1, calloc(1, sizeof *set.b)};
+        km_basis_parse("rbf features=2-3", 4, &set.b[0], &err);
+        double *s = malloc(sizeof *s), *d = malloc(sizeof *d), *icpt = calloc(1, sizeof *icpt);
+        *s = t == 0 ? -1 : 1;
+        *d = t == 1 ? NAN : 0.5;
+        if (t == 2)
+            set.b[0].feat[1] = 7;   /* beyond n = 4 */
+        km_problem *sv = random_problem(3, 4, 1, 0, 2);
+        double *coef = calloc(3, sizeof *coef);
+        int rc = km_model_set_mkl(m, &set, s, d, icpt, sv, coef, &err);
+        CHECK(rc == KM_EUSAGE && set.m == 0 && strstr(err.msg, "rls2 model: basis kernel 1"),
+              "km_model_set_mkl refuses a bad %s (%s)", t == 0 ? "scale" : t == 1 ? "weight"
+              : "feature index", err.msg);
+        km_model_free(m);
+    }
+
+    /* damaged files: every truncation, and each kind of bad line */
+    m = random_rls2(3, 4, 8);
+    km_model_write(m, path, &err);
+    km_model_free(m);
+    char *text = slurp(path);
+    int nlines = 0;
+    for (const char *c = text; *c; c++)
+        nlines += *c == '\n';
+    int trunc_ok = 1;
+    for (int k = 1; k < nlines; k++) {
+        char *cut = strdup(text), *p = cut;
+        for (int j = 0; j < k; j++)
+            p = strchr(p, '\n') + 1;
+        *p = '\0';
+        put(path2, cut);
+        km_model *q = NULL;
+        int rc = km_model_read(path2, &q, &err);
+        if (rc != KM_EINPUT || !strstr(err.msg, path2) || q) {
+            printf("  truncated after %d lines: %d '%s'\n", k, rc, err.msg);
+            trunc_ok = 0;
+        }
+        free(cut);
+    }
+    CHECK(trunc_ok, "the RLS2 model truncated after each of its %d lines is rejected", nlines - 1);
+    int basis = line_of(text, "basis"), icpt = line_of(text, "intercept "),
+        nsv = line_of(text, "nr_sv "), sv = line_of(text, "sv"), end = line_of(text, "end");
+    char line[600];
+    struct { int line; const char *repl; int at; const char *want; } bad[] = {
+        {2, "solver rls3", 2, "unknown solver"},
+        {line_of(text, "lambda"), "lambda nan", line_of(text, "lambda"), "bad lambda"},
+        {line_of(text, "lambda"), "lambda -1", line_of(text, "lambda"), "bad lambda"},
+        {line_of(text, "lambda"), NULL, basis - 1, "rls2 model header incomplete"},
+        {line_of(text, "nr_basis"), NULL, basis - 1, "rls2 model header incomplete"},
+        {line_of(text, "loss"), "loss l2svm", basis, "rls2 models have loss rls and bias -1"},
+        {line_of(text, "bias"), "bias 1", basis, "rls2 models have loss rls and bias -1"},
+        {line_of(text, "loss"), "loss rls\nkernel rbf", basis + 1, "rls2 models have no kernel"},
+        {line_of(text, "loss"), "loss rls\nnr_sv 4", basis + 1, "rls2 models have no kernel"},
+        {line_of(text, "nr_basis"), "nr_basis 10", icpt, "expected nr_w scales and nr_w kernel"},
+        {line_of(text, "nr_basis"), "nr_basis 8", basis + RLS2_K, "expected 'intercept'"},
+        {line_of(text, "nr_basis"), "nr_basis -1", line_of(text, "nr_basis"), "bad nr_basis"},
+        {icpt, "intercept 1 2", icpt, "expected 'intercept' and nr_w numbers"},
+        {icpt, "intercept 1 2 inf", icpt, "expected 'intercept' and nr_w numbers"},
+        {icpt, "intercept 1 2 3 4", icpt, "expected 'intercept' and nr_w numbers"},
+        {nsv, "nr_sv 5", end, "expected nr_w coefficients"},
+        {nsv, "nr_sv 3", end - 1, "expected 'end' after the support vectors"},
+        {nsv, "nr_sv x", nsv, "expected 'nr_sv COUNT'"},
+        {nsv, NULL, nsv, "expected 'nr_sv COUNT'"},
+        {sv, "sx", sv, "expected 'sv'"},
+        {basis + 1, "1 1 1 1 1 1", basis + 1, "weights (finite, non-negative), then the kernel"},
+        {basis + 1, "1 1 1 1 1 1 ", basis + 1, "bad basis kernel: empty kernel"},
+        {basis + 1, "1 1 1 1 1 1 rbx features=all", basis + 1,
+         "bad basis kernel: unknown kernel 'rbx'"},
+        {basis + 1, "1 1 1 1 1 1 rbf features=13", basis + 1,
+         "bad basis kernel: features=13: index 13 exceeds the number of features (12)"},
+        {basis + 1, "1 1 1 1 1 1 rbf gamma=0 features=1", basis + 1, "gamma must be a positive"},
+        {basis + 1, "1 1 1 -1 1 1 rbf features=1", basis + 1, "expected nr_w scales"},
+        {basis + 1, "1 1 1 1 nan 1 rbf features=1", basis + 1, "expected nr_w scales"},
+        {basis + 1, "1 1 1 1 1 1e999 rbf features=1", basis + 1, "expected nr_w scales"},
+        {basis + 1, "1 1 1 1 1 rbf features=1", basis + 1, "expected nr_w scales"},
+        {basis + 1, "1  1 1 1 1 1 rbf features=1", basis + 1, "expected nr_w scales"},
+        {basis + 5, "1 1 1 1 1 1 spline features=1-2", basis + 5, "spline kernel: needs 1-D"},
+    };
+    for (size_t t = 0; t < sizeof bad / sizeof *bad; t++) {
+        char *damaged = with_line(text, bad[t].line, bad[t].repl);
+        put(path2, damaged);
+        free(damaged);
+        snprintf(line, sizeof line, "%s:%d: ", path2, bad[t].at);
+        km_model *q = NULL;
+        int rc = km_model_read(path2, &q, &err);
+        CHECK(rc == KM_EINPUT && !q && strstr(err.msg, line) && strstr(err.msg, bad[t].want),
+              "damaged RLS2 model %zu rejected with '%s%s' (got '%s')", t, line, bad[t].want,
+              err.msg);
+    }
+    put(path2, text);
+    CHECK(km_model_read(path2, &m, &err) == KM_OK, "the undamaged file reads");
+    km_model_free(m);
+    free(text);
+
+    km_model *lin = km_model_new(KM_LOSS_RLS, 1, 0, 1, &err);
+    km_model_write(lin, path2, &err);
+    km_model_free(lin);
+    text = slurp(path2);
+    char *damaged = with_line(text, 2, "lambda 1");
+    put(path2, damaged);
+    CHECK(km_model_read(path2, &lin, &err) == KM_EINPUT &&
+          strstr(err.msg, "lambda and nr_basis belong to rls2 models"),
+          "a linear model with lambda is rejected (%s)", err.msg);
+    free(damaged);
+    free(text);
+    km_problem_free(X);
+    unlink(path);
+    unlink(path2);
 }
 
 int main(void)
@@ -91,6 +447,7 @@ int main(void)
     km_model_free(m);
     snprintf(path, sizeof path, "%s/m.model", dir);
     unlink(path);
+    test_rls2(dir);
     rmdir(dir);
     TEST_EXIT();
 }
