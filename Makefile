@@ -28,12 +28,12 @@ PKG_LIBS   := $(shell pkg-config --libs openblas lapacke zlib)
 endif
 LDLIBS = -fopenmp $(PKG_LIBS) -lm
 
-PROGS     = train predict
+PROGS     = train predict rls2-path
 LIB_SRC   = $(wildcard common/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC  = $(wildcard tests/unit/test_*.c)
 TEST_BIN  = $(TEST_SRC:tests/unit/%.c=$(O)tests/%)
-TOOL_SRC  = $(wildcard datasets/*.c bench/*.c)
+TOOL_SRC  = $(wildcard datasets/*.c bench/*.c bench/*/*.c)
 TOOL_BIN  = $(TOOL_SRC:%.c=$(O)%)
 
 all: $(PROGS:%=$(O)%) $(TOOL_BIN)

@@ -2,6 +2,7 @@
 #include "problem.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void km_problem_free(km_problem *p)
 {
@@ -30,4 +31,40 @@ int km_problem_reserve(km_problem *P, int64_t *cap, int64_t need)
     P->value = vx;
     *cap = nc;
     return 0;
+}
+
+km_problem *km_problem_concat(const km_problem *a, const km_problem *b)
+{
+    km_problem *P = calloc(1, sizeof *P);
+    if (!P)
+        return NULL;
+    int64_t l = a->l + b->l, nnz = a->nnz + b->nnz;
+    P->l = l;
+    P->nnz = nnz;
+    P->n = a->n > b->n ? a->n : b->n;
+    P->row_ptr = malloc((size_t)(l + 1) * sizeof *P->row_ptr);
+    P->index = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->index);
+    P->value = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->value);
+    P->y = malloc((size_t)(l > 0 ? l : 1) * sizeof *P->y);
+    if (a->qid && b->qid)
+        P->qid = malloc((size_t)(l > 0 ? l : 1) * sizeof *P->qid);
+    if (!P->row_ptr || !P->index || !P->value || !P->y || (a->qid && b->qid && !P->qid)) {
+        km_problem_free(P);
+        return NULL;
+    }
+    memcpy(P->index, a->index, (size_t)a->nnz * sizeof *P->index);
+    memcpy(P->index + a->nnz, b->index, (size_t)b->nnz * sizeof *P->index);
+    memcpy(P->value, a->value, (size_t)a->nnz * sizeof *P->value);
+    memcpy(P->value + a->nnz, b->value, (size_t)b->nnz * sizeof *P->value);
+    memcpy(P->y, a->y, (size_t)a->l * sizeof *P->y);
+    memcpy(P->y + a->l, b->y, (size_t)b->l * sizeof *P->y);
+    if (P->qid) {
+        memcpy(P->qid, a->qid, (size_t)a->l * sizeof *P->qid);
+        memcpy(P->qid + a->l, b->qid, (size_t)b->l * sizeof *P->qid);
+    }
+    for (int64_t i = 0; i <= a->l; i++)
+        P->row_ptr[i] = a->row_ptr[i];
+    for (int64_t i = 1; i <= b->l; i++)
+        P->row_ptr[a->l + i] = a->nnz + b->row_ptr[i];
+    return P;
 }

@@ -24,6 +24,10 @@ typedef struct km_problem {
  * geometrically; 0, or -1 when out of memory (P unchanged but for a partial growth). */
 int km_problem_reserve(km_problem *P, int64_t *cap, int64_t need);
 
+/* A new problem with the rows of a, then those of b (n: the larger; qid kept only when both
+ * have it); NULL when out of memory. */
+km_problem *km_problem_concat(const km_problem *a, const km_problem *b);
+
 /* Frees everything a problem owns, including the struct; NULL is fine. */
 void km_problem_free(km_problem *p);
 

@@ -1,0 +1,497 @@
+/* rls2path.c - see rls2path.h. */
+#include "rls2path.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "rng.h"
+
+void km_rls2_path_free(km_rls2_path *p)
+{
+    free(p->row);
+    free(p->labels);
+    free(p->s);
+    free(p->d);
+    free(p->c);
+    free(p->intercept);
+    memset(p, 0, sizeof *p);
+}
+
+void km_rls2_lambdas(double lo, double hi, int n, double *lambda)
+{
+    for (int t = 0; t < n; t++)
+        lambda[t] = n == 1 ? hi : exp(log(hi) + (log(lo) - log(hi)) * t / (n - 1));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Target of row i in decision function j: +-1 for classes, the output for regression. */
+static double target(const km_rls2_path *p, double yi, int j)
+{
+    if (!p->classification)
+        return yi;
+    double pos = p->nr_class == 2 ? p->labels[1] : p->labels[j];
+    return yi == pos ? 1 : -1;
+}
+
+/* Accuracy (%) or RMSE of decision values dec[i * nr_w + j] against labels y[rows[i]]. */
+static double metric(const km_rls2_path *p, const double *dec, const double *y,
+                     const int64_t *rows, int64_t n)
+{
+    double acc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double yi = y[rows[i]];
+        const double *z = dec + i * p->nr_w;
+        if (!p->classification) {
+            acc += (z[0] - yi) * (z[0] - yi);
+        } else if (p->nr_w == 1) {
+            acc += (z[0] > 0 ? p->labels[1] : p->labels[0]) == yi;
+        } else {
+            int best = 0;
+            for (int j = 1; j < p->nr_w; j++)
+                if (z[j] > z[best])
+                    best = j;
+            acc += p->labels[best] == yi;
+        }
+    }
+    if (n == 0)
+        return NAN;
+    return p->classification ? 100 * acc / (double)n : sqrt(acc / (double)n);
+}
+
+/* Fold of each training position: stratified by class (each class's shuffled members dealt
+ * round-robin) for classification, a shuffled deal for regression. */
+static int assign_folds(const km_rls2_task *T, const km_rls2_path *p, int k, uint64_t seed,
+                        int *fold, km_error *err)
+{
+    int64_t n = T->ntrain;
+    int64_t *order = malloc((size_t)n * sizeof *order);
+    if (!order)
+        return km_error_nomem(err, "cross-validation folds");
+    km_rng rng;
+    km_rng_seed(&rng, seed ^ 0x5bd1e995u);
+    for (int64_t t = 0; t < n; t++)
+        order[t] = t;
+    km_rng_shuffle(&rng, order, n);
+    int64_t next = 0;
+    if (p->classification) {
+        for (int q = 0; q < p->nr_class; q++)
+            for (int64_t t = 0; t < n; t++)
+                if (T->y[T->train[order[t]]] == p->labels[q])
+                    fold[order[t]] = (int)(next++ % k);
+    } else {
+        for (int64_t t = 0; t < n; t++)
+            fold[order[t]] = (int)(t % k);
+    }
+    free(order);
+    return KM_OK;
+}
+
+/* Scales of decision function j into s (m values). */
+static int scales(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p, int j,
+                  double *s, km_error *err)
+{
+    if (S->scales) {
+        memcpy(s, S->scales, (size_t)p->m * sizeof *s);
+        return KM_OK;
+    }
+    int by_class = S->scale == KM_SCALE_CLASS || S->scale == KM_SCALE_MICROARRAY;
+    if (by_class && !T->classification)
+        return km_error_set(err, KM_EUSAGE, "scaling '%s' needs class labels",
+                            km_scale_name(S->scale));
+    int64_t n = T->ntrain + (S->transductive && !by_class ? T->ntest : 0);
+    int64_t *rows = malloc((size_t)(n > 0 ? n : 1) * sizeof *rows);
+    double *y = malloc((size_t)(n > 0 ? n : 1) * sizeof *y);
+    if (!rows || !y) {
+        free(rows);
+        free(y);
+        return km_error_nomem(err, "scales");
+    }
+    for (int64_t i = 0; i < n; i++) {
+        rows[i] = i < T->ntrain ? T->train[i] : T->test[i - T->ntrain];
+        y[i] = by_class ? target(p, T->y[rows[i]], j) : 1;
+    }
+    int zero = 0;
+    int rc = km_kbank_scales(T->bank, S->scale, S->center, rows, n, y, s, &zero, err);
+    p->scale_zero = zero > p->scale_zero ? zero : p->scale_zero;
+    free(rows);
+    free(y);
+    return rc;
+}
+
+/*
+ * The paths of every decision function on training rows train[0..n) (bank rows), with
+ * decision values at the rows eval[0..ne) stored in dec[(t * ne + i) * nr_w + j]; the
+ * training fit too when fit != NULL (fit[(t * n + i) * nr_w + j]). With rows != NULL the
+ * path statistics are added up there, and the solution at lambda index keep is saved in p.
+ */
+static int run_paths(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
+                     const double *s_all, const int64_t *train, int64_t n,
+                     const int64_t *eval, int64_t ne, double *dec, double *fit,
+                     km_rls2_row *rows, int keep, int *done, int total, km_error *err)
+{
+    int m = p->m, nw = p->nr_w, rc = KM_OK;
+    km_kbank *B = km_kbank_slice(T->bank, train, n, err);
+    double *y = malloc((size_t)(n > 0 ? n : 1) * sizeof *y);
+    double *w = malloc((size_t)m * sizeof *w);
+    double *out = malloc((size_t)(ne > 0 ? ne : 1) * sizeof *out);
+    unsigned char *sel = rows ? calloc((size_t)S->nl * (size_t)m, 1) : NULL;
+    if (!B || !y || !w || !out || (rows && !sel)) {
+        rc = B ? km_error_nomem(err, "RLS2 path") : err->code;
+        goto done;
+    }
+    for (int j = 0; j < nw && rc == KM_OK; j++) {
+        const double *s = s_all + (size_t)j * (size_t)m;
+        double mean = 0;
+        for (int64_t i = 0; i < n; i++)
+            mean += (y[i] = target(p, T->y[train[i]], j));
+        mean = p->classification || S->no_intercept || n == 0 ? 0 : mean / (double)n;
+        for (int64_t i = 0; i < n; i++)
+            y[i] -= mean;
+        km_rls2 *R = km_rls2_new(B, s, y, &S->solver, err);
+        if (!R) {
+            rc = err->code;
+            break;
+        }
+        for (int t = 0; t < S->nl && rc == KM_OK; t++) {
+            km_rls2_info info;
+            if ((rc = km_rls2_solve(R, S->lambda[t], &info, err)))
+                break;
+            const double *d = km_rls2_d(R), *c = km_rls2_c(R);
+            for (int k = 0; k < m; k++)
+                w[k] = d[k] * s[k];
+            if (ne > 0 && (rc = km_kbank_cross(T->bank, eval, ne, train, n, w, c, out, err)))
+                break;
+            for (int64_t i = 0; i < ne; i++)
+                dec[((size_t)t * (size_t)ne + (size_t)i) * (size_t)nw + (size_t)j] =
+                    out[i] + mean;
+            if (fit) {
+                const double *f = km_rls2_fit(R);
+                for (int64_t i = 0; i < n; i++)
+                    fit[((size_t)t * (size_t)n + (size_t)i) * (size_t)nw + (size_t)j] =
+                        f[i] + mean;
+            }
+            if (rows) {
+                km_rls2_row *r = &rows[t];
+                r->objective += info.objective;
+                r->iter += info.iter;
+                r->converged &= info.converged;
+                r->seconds += info.seconds;
+                for (int k = 0; k < m; k++)
+                    sel[(size_t)t * (size_t)m + (size_t)k] |= d[k] > 0;
+                if (S->dof) {
+                    double df;
+                    if ((rc = km_rls2_dof(R, S->lambda[t], &df, err)))
+                        break;
+                    r->df += df;
+                }
+            }
+            if (t == keep) {
+                for (int k = 0; k < m; k++) {
+                    p->d[(size_t)k * (size_t)nw + (size_t)j] = d[k];
+                    p->s[(size_t)k * (size_t)nw + (size_t)j] = s[k];
+                }
+                for (int64_t i = 0; i < n; i++)
+                    p->c[(size_t)i * (size_t)nw + (size_t)j] = c[i];
+                p->intercept[j] = mean;
+            }
+            (*done)++;
+            if (S->progress)
+                S->progress(S->ctx, *done, total, S->lambda[t]);
+        }
+        km_rls2_free(R);
+    }
+    if (rows && rc == KM_OK)
+        for (int t = 0; t < S->nl; t++) {
+            rows[t].kernels = 0;
+            for (int k = 0; k < m; k++)
+                rows[t].kernels += sel[(size_t)t * (size_t)m + (size_t)k];
+        }
+done:
+    km_kbank_free(B);
+    free(y);
+    free(w);
+    free(out);
+    free(sel);
+    return rc;
+}
+
+int km_rls2_run(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
+                km_error *err)
+{
+    memset(p, 0, sizeof *p);
+    int nl = S->nl, m = km_kbank_size(T->bank), rc = KM_OK;
+    if (nl < 1)
+        return km_error_set(err, KM_EUSAGE, "the path needs at least one lambda");
+    for (int t = 0; t < nl; t++)
+        if (!(S->lambda[t] > 0) || (t > 0 && !(S->lambda[t] < S->lambda[t - 1])))
+            return km_error_set(err, KM_EUSAGE, "lambdas must be > 0 and decreasing");
+    if (T->ntrain < 1)
+        return km_error_set(err, KM_EINPUT, "no training examples");
+    if (S->folds == 1 || S->folds > T->ntrain)
+        return km_error_set(err, KM_EUSAGE, "the number of folds must be between 2 and the "
+                            "number of examples (%lld)", (long long)T->ntrain);
+    p->nl = nl;
+    p->m = m;
+    p->ntrain = T->ntrain;
+    p->classification = T->classification;
+    p->row = calloc((size_t)nl, sizeof *p->row);
+    p->labels = malloc((size_t)T->ntrain * sizeof *p->labels);
+    if (!p->row || !p->labels) {
+        km_rls2_path_free(p);
+        return km_error_nomem(err, "RLS2 path");
+    }
+    if (T->classification) {
+        for (int64_t i = 0; i < T->ntrain; i++)
+            p->labels[i] = T->y[T->train[i]];
+        qsort(p->labels, (size_t)T->ntrain, sizeof *p->labels, cmp_double);
+        int nc = 0;
+        for (int64_t i = 0; i < T->ntrain; i++)
+            if (i == 0 || p->labels[i] != p->labels[nc - 1])
+                p->labels[nc++] = p->labels[i];
+        if (nc < 2) {
+            km_rls2_path_free(p);
+            return km_error_set(err, KM_EINPUT, "the training data have one class only");
+        }
+        p->nr_class = nc;
+        p->nr_w = nc == 2 ? 1 : nc;
+    } else {
+        p->nr_w = 1;
+    }
+    int nw = p->nr_w;
+    p->s = malloc((size_t)m * (size_t)nw * sizeof *p->s);
+    p->d = calloc((size_t)m * (size_t)nw, sizeof *p->d);
+    p->c = calloc((size_t)T->ntrain * (size_t)nw, sizeof *p->c);
+    p->intercept = calloc((size_t)nw, sizeof *p->intercept);
+    double *s_all = malloc((size_t)m * (size_t)nw * sizeof *s_all);
+    double *s_tmp = malloc((size_t)m * sizeof *s_tmp);
+    int *fold = malloc((size_t)T->ntrain * sizeof *fold);
+    int64_t *rows = malloc((size_t)(T->ntrain + T->ntest) * sizeof *rows);
+    int64_t ne_max = T->ntrain + T->ntest;
+    double *dec = malloc((size_t)nl * (size_t)(ne_max > 0 ? ne_max : 1) * (size_t)nw *
+                         sizeof *dec);
+    double *fit = malloc((size_t)nl * (size_t)T->ntrain * (size_t)nw * sizeof *fit);
+    double *vm = calloc((size_t)nl * (size_t)(S->folds > 0 ? S->folds : 1), sizeof *vm);
+    if (!p->s || !p->d || !p->c || !p->intercept || !s_all || !s_tmp || !fold || !rows ||
+        !dec || !fit || !vm) {
+        rc = km_error_nomem(err, "RLS2 path");
+        goto done;
+    }
+    /* s_all[j * m + k]: the scales of decision function j */
+    for (int j = 0; j < nw && rc == KM_OK; j++)
+        if ((rc = scales(T, S, p, j, s_tmp, err)) == KM_OK)
+            memcpy(s_all + (size_t)j * (size_t)m, s_tmp, (size_t)m * sizeof *s_tmp);
+    if (rc)
+        goto done;
+    int folds = S->folds, done = 0, total = (folds + 1) * nw * nl;
+    for (int t = 0; t < nl; t++) {
+        p->row[t].lambda = S->lambda[t];
+        p->row[t].converged = 1;
+        p->row[t].df = S->dof ? 0 : NAN;
+        p->row[t].valid = p->row[t].valid_se = p->row[t].test = NAN;
+    }
+
+    /* cross-validation: metric of each lambda on each held-out fold */
+    if (folds >= 2) {
+        if ((rc = assign_folds(T, p, folds, S->seed, fold, err)))
+            goto done;
+        for (int f = 0; f < folds && rc == KM_OK; f++) {
+            int64_t n = 0, ne = 0;
+            for (int64_t i = 0; i < T->ntrain; i++)
+                if (fold[i] != f)
+                    rows[n++] = T->train[i];
+            for (int64_t i = 0; i < T->ntrain; i++)
+                if (fold[i] == f)
+                    rows[n + ne++] = T->train[i];
+            rc = run_paths(T, S, p, s_all, rows, n, rows + n, ne, dec, NULL, NULL, -1,
+                           &done, total, err);
+            for (int t = 0; t < nl && rc == KM_OK; t++)
+                vm[(size_t)t * (size_t)folds + (size_t)f] =
+                    metric(p, dec + (size_t)t * (size_t)ne * (size_t)nw, T->y, rows + n, ne);
+        }
+        if (rc)
+            goto done;
+        for (int t = 0; t < nl; t++) {
+            double mean = 0, var = 0;
+            for (int f = 0; f < folds; f++)
+                mean += vm[(size_t)t * (size_t)folds + (size_t)f];
+            mean /= folds;
+            for (int f = 0; f < folds; f++) {
+                double e = vm[(size_t)t * (size_t)folds + (size_t)f] - mean;
+                var += e * e;
+            }
+            p->row[t].valid = mean;
+            p->row[t].valid_se = sqrt(var / (folds - 1) / folds);
+        }
+        /* best validation (ties: the larger lambda, the earlier row) */
+        int best = 0, sign = T->classification ? 1 : -1;
+        for (int t = 1; t < nl; t++)
+            if (sign * p->row[t].valid > sign * p->row[best].valid)
+                best = t;
+        p->chosen = best;
+        if (S->one_se) {
+            double bound = p->row[best].valid - sign * p->row[best].valid_se;
+            for (int t = 0; t < best; t++)
+                if (sign * p->row[t].valid >= sign * bound) {
+                    p->chosen = t;
+                    break;
+                }
+        }
+    } else {
+        p->chosen = nl - 1;
+    }
+
+    /* the path on all training rows: statistics, training fit, test metric, the model */
+    for (int64_t i = 0; i < T->ntest; i++)
+        rows[i] = T->test[i];
+    rc = run_paths(T, S, p, s_all, T->train, T->ntrain, rows, T->ntest, dec, fit, p->row,
+                   p->chosen, &done, total, err);
+    for (int t = 0; t < nl && rc == KM_OK; t++) {
+        p->row[t].train = metric(p, fit + (size_t)t * (size_t)T->ntrain * (size_t)nw, T->y,
+                                 T->train, T->ntrain);
+        if (T->ntest > 0)
+            p->row[t].test = metric(p, dec + (size_t)t * (size_t)T->ntest * (size_t)nw, T->y,
+                                    T->test, T->ntest);
+    }
+done:
+    free(s_all);
+    free(s_tmp);
+    free(fold);
+    free(rows);
+    free(dec);
+    free(fit);
+    free(vm);
+    if (rc)
+        km_rls2_path_free(p);
+    return rc;
+}
+
+/* ---- outputs ---- */
+
+static void csv_number(FILE *f, double x)
+{
+    if (isnan(x))
+        fputs(",", f);
+    else
+        fprintf(f, ",%.10g", x);
+}
+
+static int write_csv(FILE *f, const void *ctx)
+{
+    const km_rls2_path *p = ctx;
+    const char *mt = p->classification ? "accuracy" : "rmse";
+    fprintf(f, "lambda,objective,kernels,iterations,seconds,dof,train_%s,valid_%s,"
+            "valid_%s_se,test_%s,chosen\n", mt, mt, mt, mt);
+    for (int t = 0; t < p->nl; t++) {
+        const km_rls2_row *r = &p->row[t];
+        fprintf(f, "%.10g", r->lambda);
+        csv_number(f, r->objective);
+        fprintf(f, ",%d,%d", r->kernels, r->iter);
+        csv_number(f, r->seconds);
+        csv_number(f, r->df);
+        csv_number(f, r->train);
+        csv_number(f, r->valid);
+        csv_number(f, r->valid_se);
+        csv_number(f, r->test);
+        fprintf(f, ",%d\n", t == p->chosen);
+    }
+    return 0;
+}
+
+int km_rls2_write_csv(const km_rls2_path *p, const char *path, km_error *err)
+{
+    return km_write_atomic(path, "path table", write_csv, p, err);
+}
+
+int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_problem *X,
+                  const int64_t *train, km_model **out, km_error *err)
+{
+    int nw = p->nr_w, m = p->m;
+    int64_t nsv = 0;
+    int kept = 0;
+    for (int k = 0; k < m; k++) {
+        int any = 0;
+        for (int j = 0; j < nw; j++)
+            any |= p->d[(size_t)k * (size_t)nw + (size_t)j] > 0;
+        kept += any;
+    }
+    int64_t *sv_rows = malloc((size_t)p->ntrain * sizeof *sv_rows);
+    double *coef = malloc((size_t)p->ntrain * (size_t)nw * sizeof *coef);
+    km_basis_set keep = {0, calloc((size_t)(kept > 0 ? kept : 1), sizeof(km_basis))};
+    double *s = malloc((size_t)(kept > 0 ? kept : 1) * (size_t)nw * sizeof *s);
+    double *d = malloc((size_t)(kept > 0 ? kept : 1) * (size_t)nw * sizeof *d);
+    double *icpt = malloc((size_t)nw * sizeof *icpt);
+    km_model *model = km_model_new(KM_LOSS_RLS, X->n, p->classification ? p->nr_class : 0,
+                                   nw, err);
+    km_basis all = {{KM_KERNEL_LINEAR, 0, 0, 0}, 0, NULL};
+    if (!model || !sv_rows || !coef || !keep.b || !s || !d || !icpt)
+        goto nomem;
+    for (int64_t i = 0; i < p->ntrain; i++) {
+        int any = 0;
+        for (int j = 0; j < nw; j++)
+            any |= p->c[(size_t)i * (size_t)nw + (size_t)j] != 0;
+        if (!any)
+            continue;
+        sv_rows[nsv] = train[i];
+        memcpy(coef + (size_t)nsv * (size_t)nw, p->c + (size_t)i * (size_t)nw,
+               (size_t)nw * sizeof *coef);
+        nsv++;
+    }
+    for (int k = 0; k < m; k++) {
+        int any = 0;
+        for (int j = 0; j < nw; j++)
+            any |= p->d[(size_t)k * (size_t)nw + (size_t)j] > 0;
+        if (!any)
+            continue;
+        km_basis *b = &keep.b[keep.m];
+        *b = basis->b[k];
+        b->feat = NULL;
+        if (b->nfeat) {
+            b->feat = malloc((size_t)b->nfeat * sizeof *b->feat);
+            if (!b->feat)
+                goto nomem;
+            memcpy(b->feat, basis->b[k].feat, (size_t)b->nfeat * sizeof *b->feat);
+        }
+        memcpy(s + (size_t)keep.m * (size_t)nw, p->s + (size_t)k * (size_t)nw,
+               (size_t)nw * sizeof *s);
+        memcpy(d + (size_t)keep.m * (size_t)nw, p->d + (size_t)k * (size_t)nw,
+               (size_t)nw * sizeof *d);
+        keep.m++;
+    }
+    memcpy(icpt, p->intercept, (size_t)nw * sizeof *icpt);
+    if (p->classification)
+        memcpy(model->labels, p->labels, (size_t)p->nr_class * sizeof *model->labels);
+    model->lambda = p->row[p->chosen].lambda;
+    km_problem *sv = km_basis_project(&all, X, sv_rows, nsv, err);
+    free(sv_rows);
+    if (!sv) {
+        km_basis_set_free(&keep);
+        free(coef);
+        free(s);
+        free(d);
+        free(icpt);
+        km_model_free(model);
+        return err->code;
+    }
+    if (km_model_set_mkl(model, &keep, s, d, icpt, sv, coef, err) != KM_OK) {
+        km_model_free(model);
+        return err->code;
+    }
+    *out = model;
+    return KM_OK;
+nomem:
+    free(sv_rows);
+    free(coef);
+    km_basis_set_free(&keep);
+    free(s);
+    free(d);
+    free(icpt);
+    km_model_free(model);
+    return km_error_nomem(err, "RLS2 model");
+}

@@ -1,0 +1,94 @@
+/* rls2path.h - RLS2 along a regularization path (thesis 4.5): warm starts from large to small
+ * lambda, one-versus-all for several classes (4.5.3), k-fold cross-validation with the
+ * one-standard-error rule (4.5.1), test evaluation, the path table, the chosen model. */
+#ifndef KM_RLS2PATH_H
+#define KM_RLS2PATH_H
+
+#include <stdint.h>
+
+#include "basis.h"
+#include "error.h"
+#include "kbank.h"
+#include "model.h"
+#include "problem.h"
+#include "rls2.h"
+
+/* The data: basis kernels over all rows (training and test), the rows' labels (class
+ * labels or real outputs), which rows train and which test (ntest may be 0). */
+typedef struct km_rls2_task {
+    const km_kbank *bank;
+    const double *y;
+    const int64_t *train;
+    int64_t ntrain;
+    const int64_t *test;
+    int64_t ntest;
+    int classification;  /* labels are classes: accuracy, one-versus-all for > 2 classes;
+                            else regression: outputs centered by the training mean, RMSE */
+} km_rls2_task;
+
+/* Called after each lambda of each path (done of total); may print. */
+typedef void (*km_rls2_progress)(void *ctx, int done, int total, double lambda);
+
+typedef struct km_rls2_setup {
+    km_rls2_param solver;
+    km_scale_rule scale;
+    int center;          /* scales from the centered kernels */
+    int transductive;    /* trace rules over training and test rows */
+    const double *scales; /* m scales to use as given (NULL: from the rule) */
+    const double *lambda; /* nl values, decreasing */
+    int nl;
+    int folds;           /* cross-validation folds (0: none) */
+    uint64_t seed;       /* fold assignment */
+    int one_se;          /* the largest lambda within one standard error of the best */
+    int dof;             /* degrees of freedom per lambda (one l^3 inverse each) */
+    int no_intercept;    /* regression: fit the outputs as they are, not centered */
+    km_rls2_progress progress;
+    void *ctx;
+} km_rls2_setup;
+
+/* One lambda of the path. Sums over the one-versus-all problems (kernels: the union of
+ * the kernels they select). Metrics: accuracy in % or RMSE; NaN when not computed. */
+typedef struct km_rls2_row {
+    double lambda;
+    double objective;    /* (4.1) */
+    int kernels;         /* d_k > 0 */
+    int iter;            /* iterations of Algorithm 3 */
+    int converged;       /* every problem met the stopping test */
+    double seconds;
+    double df;           /* tr K(d) (K(d) + lambda I)^-1 ((4.11) for linear kernels) */
+    double train, valid, valid_se, test;
+} km_rls2_row;
+
+typedef struct km_rls2_path {
+    int nl;
+    km_rls2_row *row;
+    int chosen;          /* the row of the model: best validation (ties: larger lambda), or
+                            with one_se the largest lambda within one standard error; the
+                            last row without cross-validation */
+    int classification, nr_class, nr_w;
+    double *labels;      /* nr_class, ascending */
+    int m;
+    int64_t ntrain;
+    double *s, *d;       /* m * nr_w at the chosen lambda, [k * nr_w + j] */
+    double *c;           /* ntrain * nr_w */
+    double *intercept;   /* nr_w */
+    int scale_zero;      /* kernels left out with s_k = 0 */
+} km_rls2_path;
+
+void km_rls2_path_free(km_rls2_path *p);
+
+int km_rls2_run(const km_rls2_task *task, const km_rls2_setup *setup, km_rls2_path *out,
+                km_error *err);
+
+/* The path table as CSV (header line, then one line per lambda), written atomically. */
+int km_rls2_write_csv(const km_rls2_path *p, const char *path, km_error *err);
+
+/* The model at the chosen lambda: the basis kernels with d_k > 0 in some decision function,
+ * the training rows of X (train[] as in the task) with their coefficients. */
+int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_problem *X,
+                  const int64_t *train, km_model **out, km_error *err);
+
+/* n values log-spaced from hi down to lo (n = 1: hi). */
+void km_rls2_lambdas(double lo, double hi, int n, double *lambda);
+
+#endif
