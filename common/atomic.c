@@ -2,6 +2,8 @@
 #include "atomic.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,12 +11,19 @@
 int km_write_atomic(const char *path, const char *what, int (*write)(FILE *f, const void *ctx),
                     const void *ctx, km_error *err)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
+    static atomic_uint counter;
+    size_t size = strlen(path) + 48;
+    char *tmp = malloc(size);
     if (!tmp)
         return km_error_nomem(err, "file name");
-    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
+    /* a new name in the same directory (so rename is atomic), mode 0666 less the umask */
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        snprintf(tmp, size, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
     if (fd < 0) {
         km_error_set(err, KM_EINPUT, "%s: cannot create temporary file %s: %s", path, tmp,
                      strerror(errno));
@@ -22,28 +31,25 @@ int km_write_atomic(const char *path, const char *what, int (*write)(FILE *f, co
         return KM_EINPUT;
     }
     FILE *f = fdopen(fd, "w");
-    int bad = !f;
-    errno = 0;
-    if (f) {
+    int e = 0;
+    if (!f) {
+        e = errno;
+        close(fd);
+    } else {
         static _Thread_local char buf[1 << 16];
         setvbuf(f, buf, _IOFBF, sizeof buf);
-        bad = write(f, ctx) != 0 || ferror(f);
-        bad |= fflush(f) != 0;
-        bad |= fsync(fileno(f)) != 0;
-        int e = errno;
-        bad |= fclose(f) != 0;
-        if (bad && !errno)
-            errno = e;
-    } else {
-        close(fd);
+        errno = 0;
+        if (write(f, ctx) != 0 || ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
+            e = errno ? errno : EIO;
+        if (fclose(f) != 0 && !e)
+            e = errno ? errno : EIO;
     }
-    if (bad || rename(tmp, path) != 0) {
-        km_error_set(err, KM_EINPUT, "%s: cannot write %s: %s", path, what,
-                     errno ? strerror(errno) : "write error");
+    if (!e && rename(tmp, path) != 0)
+        e = errno;
+    if (e) {
         unlink(tmp);
-        free(tmp);
-        return KM_EINPUT;
+        km_error_set(err, KM_EINPUT, "%s: cannot write %s: %s", path, what, strerror(e));
     }
     free(tmp);
-    return KM_OK;
+    return e ? KM_EINPUT : KM_OK;
 }

@@ -12,6 +12,7 @@
 
 #include <cblas.h>
 
+#include "atomic.h"
 #include "numparse.h"
 
 /* The support vectors on one feature subset of an RLS2 model and the kernels on it. */
@@ -282,43 +283,14 @@ static int write_text(const km_model *m, FILE *f)
     return ferror(f) ? -1 : 0;
 }
 
+static int write_model(FILE *f, const void *m)
+{
+    return write_text(m, f);
+}
+
 int km_model_write(const km_model *m, const char *path, km_error *err)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return km_error_nomem(err, "model file name");
-    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        km_error_set(err, KM_EINPUT, "%s: cannot create temporary file %s: %s", path, tmp,
-                     strerror(errno));
-        free(tmp);
-        return KM_EINPUT;
-    }
-    FILE *f = fdopen(fd, "w");
-    int bad = !f;
-    if (f) {
-        static char buf[1 << 16];
-        setvbuf(f, buf, _IOFBF, sizeof buf);
-        bad = write_text(m, f) != 0;
-        bad |= fflush(f) != 0;
-        bad |= fsync(fileno(f)) != 0;
-        int e = errno;
-        bad |= fclose(f) != 0;
-        if (bad && !errno)
-            errno = e;
-    } else {
-        close(fd);
-    }
-    if (bad || rename(tmp, path) != 0) {
-        km_error_set(err, KM_EINPUT, "%s: cannot write model: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return KM_EINPUT;
-    }
-    free(tmp);
-    return KM_OK;
+    return km_write_atomic(path, "model", write_model, m, err);
 }
 
 /* ---- reading ---- */

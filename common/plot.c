@@ -3,15 +3,13 @@
  * %g, so a caller's LC_NUMERIC cannot put commas into the file. */
 #include "plot.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "atomic.h"
 
 /* Layout in pixels; text is 12 px sans-serif, about CHAR_W wide a character. */
 enum {
@@ -553,47 +551,10 @@ static void put_panel(sbuf *b, const layout *L, int k, const axis *ya, double y0
     put(b, "</g>\n");
 }
 
-/* Writes data to path through a new file in the same directory, fsync and rename. */
-static int write_atomic(const char *path, const char *data, size_t len, km_error *err)
+static int write_buffer(FILE *f, const void *ctx)
 {
-    static atomic_uint counter;
-    size_t size = strlen(path) + 48;
-    char *tmp = malloc(size);
-    if (!tmp)
-        return km_error_nomem(err, "figure file name");
-    int fd = -1;
-    for (int tries = 0; fd < 0 && tries < 100; tries++) {
-        snprintf(tmp, size, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        km_error_set(err, KM_EINPUT, "%s: cannot create temporary file %s: %s", path, tmp,
-                     strerror(errno));
-        free(tmp);
-        return KM_EINPUT;
-    }
-    int e = 0;
-    for (size_t off = 0; off < len && !e;) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w > 0)
-            off += (size_t)w;
-        else if (w == 0 || errno != EINTR)
-            e = w == 0 ? EIO : errno;
-    }
-    if (!e && fsync(fd) != 0)
-        e = errno;
-    if (close(fd) != 0 && !e)
-        e = errno;
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
-    if (e) {
-        unlink(tmp);
-        km_error_set(err, KM_EINPUT, "%s: cannot write figure: %s", path, strerror(e));
-    }
-    free(tmp);
-    return e ? KM_EINPUT : KM_OK;
+    const sbuf *b = ctx;
+    return fwrite(b->s, 1, b->len, f) == b->len ? 0 : -1;
 }
 
 int km_plot_svg(const km_plot *p, const char *path, km_error *err)
@@ -692,7 +653,7 @@ int km_plot_svg(const km_plot *p, const char *path, km_error *err)
     put(&b, "</svg>\n");
     free(ord);
     free(ya);
-    rc = b.nomem ? km_error_nomem(err, "figure") : write_atomic(path, b.s, b.len, err);
+    rc = b.nomem ? km_error_nomem(err, "figure") : km_write_atomic(path, "figure", write_buffer, &b, err);
     free(b.s);
     return rc;
 }
