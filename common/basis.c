@@ -479,6 +479,51 @@ double km_basis_eval(const km_basis *b, const int32_t *ix, const double *vx, int
     }
 }
 
+/* The entries of one sorted row that fall in the sorted subset F (nf > 0), re-indexed to
+ * their positions in F, written to oi/ov when given; returns their count. A short subset
+ * is looked up in the row by binary search, a long one merged with it. */
+static int64_t project_row(const int32_t *idx, const double *val, int64_t len,
+                           const int32_t *F, int32_t nf, int32_t *oi, double *ov)
+{
+    int64_t k = 0;
+    if ((double)nf * 16 < (double)len) {
+        for (int32_t t = 0; t < nf; t++) {
+            int64_t lo = 0, hi = len;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (idx[mid] < F[t])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < len && idx[lo] == F[t]) {
+                if (oi) {
+                    oi[k] = t;
+                    ov[k] = val[lo];
+                }
+                k++;
+            }
+        }
+        return k;
+    }
+    for (int64_t p = 0, t = 0; p < len && t < nf;) {
+        if (idx[p] < F[t]) {
+            p++;
+        } else if (idx[p] > F[t]) {
+            t++;
+        } else {
+            if (oi) {
+                oi[k] = (int32_t)t;
+                ov[k] = val[p];
+            }
+            k++;
+            p++;
+            t++;
+        }
+    }
+    return k;
+}
+
 km_problem *km_basis_project(const km_basis *b, const km_problem *P, const int64_t *rows,
                              int64_t l, km_error *err)
 {
@@ -493,9 +538,8 @@ km_problem *km_basis_project(const km_basis *b, const km_problem *P, const int64
     const int32_t *F = b->feat, nf = b->nfeat;
     int64_t nnz = 0;
     for (int64_t a = 0; a < l; a++) {
-        int64_t i = rows ? rows[a] : a;
-        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
-            nnz += !nf || subset_pos(F, nf, P->index[t]) >= 0;
+        int64_t i = rows ? rows[a] : a, p0 = P->row_ptr[i], len = P->row_ptr[i + 1] - p0;
+        nnz += nf ? project_row(P->index + p0, P->value + p0, len, F, nf, NULL, NULL) : len;
     }
     km_problem *Q = calloc(1, sizeof *Q);
     if (!Q || !(Q->row_ptr = malloc((size_t)(l + 1) * sizeof *Q->row_ptr)) ||
@@ -512,13 +556,14 @@ km_problem *km_basis_project(const km_basis *b, const km_problem *P, const int64
     int64_t k = 0;
     Q->row_ptr[0] = 0;
     for (int64_t a = 0; a < l; a++) {
-        int64_t i = rows ? rows[a] : a;
-        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++) {
-            int32_t pos = nf ? subset_pos(F, nf, P->index[t]) : P->index[t];
-            if (pos >= 0) {
-                Q->index[k] = pos;
-                Q->value[k++] = P->value[t];
-            }
+        int64_t i = rows ? rows[a] : a, p0 = P->row_ptr[i], len = P->row_ptr[i + 1] - p0;
+        if (nf) {
+            k += project_row(P->index + p0, P->value + p0, len, F, nf, Q->index + k,
+                             Q->value + k);
+        } else {
+            memcpy(Q->index + k, P->index + p0, (size_t)len * sizeof *Q->index);
+            memcpy(Q->value + k, P->value + p0, (size_t)len * sizeof *Q->value);
+            k += len;
         }
         Q->row_ptr[a + 1] = k;
         Q->y[a] = P->y ? P->y[i] : 0;

@@ -189,7 +189,7 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
             S.QdA[t] = Qd[S.A[t]];
         }
         /* shrink again after a while: the set that could enter shrinks with the gap */
-        int64_t budget = *steps + 200 + 2 * (int64_t)S.na;
+        int64_t budget = *steps + 2000 + 10 * (int64_t)S.na;
         if (smo_round(&S, d, tol, budget < cap ? budget : cap, steps)) {
             rc = km_error_nomem(err, "simplex least squares");
             goto done;

@@ -409,6 +409,56 @@ int km_rls2_write_csv(const km_rls2_path *p, const char *path, km_error *err)
     return km_write_atomic(path, "path table", write_csv, p, err);
 }
 
+/* The rows of X listed in rows[0..n) with only the features some kernel of keep looks at
+ * (indices unchanged): a linear RLS2 model keeps its selected features, not all 16,063. */
+static km_problem *kept_features(const km_basis_set *keep, const km_problem *X,
+                                 const int64_t *rows, int64_t n, km_error *err)
+{
+    unsigned char *use = calloc((size_t)X->n + 1, 1);
+    km_problem *Q = calloc(1, sizeof *Q);
+    if (!use || !Q)
+        goto nomem;
+    for (int k = 0; k < keep->m; k++) {
+        const km_basis *b = &keep->b[k];
+        if (!b->nfeat)
+            memset(use, 1, (size_t)X->n);
+        for (int32_t t = 0; t < b->nfeat; t++)
+            if (b->feat[t] < X->n)
+                use[b->feat[t]] = 1;
+    }
+    int64_t nnz = 0;
+    for (int64_t a = 0; a < n; a++)
+        for (int64_t p = X->row_ptr[rows[a]]; p < X->row_ptr[rows[a] + 1]; p++)
+            nnz += use[X->index[p]];
+    Q->l = n;
+    Q->n = X->n;
+    Q->row_ptr = malloc((size_t)(n + 1) * sizeof *Q->row_ptr);
+    Q->y = malloc((size_t)(n > 0 ? n : 1) * sizeof *Q->y);
+    Q->index = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *Q->index);
+    Q->value = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *Q->value);
+    if (!Q->row_ptr || !Q->y || !Q->index || !Q->value)
+        goto nomem;
+    Q->row_ptr[0] = 0;
+    for (int64_t a = 0; a < n; a++) {
+        int64_t q = Q->row_ptr[a];
+        for (int64_t p = X->row_ptr[rows[a]]; p < X->row_ptr[rows[a] + 1]; p++)
+            if (use[X->index[p]]) {
+                Q->index[q] = X->index[p];
+                Q->value[q++] = X->value[p];
+            }
+        Q->row_ptr[a + 1] = q;
+        Q->y[a] = X->y[rows[a]];
+    }
+    Q->nnz = nnz;
+    free(use);
+    return Q;
+nomem:
+    free(use);
+    km_problem_free(Q);
+    km_error_nomem(err, "RLS2 model");
+    return NULL;
+}
+
 int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_problem *X,
                   const int64_t *train, km_model **out, km_error *err)
 {
@@ -429,7 +479,6 @@ int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_pro
     double *icpt = malloc((size_t)nw * sizeof *icpt);
     km_model *model = km_model_new(KM_LOSS_RLS, X->n, p->classification ? p->nr_class : 0,
                                    nw, err);
-    km_basis all = {{KM_KERNEL_LINEAR, 0, 0, 0}, 0, NULL};
     if (!model || !sv_rows || !coef || !keep.b || !s || !d || !icpt)
         goto nomem;
     for (int64_t i = 0; i < p->ntrain; i++) {
@@ -468,7 +517,7 @@ int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_pro
     if (p->classification)
         memcpy(model->labels, p->labels, (size_t)p->nr_class * sizeof *model->labels);
     model->lambda = p->row[p->chosen].lambda;
-    km_problem *sv = km_basis_project(&all, X, sv_rows, nsv, err);
+    km_problem *sv = kept_features(&keep, X, sv_rows, nsv, err);
     free(sv_rows);
     if (!sv) {
         km_basis_set_free(&keep);
