@@ -130,6 +130,34 @@ static int smo_round(smo *S, double *d, double tol, int64_t cap, int64_t *steps)
     return 0;
 }
 
+/* The k-th smallest of a[0..n) (1 <= k <= n; a is reordered). */
+static double kth_smallest(double *a, int n, int k)
+{
+    int lo = 0, hi = n - 1, want = k - 1;
+    while (lo < hi) {
+        double piv = a[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < piv)
+                i++;
+            while (a[j] > piv)
+                j--;
+            if (i <= j) {
+                double t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            break;
+    }
+    return a[want];
+}
+
 int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
                   const unsigned char *skip, double eps, double *d, double *grad,
                   int64_t *steps, km_error *err)
@@ -137,11 +165,12 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
     double *Qd = malloc((size_t)m * sizeof *Qd);
     double *g = malloc((size_t)m * sizeof *g);
     double *r = malloc((size_t)(l > 0 ? l : 1) * sizeof *r);
+    double *r2 = malloc((size_t)m * sizeof *r2);
     smo S = {l, 0, malloc((size_t)m * sizeof(int)), NULL, malloc((size_t)m * sizeof(double)),
              malloc((size_t)m * sizeof(double)), calloc((size_t)m, sizeof(double *))};
     int rc = KM_OK;
     *steps = 0;
-    if (!Qd || !g || !r || !S.A || !S.gA || !S.QdA || !S.col) {
+    if (!Qd || !g || !r || !r2 || !S.A || !S.gA || !S.QdA || !S.col) {
         rc = km_error_nomem(err, "simplex least squares");
         goto done;
     }
@@ -170,11 +199,22 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
         }
         if (j < 0 || g[j] - gmin <= tol || *steps >= cap)
             break;
-        /* the active set: the support and every kernel that could enter now */
+        /* the active set: the support and the kernels that could enter now, at most the
+         * 2 |support| + 100 with the smallest gradients (the rest wait for a later round) */
         smo_clear(&S);
         S.na = 0;
-        for (int k = 0; k < m; k++)
-            if (!(skip && skip[k]) && (d[k] > 0 || g[k] < g[j]))
+        int nsup = 0, ncand = 0;
+        for (int k = 0; k < m; k++) {
+            if (skip && skip[k])
+                continue;
+            nsup += d[k] > 0;
+            if (d[k] == 0 && g[k] < g[j])
+                r2[ncand++] = g[k];
+        }
+        int room = 2 * nsup + 100;
+        double cut = ncand > room ? kth_smallest(r2, ncand, room) : g[j];
+        for (int k = 0; k < m && S.na < nsup + room; k++)
+            if (!(skip && skip[k]) && (d[k] > 0 || (g[k] < g[j] && g[k] <= cut)))
                 S.A[S.na++] = k;
         free(S.VA);
         S.VA = malloc((size_t)S.na * (size_t)l * sizeof *S.VA);
@@ -188,8 +228,9 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
             S.gA[t] = g[S.A[t]];
             S.QdA[t] = Qd[S.A[t]];
         }
-        /* shrink again after a while: the set that could enter shrinks with the gap */
-        int64_t budget = *steps + 2000 + 10 * (int64_t)S.na;
+        /* shrink again after a while (the set that could enter shrinks with the gap):
+         * after about the work of the exact gradient, 2 l m, at 3 |A| a step */
+        int64_t budget = *steps + 100 + l * (int64_t)m / S.na;
         if (smo_round(&S, d, tol, budget < cap ? budget : cap, steps)) {
             rc = km_error_nomem(err, "simplex least squares");
             goto done;
@@ -214,6 +255,7 @@ done:
     free(Qd);
     free(g);
     free(r);
+    free(r2);
     return rc;
 }
 
@@ -233,6 +275,8 @@ struct km_rls2 {
     unsigned char *work;     /* V column kept up to date (working set) */
     unsigned char *off;      /* skip or not in the working set */
     int started;             /* d holds a start */
+    int unscreened;          /* iterations left that compute every column (screening did
+                                not pay lately) */
     int factored;            /* K holds the Cholesky factor of K(d') + lambda' I */
 };
 
@@ -479,6 +523,9 @@ static int d_step(km_rls2 *R, km_rls2_info *info, km_error *err)
     if (!join)
         return km_error_nomem(err, "RLS2 working set");
     memset(join, 0, (size_t)m);
+    int cand = 0, joined = 0;
+    for (int k = 0; k < m; k++)
+        cand += !R->skip[k] && !R->work[k];
     for (;;) {
         for (int k = 0; k < m; k++)
             R->off[k] = R->skip[k] || !R->work[k];
@@ -508,12 +555,19 @@ static int d_step(km_rls2 *R, km_rls2_info *info, km_error *err)
                 join[k] = R->work[k] = 1;
             more += in;
         }
+        joined += more;
         if (!more || (rc = products(R, R->c, R->off, err)))
             break;
     }
+    /* when most candidates had to join, the next few iterations take every column at
+     * once (one products pass, one SMO) instead */
+    if (2 * joined > cand)
+        R->unscreened = 4;
+    else if (R->unscreened > 0)
+        R->unscreened--;
     if (rc == KM_OK)
         for (int k = 0; k < m; k++)
-            R->work[k] = !R->skip[k] && (R->d[k] > 0 || join[k]);
+            R->work[k] = !R->skip[k] && (R->unscreened || R->d[k] > 0 || join[k]);
     free(join);
     return rc;
 }
