@@ -601,6 +601,19 @@ static void entry_apply(const kentry *E, int64_t u, double alpha, const double *
     } else if (E->r == 0) {
         if (beta == 0)
             memset(vu, 0, (size_t)u * sizeof *vu);
+    } else if (E->r == 1) {
+        /* one column (linear RLS2: 16,063 of them a pass): no BLAS call overhead */
+        const double *G = E->M;
+        double t = 0;
+        for (int64_t a = 0; a < u; a++)
+            t += G[a] * cu[a];
+        t *= alpha;
+        if (beta == 0)
+            for (int64_t a = 0; a < u; a++)
+                vu[a] = t * G[a];
+        else
+            for (int64_t a = 0; a < u; a++)
+                vu[a] = beta * vu[a] + t * G[a];
     } else {
         cblas_dgemv(CblasColMajor, CblasTrans, (blasint)u, (blasint)E->r, 1.0, E->M,
                     (blasint)u, cu, 1, 0.0, tmp, 1);
