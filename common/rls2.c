@@ -28,13 +28,15 @@ void km_rls2_param_default(km_rls2_param *par)
 
 /* ---- the d-step (4.4) ---- */
 
-/* g = V'(Vd - u), r = Vd - u. */
+/* g = V'(Vd - u), r = Vd - u (Vd from the support's columns only: d is sparse). */
 static void gradient(const double *V, int64_t l, int m, const double *u, const double *d,
                      double *r, double *g)
 {
-    memcpy(r, u, (size_t)l * sizeof *r);
-    cblas_dgemv(CblasColMajor, CblasNoTrans, (blasint)l, m, 1.0, V, (blasint)l, d, 1, -1.0,
-                r, 1);
+    for (int64_t i = 0; i < l; i++)
+        r[i] = -u[i];
+    for (int k = 0; k < m; k++)
+        if (d[k] > 0)
+            cblas_daxpy((blasint)l, d[k], V + (size_t)k * (size_t)l, 1, r, 1);
     cblas_dgemv(CblasColMajor, CblasTrans, (blasint)l, m, 1.0, V, (blasint)l, r, 1, 0.0, g,
                 1);
 }
@@ -159,8 +161,8 @@ static double kth_smallest(double *a, int n, int k)
 }
 
 int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
-                  const unsigned char *skip, double eps, double *d, double *grad,
-                  int64_t *steps, km_error *err)
+                  const unsigned char *skip, const double *qd, double eps, double *d,
+                  double *grad, int64_t *steps, km_error *err)
 {
     double *Qd = malloc((size_t)m * sizeof *Qd);
     double *g = malloc((size_t)m * sizeof *g);
@@ -177,7 +179,7 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
     double vmax = 0;
     for (int k = 0; k < m; k++) {
         const double *v = V + (size_t)k * (size_t)l;
-        Qd[k] = skip && skip[k] ? 0 : cblas_ddot((blasint)l, v, 1, v, 1);
+        Qd[k] = skip && skip[k] ? 0 : qd ? qd[k] : cblas_ddot((blasint)l, v, 1, v, 1);
         vmax = Qd[k] > vmax ? Qd[k] : vmax;
     }
     double tol = eps * sqrt(vmax) * cblas_dnrm2((blasint)l, u, 1);
@@ -267,6 +269,7 @@ struct km_rls2 {
     int m;
     km_rls2_param par;
     double *s, *y, *d, *c, *V, *fit, *u, *w, *K, *g;
+    double *qd;              /* ||v_k||^2 of the columns of V */
     double *r, *z, *p, *q;   /* conjugate gradient */
     double *nrm;             /* s_k ||K~^k||_2 bounds */
     double *cprev, drift;    /* the last c; sum of ||c_t - c_t-1|| over the c-steps */
@@ -284,7 +287,7 @@ void km_rls2_free(km_rls2 *R)
 {
     if (!R)
         return;
-    double *v[] = {R->s, R->y, R->d, R->c, R->V, R->fit, R->u, R->w, R->K, R->g,
+    double *v[] = {R->s, R->y, R->d, R->c, R->V, R->fit, R->u, R->w, R->K, R->g, R->qd,
                    R->r, R->z, R->p, R->q, R->nrm, R->cprev, R->stamp};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         free(v[i]);
@@ -319,6 +322,7 @@ km_rls2 *km_rls2_new(const km_kbank *B, const double *s, const double *y,
     R->w = malloc(M * sizeof *R->w);
     R->K = malloc(L * L * sizeof *R->K);
     R->g = calloc(M, sizeof *R->g);
+    R->qd = calloc(M, sizeof *R->qd);
     R->r = malloc(L * sizeof *R->r);
     R->z = malloc(L * sizeof *R->z);
     R->p = malloc(L * sizeof *R->p);
@@ -330,7 +334,7 @@ km_rls2 *km_rls2_new(const km_kbank *B, const double *s, const double *y,
     R->work = malloc(M);
     R->off = malloc(M);
     if (!R->s || !R->y || !R->d || !R->c || !R->V || !R->fit || !R->u || !R->w || !R->K ||
-        !R->g || !R->r || !R->z || !R->p || !R->q || !R->nrm || !R->cprev || !R->stamp ||
+        !R->g || !R->qd || !R->r || !R->z || !R->p || !R->q || !R->nrm || !R->cprev || !R->stamp ||
         !R->skip || !R->work || !R->off) {
         km_rls2_free(R);
         km_error_nomem(err, "RLS2 (the l x l system and the l x m products)");
@@ -381,7 +385,9 @@ static int products(km_rls2 *R, const double *c, const unsigned char *want, km_e
     int rc = km_kbank_products(R->B, c, R->off, R->V, R->par.threads, err);
     for (int k = 0; k < R->m && rc == KM_OK; k++)
         if (R->off[k]) {
-            cblas_dscal((blasint)R->l, R->s[k], R->V + (size_t)k * (size_t)R->l, 1);
+            double *v = R->V + (size_t)k * (size_t)R->l;
+            cblas_dscal((blasint)R->l, R->s[k], v, 1);
+            R->qd[k] = cblas_ddot((blasint)R->l, v, 1, v, 1);
             R->stamp[k] = R->drift;
         }
     return rc;
@@ -532,7 +538,7 @@ static int d_step(km_rls2 *R, km_rls2_info *info, km_error *err)
         int64_t steps;
         /* the d-step a little tighter than the test it feeds: delta 1e-2 -> 1e-6 */
         double eps = R->par.smo_eps > 0 ? R->par.smo_eps : fmax(R->par.delta * 1e-4, 1e-15);
-        if ((rc = km_simplex_ls(R->V, l, m, R->u, R->off, eps, R->d, R->g, &steps,
+        if ((rc = km_simplex_ls(R->V, l, m, R->u, R->off, R->qd, eps, R->d, R->g, &steps,
                                 err)))
             break;
         info->smo_steps += steps;

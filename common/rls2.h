@@ -73,14 +73,15 @@ int km_rls2_dof(km_rls2 *R, double lambda, double *df, km_error *err);
  * min ||V d - u||^2 over the simplex (4.4) by SMO: each step moves weight between two
  * coordinates (the one with the largest gradient among d_j > 0 and, by a second-order
  * rule, one with a smaller gradient), with Gram columns V'v_k computed once when first
- * needed. V is l x m column-major; d (in: a start on the simplex, out: the solution).
+ * needed. V is l x m column-major; qd its squared column norms (NULL: computed); d (in: a
+ * start on the simplex, out: the solution).
  * Columns with skip[k] != 0 are left out (d_k stays 0). Stops when
  * max_{d_j > 0} g_j - min_k g_k <= eps * max_k ||v_k|| ||u|| (g = V'(Vd - u)), checked on
  * a freshly computed gradient, which goes to grad (m values; NULL: not wanted). *steps gets
  * the number of SMO steps.
  */
 int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
-                  const unsigned char *skip, double eps, double *d, double *grad,
-                  int64_t *steps, km_error *err);
+                  const unsigned char *skip, const double *qd, double eps, double *d,
+                  double *grad, int64_t *steps, km_error *err);
 
 #endif

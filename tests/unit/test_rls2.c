@@ -254,7 +254,7 @@ static void test_simplex(void)
         memset(d, 0, sizeof d);
         d[trial % m] = 1;
         int64_t steps;
-        if (km_simplex_ls(V, l, m, u, NULL, 1e-13, d, NULL, &steps, &err) != KM_OK)
+        if (km_simplex_ls(V, l, m, u, NULL, NULL, 1e-13, d, NULL, &steps, &err) != KM_OK)
             worst_ok = 0;
         double fref = ref_simplex_ls(V, l, m, u, dref), f = ref_ls_value(V, l, m, u, d);
         double sum = 0;
