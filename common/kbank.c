@@ -73,7 +73,6 @@ static int set_norms(km_kbank *B);
 
 /* ---- building ---- */
 
-static const km_basis_set *sort_basis; /* qsort has no context argument */
 
 static int cmp_subset(const km_basis *a, const km_basis *b)
 {
@@ -85,10 +84,11 @@ static int cmp_subset(const km_basis *a, const km_basis *b)
     return 0;
 }
 
-static int cmp_kernel_index(const void *pa, const void *pb)
+static int cmp_kernel_index(const void *pa, const void *pb, void *ctx)
 {
+    const km_basis_set *basis = ctx;
     int a = *(const int *)pa, b = *(const int *)pb;
-    int c = cmp_subset(&sort_basis->b[a], &sort_basis->b[b]);
+    int c = cmp_subset(&basis->b[a], &basis->b[b]);
     return c ? c : (a > b) - (a < b);
 }
 
@@ -105,12 +105,11 @@ static int cmp_vrow(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-static const km_problem *sort_rows; /* rows compared by cmp_row */
 
-static int cmp_row(const void *pa, const void *pb)
+static int cmp_row(const void *pa, const void *pb, void *ctx)
 {
     int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    const km_problem *P = sort_rows;
+    const km_problem *P = ctx;
     int64_t na = P->row_ptr[a + 1] - P->row_ptr[a], nb = P->row_ptr[b + 1] - P->row_ptr[b];
     const int32_t *ia = P->index + P->row_ptr[a], *ib = P->index + P->row_ptr[b];
     const double *va = P->value + P->row_ptr[a], *vb = P->value + P->row_ptr[b];
@@ -256,11 +255,7 @@ static int group_rows(const km_problem *X, const km_basis *b, kgroup *G, gsrc *s
     }
     for (int64_t i = 0; i < l; i++)
         idx[i] = i;
-#pragma omp critical(kbank_sort_rows)
-    {
-        sort_rows = P;
-        qsort(idx, (size_t)l, sizeof *idx, cmp_row);
-    }
+    qsort_r(idx, (size_t)l, sizeof *idx, cmp_row, P);
     int64_t u = 0;
     for (int64_t t = 0; t < l; t++) {
         if (t == 0 || !same_row(P, idx[t], idx[t - 1]))
@@ -419,11 +414,7 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
     }
     for (int k = 0; k < m; k++)
         order[k] = k;
-#pragma omp critical(kbank_sort_basis)
-    {
-        sort_basis = basis;
-        qsort(order, (size_t)m, sizeof *order, cmp_kernel_index);
-    }
+    qsort_r(order, (size_t)m, sizeof *order, cmp_kernel_index, (void *)basis);
     int ng = 0;
     for (int t = 0; t < m; t++)
         if (t == 0 || cmp_subset(&basis->b[order[t]], &basis->b[order[t - 1]]))
