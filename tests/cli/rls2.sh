@@ -22,6 +22,9 @@ gzip -c $H >"$TMP/h.gz"
 $R -q -L 1e-3:1e2:6 - "$TMP/stdin.model" <"$TMP/h.gz"
 check "gzip on standard input gives the same model" cmp -s "$TMP/h.model" "$TMP/stdin.model"
 
+$R -q -n 2 -L 1e-3:1e2:6 $H "$TMP/n2.model"
+check "two threads give the same model" cmp -s "$TMP/h.model" "$TMP/n2.model"
+
 # determinism, cross-validation, one-se
 $R -q -L 1e-3:1e2:6 -v 3 --seed 5 -o "$TMP/v1.csv" $H "$TMP/v1.model"
 $R -q -L 1e-3:1e2:6 -v 3 --seed 5 -o "$TMP/v2.csv" $H "$TMP/v2.model"
