@@ -186,6 +186,7 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
     if (!(tol > 0))
         tol = DBL_MIN;
     int64_t cap = 1000 * (int64_t)m + 100000;
+    int stalled = 0;
     for (;;) {
         /* the exact gradient decides */
         gradient(V, l, m, u, d, r, g);
@@ -213,11 +214,18 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
             if (d[k] == 0 && g[k] < g[j])
                 r2[ncand++] = g[k];
         }
-        int room = 2 * nsup + 100;
+        int room = stalled ? ncand : 2 * nsup + 100;
         double cut = ncand > room ? kth_smallest(r2, ncand, room) : g[j];
-        for (int k = 0; k < m && S.na < nsup + room; k++)
-            if (!(skip && skip[k]) && (d[k] > 0 || (g[k] < g[j] && g[k] <= cut)))
-                S.A[S.na++] = k;
+        /* the support, the candidates below the cut, then ties at the cut while there is
+         * room (ties taken in index order must not crowd out the smallest gradient) */
+        for (int pass = 0; pass < 3; pass++)
+            for (int k = 0; k < m; k++) {
+                if ((skip && skip[k]) || (pass == 0) != (d[k] > 0))
+                    continue;
+                if (pass == 0 || (g[k] < g[j] && (pass == 1 ? g[k] < cut : g[k] == cut &&
+                                                                    S.na < nsup + room)))
+                    S.A[S.na++] = k;
+            }
         free(S.VA);
         S.VA = malloc((size_t)S.na * (size_t)l * sizeof *S.VA);
         if (!S.VA) {
@@ -232,11 +240,13 @@ int km_simplex_ls(const double *V, int64_t l, int m, const double *u,
         }
         /* shrink again after a while (the set that could enter shrinks with the gap):
          * after about the work of the exact gradient, 2 l m, at 3 |A| a step */
-        int64_t budget = *steps + 100 + l * (int64_t)m / S.na;
+        int64_t budget = *steps + 100 + l * (int64_t)m / S.na, before = *steps;
         if (smo_round(&S, d, tol, budget < cap ? budget : cap, steps)) {
             rc = km_error_nomem(err, "simplex least squares");
             goto done;
         }
+        /* a round without a step while the whole gap is open: take every candidate */
+        stalled = *steps == before;
     }
     if (grad)
         memcpy(grad, g, (size_t)m * sizeof *g);

@@ -268,6 +268,40 @@ static void test_simplex(void)
     CHECK(worst_ok && worst < 1e-11,
           "SMO on 60 random (4.4) problems (rank-deficient, repeated columns) = enumeration "
           "(worst excess %.2g)", worst);
+    /* many kernels tied at the active set's cut (identical columns: more ties than room)
+     * and the best one after them in index order: SMO must still reach optimality */
+    {
+        int l = 6, m = 400;
+        double *V = malloc((size_t)(l * m) * sizeof *V), u[6], *d = calloc((size_t)m, sizeof *d);
+        for (int k = 0; k < m; k++)
+            for (int i = 0; i < l; i++)
+                V[k * l + i] = k < 300 ? (i == 0 ? 1 : 0) : k == m - 1 ? (i == 1 ? 2 : 0)
+                                                              : 0.1 * unif(&r);
+        for (int i = 0; i < l; i++)
+            u[i] = i < 2 ? 1.5 : 0;
+        d[350] = 1;
+        int64_t steps;
+        int rc = km_simplex_ls(V, l, m, u, NULL, NULL, 1e-12, d, NULL, &steps, &err);
+        double rr[6], g, gmin = INFINITY, gsup = -INFINITY;
+        for (int i = 0; i < l; i++) {
+            rr[i] = -u[i];
+            for (int k = 0; k < m; k++)
+                rr[i] += V[k * l + i] * d[k];
+        }
+        for (int k = 0; k < m; k++) {
+            g = 0;
+            for (int i = 0; i < l; i++)
+                g += V[k * l + i] * rr[i];
+            gmin = fmin(gmin, g);
+            if (d[k] > 0)
+                gsup = fmax(gsup, g);
+        }
+        CHECK(rc == KM_OK && gsup - gmin < 1e-9,
+              "SMO with 300 tied columns: optimal (gap %.2g, %lld steps)", gsup - gmin,
+              (long long)steps);
+        free(V);
+        free(d);
+    }
 }
 
 /* Dense scaled kernels K^k = s_k K~^k of a bank's basis over P. */
