@@ -162,20 +162,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--transductive")) {
             S.transductive = 1;
         } else if (!strcmp(a, "-L")) {
-            const char *s = NEXT();
-            char buf[256];
-            if (strlen(s) >= sizeof buf)
-                km_cli_die(1, "-L: expected MIN:MAX:COUNT");
-            strcpy(buf, s);
-            char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-            if (!c1 || !c2)
-                km_cli_die(1, "-L: expected MIN:MAX:COUNT, got '%s'", s);
-            *c1 = *c2 = 0;
-            lmin = km_cli_number("-L", buf);
-            lmax = km_cli_number("-L", c1 + 1);
-            nl = (int)km_cli_integer("-L", c2 + 1, 1, 100000);
-            if (!(lmin > 0) || !(lmax >= lmin) || (nl > 1 && !(lmax > lmin)))
-                km_cli_die(1, "-L: need 0 < MIN < MAX (MIN = MAX only with COUNT 1)");
+            km_cli_range(a, NEXT(), &lmin, &lmax, &nl);
         } else if (!strcmp(a, "-e")) {
             S.solver.delta = km_cli_number(a, NEXT());
             if (!(S.solver.delta > 0))

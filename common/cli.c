@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "numparse.h"
@@ -58,6 +60,50 @@ long long km_cli_integer(const char *opt, const char *s, long long lo, long long
     if (errno || end == s || *end || v < lo || v > hi)
         km_cli_die(1, "%s: expected an integer in [%lld, %lld], got '%s'", opt, lo, hi, s);
     return v;
+}
+
+void km_cli_range(const char *opt, const char *s, double *lo, double *hi, int *count)
+{
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        km_cli_die(1, "%s: expected MIN:MAX:COUNT", opt);
+    strcpy(buf, s);
+    char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c1 || !c2)
+        km_cli_die(1, "%s: expected MIN:MAX:COUNT, got '%s'", opt, s);
+    *c1 = *c2 = 0;
+    *lo = km_cli_number(opt, buf);
+    *hi = km_cli_number(opt, c1 + 1);
+    *count = (int)km_cli_integer(opt, c2 + 1, 1, 100000);
+    if (!(*lo > 0) || !(*hi >= *lo) || (*count > 1 && !(*hi > *lo)))
+        km_cli_die(1, "%s: need 0 < MIN < MAX (MIN = MAX only with COUNT 1)", opt);
+}
+
+FILE *km_cli_open_out(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        km_cli_die(2, "%s: %s", path, strerror(errno));
+    return f;
+}
+
+void km_cli_discard(const char *path)
+{
+    struct stat sb;
+    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+        remove(path);
+}
+
+void km_cli_close_out(FILE *f, const char *path)
+{
+    int bad = ferror(f) != 0;
+    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
+    if (bad) {
+        km_cli_discard(path);
+        km_cli_die(2, "write error on %s", f == stdout ? "standard output" : path);
+    }
 }
 
 double km_cli_now(void)

@@ -3,6 +3,8 @@
 #ifndef KM_CLI_H
 #define KM_CLI_H
 
+#include <stdio.h>
+
 /* The program name used in messages ("train"); set once at the start of main. */
 void km_cli_init(const char *prog);
 
@@ -19,6 +21,20 @@ double km_cli_number(const char *opt, const char *s);
 
 /* The whole of s as an integer in [lo, hi], or a usage error naming opt. */
 long long km_cli_integer(const char *opt, const char *s, long long lo, long long hi);
+
+/* MIN:MAX:COUNT (0 < MIN <= MAX, MIN = MAX only with COUNT 1), or a usage error naming
+ * opt. */
+void km_cli_range(const char *opt, const char *s, double *lo, double *hi, int *count);
+
+/* Opens path for writing ("-": standard output), or exits 2 naming it. */
+FILE *km_cli_open_out(const char *path);
+
+/* Removes a partly written output if it is a regular file (never a device or stdout). */
+void km_cli_discard(const char *path);
+
+/* Flushes and closes f (standard output is only flushed); on a write error discards the
+ * file and exits 2. */
+void km_cli_close_out(FILE *f, const char *path);
 
 /* Seconds on a monotonic clock. */
 double km_cli_now(void);

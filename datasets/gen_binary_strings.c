@@ -51,36 +51,6 @@ static void usage(FILE *f)
         DEF_ROWS, DEF_BITS, DEF_P, DEF_SIGMA, DEF_TRAIN);
 }
 
-/* Opens path for writing ("-" = standard output); exits 2 on failure. */
-static FILE *open_out(const char *path)
-{
-    if (strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        km_cli_die(2, "%s: %s", path, strerror(errno));
-    return f;
-}
-
-/* Removes a partly written output, if it is a regular file (never a device). */
-static void discard(const char *path)
-{
-    struct stat sb;
-    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-        remove(path);
-}
-
-/* Flushes and closes f (not stdout); on a write error discards the file and exits 2. */
-static void close_out(FILE *f, const char *path)
-{
-    int bad = ferror(f) != 0;
-    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
-    if (bad) {
-        discard(path);
-        km_cli_die(2, "write error on %s", f == stdout ? "standard output" : path);
-    }
-}
-
 int main(int argc, char **argv)
 {
     km_cli_init("gen_binary_strings");
@@ -142,14 +112,14 @@ int main(int argc, char **argv)
     int32_t *ones = malloc((size_t)bits * sizeof *ones); /* indices of a row's 1 bits */
     if (!ones)
         km_cli_die(3, "out of memory");
-    FILE *f = open_out(out);
-    FILE *ft = out_test ? open_out(out_test) : NULL;
+    FILE *f = km_cli_open_out(out);
+    FILE *ft = out_test ? km_cli_open_out(out_test) : NULL;
     km_rng r;
     km_rng_seed(&r, seed);
     FILE *dst = f;
     for (long long i = 0; i < rows; i++) {
         if (i == train) {
-            close_out(f, out);
+            km_cli_close_out(f, out);
             dst = ft;
         }
         int32_t k = 0, sum = 0;
@@ -166,7 +136,7 @@ int main(int argc, char **argv)
             fprintf(dst, " %" PRId32 ":1", ones[j]);
         fputc('\n', dst);
     }
-    close_out(dst, dst == f ? out : out_test);
+    km_cli_close_out(dst, dst == f ? out : out_test);
     free(ones);
     return 0;
 }

@@ -235,36 +235,6 @@ static int write_rows(FILE *f, const model *m, const int64_t *count, int64_t row
     return 0;
 }
 
-/* Opens path for writing ("-" = standard output); exits 2 on failure. */
-static FILE *open_out(const char *path)
-{
-    if (strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        km_cli_die(2, "%s: %s", path, strerror(errno));
-    return f;
-}
-
-/* Removes a partly written output, if it is a regular file (never a device). */
-static void discard(const char *path)
-{
-    struct stat sb;
-    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-        remove(path);
-}
-
-/* Flushes and closes f (not stdout); on a write error discards the file and exits 2. */
-static void close_out(FILE *f, const char *path)
-{
-    int bad = ferror(f) != 0;
-    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
-    if (bad) {
-        discard(path);
-        km_cli_die(2, "write error on %s", f == stdout ? "standard output" : path);
-    }
-}
-
 int main(int argc, char **argv)
 {
     km_cli_init("gen_microarray");
@@ -319,14 +289,14 @@ int main(int argc, char **argv)
     model m;
     if (model_init(&m, seed, (int32_t)genes, k, (int32_t)markers))
         km_cli_die(3, "out of memory");
-    FILE *f = open_out(out_train);
-    FILE *ft = open_out(out_test);
+    FILE *f = km_cli_open_out(out_train);
+    FILE *ft = km_cli_open_out(out_test);
     if (write_rows(f, &m, ntrain, train, seed, 1))
         km_cli_die(3, "out of memory");
-    close_out(f, out_train);
+    km_cli_close_out(f, out_train);
     if (write_rows(ft, &m, ntest, test, seed, 2))
         km_cli_die(3, "out of memory");
-    close_out(ft, out_test);
+    km_cli_close_out(ft, out_test);
     model_free(&m);
     free(even);
     free(ntrain);

@@ -128,36 +128,6 @@ static int64_t put_row(FILE *f, const stats *st, double y, const int64_t *qid, i
     return beyond;
 }
 
-/* Opens path for writing ("-" = standard output); exits 2 on failure. */
-static FILE *open_out(const char *path)
-{
-    if (strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        km_cli_die(2, "%s: %s", path, strerror(errno));
-    return f;
-}
-
-/* Removes a partly written output, if it is a regular file (never a device). */
-static void discard(const char *path)
-{
-    struct stat sb;
-    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-        remove(path);
-}
-
-/* Flushes and closes f (not stdout); on a write error discards the file and exits 2. */
-static void close_out(FILE *f, const char *path)
-{
-    int bad = ferror(f) != 0;
-    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
-    if (bad) {
-        discard(path);
-        km_cli_die(2, "write error on %s", f == stdout ? "standard output" : path);
-    }
-}
-
 /* 1 when a and b name the same file (the same path, or the same existing file). */
 static int same_file(const char *a, const char *b)
 {
@@ -231,7 +201,7 @@ int main(int argc, char **argv)
         km_svmlight_reader *rd = NULL; /* none for the reference, which is in memory */
         if ((i > 0 || ref) && !(rd = km_svmlight_open(in, &err)))
             km_cli_die(err.code, "%s", err.msg);
-        FILE *f = open_out(out);
+        FILE *f = km_cli_open_out(out);
         int64_t beyond = 0;
         if (!rd) {
             for (int64_t r = 0; r < P->l; r++) {
@@ -249,12 +219,12 @@ int main(int argc, char **argv)
             if (rc < 0) {
                 if (f != stdout) {
                     fclose(f);
-                    discard(out);
+                    km_cli_discard(out);
                 }
                 km_cli_die(err.code, "%s", err.msg);
             }
         }
-        close_out(f, out);
+        km_cli_close_out(f, out);
         if (beyond)
             km_cli_warn("%s: %lld value%s of features above %d (absent from the reference) "
                         "copied unchanged", strcmp(in, "-") == 0 ? "<stdin>" : in,
