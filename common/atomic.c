@@ -6,11 +6,36 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* A target that exists and is not a regular file (/dev/stdout, a fifo) is written in
+ * place: renaming over it would replace the device. */
+static int write_in_place(const char *path, const char *what,
+                          int (*write)(FILE *f, const void *ctx), const void *ctx,
+                          km_error *err)
+{
+    FILE *f = fopen(path, "w");
+    int e = f ? 0 : errno;
+    if (f) {
+        errno = 0;
+        if (write(f, ctx) != 0 || ferror(f) || fflush(f) != 0)
+            e = errno ? errno : EIO;
+        if (fclose(f) != 0 && !e)
+            e = errno ? errno : EIO;
+    }
+    if (e)
+        return km_error_set(err, KM_EINPUT, "%s: cannot write %s: %s", path, what,
+                            strerror(e));
+    return KM_OK;
+}
 
 int km_write_atomic(const char *path, const char *what, int (*write)(FILE *f, const void *ctx),
                     const void *ctx, km_error *err)
 {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return write_in_place(path, what, write, ctx, err);
     static atomic_uint counter;
     size_t size = strlen(path) + 48;
     char *tmp = malloc(size);

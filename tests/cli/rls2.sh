@@ -53,6 +53,14 @@ printf '# two kernels\nrbf gamma=0.5 features=all\nlinear features=1-3\n' >"$TMP
 $R -q -k "$TMP/list" -L 0.1:10:3 $H "$TMP/list.model"
 check "kernel-list file: 2 kernels to choose from" grep -Eq '^nr_basis [12]$' "$TMP/list.model"
 
+# a target that is not a regular file is written in place, not renamed over
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/fifo.out" &
+$R -q -L 1e-3:1e2:6 -o "$TMP/fifo" $H "$TMP/f.model"
+wait
+check "-o to a named pipe: the table comes through and the pipe stays a pipe" \
+    bash -c "test -p $TMP/fifo && test \$(wc -l <$TMP/fifo.out) -eq 7"
+
 # errors
 expect_fail "missing training file" 2 'nope' $R /nonexistent/nope "$TMP/x.model"
 expect_fail "unknown scaling" 1 'unknown scaling' $R -S median $H "$TMP/x.model"
