@@ -167,22 +167,7 @@ int main(int argc, char **argv)
     if (km_train_check(&par, &err))
         km_cli_die(err.code, "%s", err.msg);
 
-    char *model_path = NULL;
-    if (!folds) {
-        if (nargs == 2) {
-            model_path = strdup(args[1]);
-        } else {
-            if (strcmp(args[0], "-") == 0)
-                km_cli_die(1, "reading standard input: give the model file name as 2nd argument");
-            const char *base = strrchr(args[0], '/');
-            base = base ? base + 1 : args[0];
-            model_path = malloc(strlen(base) + 7);
-            if (model_path)
-                sprintf(model_path, "%s.model", base);
-        }
-        if (!model_path)
-            km_cli_die(3, "out of memory");
-    }
+    char *model_path = folds ? NULL : km_cli_model_path(args[0], nargs == 2 ? args[1] : NULL);
 
     double t0 = km_cli_now();
     progress prog = {t0, t0};

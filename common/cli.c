@@ -106,6 +106,20 @@ void km_cli_close_out(FILE *f, const char *path)
     }
 }
 
+char *km_cli_model_path(const char *data, const char *given)
+{
+    if (!given && strcmp(data, "-") == 0)
+        km_cli_die(1, "reading standard input: give the model file name as 2nd argument");
+    const char *base = strrchr(data, '/');
+    base = base ? base + 1 : data;
+    char *path = given ? strdup(given) : malloc(strlen(base) + 7);
+    if (!path)
+        km_cli_die(3, "out of memory");
+    if (!given)
+        sprintf(path, "%s.model", base);
+    return path;
+}
+
 double km_cli_now(void)
 {
     struct timespec t;

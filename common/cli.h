@@ -36,6 +36,10 @@ void km_cli_discard(const char *path);
  * file and exits 2. */
 void km_cli_close_out(FILE *f, const char *path);
 
+/* The model file: given (when not NULL), else the data file's base name + ".model" in the
+ * current directory; a usage error when the data come from standard input. Malloc'ed. */
+char *km_cli_model_path(const char *data, const char *given);
+
 /* Seconds on a monotonic clock. */
 double km_cli_now(void);
 
