@@ -403,9 +403,9 @@ static int products(km_rls2 *R, const double *c, const unsigned char *want, km_e
     return rc;
 }
 
-int km_rls2_alignment(const km_rls2 *R, double *a, km_error *err)
+int km_rls2_alignment(km_rls2 *R, double *a, km_error *err)
 {
-    int rc = products((km_rls2 *)R, R->y, NULL, err);
+    int rc = products(R, R->y, NULL, err);
     for (int k = 0; k < R->m && rc == KM_OK; k++)
         a[k] = R->skip[k] ? -INFINITY
                           : cblas_ddot((blasint)R->l, R->y, 1,

@@ -62,7 +62,7 @@ const double *km_rls2_c(const km_rls2 *R);    /* l coefficients */
 const double *km_rls2_fit(const km_rls2 *R);  /* K(d) c at the rows of B */
 
 /* Lemma 6's alignments a_k = y'K^k y (m values). */
-int km_rls2_alignment(const km_rls2 *R, double *a, km_error *err);
+int km_rls2_alignment(km_rls2 *R, double *a, km_error *err);
 
 /* Degrees of freedom tr(K(d) (K(d) + lambda I)^-1) at the current d: (4.11) for linear
  * kernels (tr X~ (X~'X~ + lambda Gamma~)^-1 X~' = the same trace), its natural extension
