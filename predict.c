@@ -18,18 +18,34 @@ static const char usage[] =
     "              one-versus-all models, space-separated)\n"
     "  -q          quiet: do not print the metrics\n"
     "  -n threads  threads for kernel models (default 1)\n"
+    "  --codes     okl models: write the p codes g1(x) = A'k(x) instead of the outputs\n"
     "  -h, --help  this help\n"
     "Prints 'Accuracy = x% (a/b)' for classification models, 'Mean squared error = x'\n"
-    "and 'Squared correlation coefficient = x' for regression models.\n";
+    "and 'Squared correlation coefficient = x' for regression models. An okl model\n"
+    "(train -s okl) writes its m outputs per line, space-separated, and prints the mean\n"
+    "squared error over all outputs of the rows whose label has m outputs (rows with a\n"
+    "single placeholder label are predicted, not scored).\n";
 
-/* Test rows are gathered in blocks so that kernel models evaluate them with BLAS. */
+/* Test rows are gathered in blocks so that kernel models evaluate them with BLAS; okl
+ * models with many outputs take fewer rows per block (about 64 MB of outputs). */
 #define BLOCK_ROWS 1024
 
 typedef struct block {
     km_problem P;      /* the rows of the block (features beyond the model's dropped later) */
     int64_t cap;       /* capacity of P.index / P.value */
-    double *dec;       /* BLOCK_ROWS * nr_w decision values */
+    int64_t rows;      /* rows per block */
+    double *dec;       /* rows * nr_w decision values */
+    int64_t nout;      /* okl: outputs per row (model->nr_output), else 1 */
+    double *ys;        /* okl: rows * nout true outputs; has[a]: row a has them */
+    char *has;
+    double *out;       /* okl: nout predicted outputs of one row */
 } block;
+
+/* Squared-error sums of an okl model's outputs. */
+typedef struct okl_score {
+    double sse;
+    int64_t rows, unscored;
+} okl_score;
 
 /* Appends a streamed row to the block; 0 or -1 when out of memory. */
 static int add_row(block *b, const km_row *row)
@@ -40,6 +56,11 @@ static int add_row(block *b, const km_row *row)
     memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *row->index);
     memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *row->value);
     P->nnz += row->nnz;
+    if (b->ys) {
+        b->has[P->l] = row->nout == b->nout;
+        if (b->has[P->l])
+            memcpy(b->ys + P->l * b->nout, row->ys, (size_t)b->nout * sizeof *b->ys);
+    }
     P->y[P->l++] = row->y;
     P->row_ptr[P->l] = P->nnz;
     return 0;
@@ -47,7 +68,7 @@ static int add_row(block *b, const km_row *row)
 
 /* Predicts the block's rows, writes them and adds them to the metrics; empties the block. */
 static void flush(block *b, const km_model *model, int threads, int decision, FILE *out,
-                  km_metrics *mt)
+                  km_metrics *mt, okl_score *sc)
 {
     km_error err = {0};
     km_problem *P = &b->P;
@@ -56,7 +77,24 @@ static void flush(block *b, const km_model *model, int threads, int decision, FI
         return;
     if (km_model_decision_rows(model, P, NULL, P->l, b->dec, threads, &err))
         km_cli_die(err.code, "%s", err.msg);
-    for (int64_t a = 0; a < P->l; a++) {
+    for (int64_t a = 0; a < P->l && model->has_okl; a++) {
+        const double *dec = b->dec + a * nw;
+        if (!decision || b->has[a]) /* the outputs g(x) = B g1(x) */
+            km_model_outputs(model, dec, b->out);
+        if (b->has[a]) {
+            const double *y = b->ys + a * b->nout;
+            for (int64_t j = 0; j < b->nout; j++)
+                sc->sse += (b->out[j] - y[j]) * (b->out[j] - y[j]);
+            sc->rows++;
+        } else {
+            sc->unscored++;
+        }
+        const double *v = decision ? dec : b->out;
+        for (int64_t j = 0, nv = decision ? nw : b->nout; j < nv; j++)
+            fprintf(out, j ? " %.17g" : "%.17g", v[j]);
+        fputc('\n', out);
+    }
+    for (int64_t a = 0; a < P->l && !model->has_okl; a++) {
         const double *dec = b->dec + a * nw;
         double p = km_model_predict_label(model, dec);
         km_metrics_add(mt, P->y[a], p);
@@ -75,7 +113,7 @@ static void flush(block *b, const km_model *model, int threads, int decision, FI
 int main(int argc, char **argv)
 {
     km_cli_init("predict");
-    int decision = 0, quiet = 0, nargs = 0, threads = 1;
+    int decision = 0, codes = 0, quiet = 0, nargs = 0, threads = 1;
     const char *args[3] = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -84,6 +122,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "-d") == 0) {
             decision = 1;
+        } else if (strcmp(a, "--codes") == 0) {
+            codes = 1;
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (strcmp(a, "-n") == 0) {
@@ -104,6 +144,12 @@ int main(int argc, char **argv)
     km_model *model = NULL;
     if (km_model_read(args[1], &model, &err))
         km_cli_die(err.code, "%s", err.msg);
+    if (codes && !model->has_okl)
+        km_cli_die(1, "--codes needs an okl model (train -s okl); %s is not one", args[1]);
+    if (decision && model->has_okl)
+        km_cli_die(1, "-d does not apply to okl models (their decision values are the codes: "
+                   "--codes)");
+    decision |= codes;
     km_svmlight_reader *r = km_svmlight_open(args[0], &err);
     if (!r)
         km_cli_die(err.code, "%s", err.msg);
@@ -113,10 +159,22 @@ int main(int argc, char **argv)
         km_cli_die(2, "%s: %s", args[2], strerror(errno));
     FILE *info = to_stdout ? stderr : stdout;
     km_metrics mt = {0};
+    okl_score sc = {0};
     block b = {0};
-    b.P.row_ptr = malloc((BLOCK_ROWS + 1) * sizeof *b.P.row_ptr);
-    b.P.y = malloc(BLOCK_ROWS * sizeof *b.P.y);
-    b.dec = malloc((size_t)BLOCK_ROWS * (size_t)model->nr_w * sizeof *b.dec);
+    b.nout = model->has_okl ? model->nr_output : 1;
+    b.rows = BLOCK_ROWS;
+    if (model->has_okl) {
+        int64_t fit = ((int64_t)8 << 20) / (b.nout + model->nr_w);
+        b.rows = fit < 1 ? 1 : fit < BLOCK_ROWS ? fit : BLOCK_ROWS;
+        b.ys = malloc((size_t)(b.rows * b.nout) * sizeof *b.ys);
+        b.has = malloc((size_t)b.rows);
+        b.out = malloc((size_t)b.nout * sizeof *b.out);
+        if (!b.ys || !b.has || !b.out)
+            km_cli_die(3, "out of memory");
+    }
+    b.P.row_ptr = malloc((size_t)(b.rows + 1) * sizeof *b.P.row_ptr);
+    b.P.y = malloc((size_t)b.rows * sizeof *b.P.y);
+    b.dec = malloc((size_t)b.rows * (size_t)model->nr_w * sizeof *b.dec);
     if (!b.P.row_ptr || !b.P.y || !b.dec)
         km_cli_die(3, "out of memory");
     b.P.row_ptr[0] = 0;
@@ -124,18 +182,33 @@ int main(int argc, char **argv)
     km_row row;
     int got;
     while ((got = km_svmlight_next(r, &row, &err)) == 1) {
+        if (row.nout > 1 && !model->has_okl)
+            km_cli_die(2, "%s:%lld: a label with %d outputs; only okl models (train -s okl) "
+                       "predict multi-output data", args[0], (long long)row.line, (int)row.nout);
+        if (model->has_okl && row.nout != 1 && row.nout != b.nout)
+            km_cli_die(2, "%s:%lld: a label with %d outputs; the model has %lld (or give one "
+                       "placeholder label)", args[0], (long long)row.line, (int)row.nout,
+                       (long long)b.nout);
         if (add_row(&b, &row))
             km_cli_die(3, "out of memory");
-        if (b.P.l == BLOCK_ROWS)
-            flush(&b, model, threads, decision, out, &mt);
+        if (b.P.l == b.rows)
+            flush(&b, model, threads, decision, out, &mt, &sc);
     }
     if (got < 0)
         km_cli_die(err.code, "%s", err.msg);
-    flush(&b, model, threads, decision, out, &mt);
+    flush(&b, model, threads, decision, out, &mt, &sc);
     km_svmlight_close(r);
     if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))
         km_cli_die(2, "%s: write error: %s", args[2], strerror(errno));
-    if (!quiet) {
+    if (!quiet && model->has_okl) {
+        if (sc.rows > 0)
+            fprintf(info, "Mean squared error = %g (%lld outputs x %lld rows)\n",
+                    sc.sse / ((double)sc.rows * (double)b.nout), (long long)b.nout,
+                    (long long)sc.rows);
+        if (sc.unscored > 0)
+            fprintf(info, "%lld rows had a single label: predicted, not scored\n",
+                    (long long)sc.unscored);
+    } else if (!quiet) {
         if (model->nr_class > 0) {
             fprintf(info, "Accuracy = %g%% (%lld/%lld)\n", km_metrics_accuracy(&mt),
                     (long long)mt.correct, (long long)mt.n);
@@ -150,6 +223,9 @@ int main(int argc, char **argv)
     free(b.P.index);
     free(b.P.value);
     free(b.dec);
+    free(b.ys);
+    free(b.has);
+    free(b.out);
     km_model_free(model);
     return 0;
 }

@@ -214,10 +214,10 @@ int main(int argc, char **argv)
     double t0 = km_cli_now();
     km_error err = {0};
     km_problem *P = NULL, *Q = NULL, *X;
-    if (km_svmlight_read(args[0], &P, &err))
+    if (km_svmlight_read(args[0], &P, &err) || km_problem_single(P, args[0], &err))
         km_cli_die(err.code, "%s", err.msg);
     if (test_path) {
-        if (km_svmlight_read(test_path, &Q, &err))
+        if (km_svmlight_read(test_path, &Q, &err) || km_problem_single(Q, test_path, &err))
             km_cli_die(err.code, "%s", err.msg);
         X = km_problem_concat(P, Q);
         if (!X)

@@ -1,4 +1,5 @@
-/* train.c - command-line front end: svmlight data -> linear model by coordinate descent. */
+/* train.c - command-line front end: svmlight data -> a model: linear or kernel by
+ * coordinate descent (thesis ch. 2), or low-rank output kernel learning (-s okl, seed 001). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +7,10 @@
 #include "cli.h"
 #include "linear.h"
 #include "metrics.h"
+#include "oklpath.h"
 #include "svmlight.h"
+
+void openblas_set_num_threads(int);
 
 static const char usage[] =
     "Usage: train [options] data_file [model_file]\n"
@@ -19,6 +23,8 @@ static const char usage[] =
     "               rla    absolute loss |y-z|, regularized least absolute deviations\n"
     "               svr    eps-insensitive loss, support vector regression (= liblinear -s 13)\n"
     "               minimizes C sum_i L(y_i, w'x_i) + ||w||^2/2\n"
+    "               okl    low-rank output kernel learning on multi-output data (labels\n"
+    "                      y1,y2,...,ym): a path of lambdas, see 'output kernel' below\n"
     "  -c C         cost (default 1)\n"
     "  -p epsilon   epsilon of svr (default 0.1)\n"
     "  -e delta     stop when max_i |h_i| < delta over a macro-iteration, h_i the change\n"
@@ -42,6 +48,19 @@ static const char usage[] =
     "  --max-iter N cap on macro-iterations (default 1000)\n"
     "  --no-shrinking  visit every coefficient in every macro-iteration\n"
     "  -h, --help   this help\n"
+    "output kernel learning (-s okl; Dinuzzo and Fukumizu, Algorithm 1; kernel default\n"
+    "linear, or any -t above):\n"
+    "  --rank p     rank of the output kernel L = BB' (default min(examples, outputs))\n"
+    "  -L MIN:MAX:N lambdas log-spaced in [MIN, MAX], from large to small (default 25 in\n"
+    "               [1e-5 alpha, alpha], alpha = sqrt(||Y'KY||_2): above it L = 0)\n"
+    "  --valid FILE validation data: MSE per lambda; the model takes the best lambda\n"
+    "               (without it: the smallest lambda)\n"
+    "  -o FILE      the path table (CSV): lambda, objective, rank, iterations, seconds,\n"
+    "               train_mse, valid_mse, chosen\n"
+    "  --identity   the baseline L = I (independent RLS per output) instead of learning L\n"
+    "  -e delta     stop when ||B - B_prev||_F < delta sqrt(alpha) (default 1e-6)\n"
+    "  --max-iter N cap on iterations per lambda (default 10000)\n"
+    "  -n threads   BLAS threads (default 1)\n"
     "The model goes to model_file (default: data_file's name + .model).\n";
 
 typedef struct progress {
@@ -60,6 +79,85 @@ static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
             (long long)iter, max_h, (long long)active, t - p->start);
 }
 
+/* Prints a line per lambda on stderr at most once a second (long paths). */
+static void okl_progress(void *ctx, int t, int nl, const km_okl_info *row, double seconds)
+{
+    progress *p = ctx;
+    double now = km_cli_now();
+    (void)seconds;
+    if (now - p->last < 1)
+        return;
+    p->last = now;
+    fprintf(stderr, "  lambda %d/%d = %.4g: %lld iterations, rank %d (%.1f s)\n", t + 1, nl,
+            row->lambda, (long long)row->iter, row->rank, now - p->start);
+}
+
+/* -s okl: reads the data, runs the path, prints the table, writes the model (and CSV). */
+static int train_okl(km_okl_setup *S, int have_gamma, const char *data, const char *model_arg,
+                     const char *valid_path, const char *csv_path, int quiet)
+{
+    km_error err = {0};
+    char *model_path = km_cli_model_path(data, model_arg);
+    double t0 = km_cli_now();
+    progress prog = {t0, t0};
+    if (!quiet) {
+        S->progress = okl_progress;
+        S->ctx = &prog;
+    }
+    openblas_set_num_threads(S->threads);
+    km_problem *P = NULL, *V = NULL;
+    if (km_svmlight_read(data, &P, &err) ||
+        (valid_path && km_svmlight_read(valid_path, &V, &err)))
+        km_cli_die(err.code, "%s", err.msg);
+    if (!have_gamma)   /* svm-train's default */
+        S->kernel.gamma = P->n > 0 ? 1.0 / P->n : 1;
+    if (km_kernel_check(&S->kernel, P->n, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    double t_read = km_cli_now();
+    km_okl_path path;
+    km_model *model = NULL;
+    if (km_okl_run(P, V, S, &path, &model, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    double t_train = km_cli_now();
+    int64_t iters = 0, capped = 0;
+    if (!quiet)
+        printf("%12s %14s %6s %7s %9s %12s %12s\n", "lambda", "objective", "rank", "iter",
+               "seconds", "train_mse", "valid_mse");
+    for (int t = 0; t < path.nl; t++) {
+        const km_okl_info *r = &path.row[t];
+        iters += r->iter;
+        capped += !r->converged;
+        if (!quiet)
+            printf("%12.5g %14.8g %6d %7lld %9.4f %12.6g %12.6g%s\n", r->lambda, r->objective,
+                   r->rank, (long long)r->iter, path.seconds[t], r->train_mse, r->valid_mse,
+                   t == path.chosen ? "  <-" : "");
+    }
+    if (!quiet) {
+        if (capped)
+            km_cli_warn("%lld lambdas stopped at the cap of %lld iterations; raise --max-iter "
+                        "or -e", (long long)capped, (long long)S->par.max_iter);
+        const km_okl_info *c = &path.row[path.chosen];
+        printf("alpha = %.8g; rank p = %d; outputs m = %d; chosen lambda = %.6g (%s)\n",
+               path.alpha, path.p, (int)km_problem_nout(P), c->lambda,
+               V ? "least validation MSE" : "the smallest; no --valid");
+        if (V)
+            printf("validation MSE = %.8g\n", c->valid_mse);
+        printf("path: %lld iterations, %.3f s (setup %.3f s); total %.3f s (read %.3f s)\n",
+               (long long)iters, path.path_seconds, path.setup_seconds, t_train - t0,
+               t_read - t0);
+    }
+    if (csv_path && km_okl_write_csv(&path, csv_path, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    km_okl_path_free(&path);
+    km_problem_free(P);
+    km_problem_free(V);
+    if (km_model_write(model, model_path, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    km_model_free(model);
+    free(model_path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     km_cli_init("train");
@@ -70,7 +168,11 @@ int main(int argc, char **argv)
     par.kernel.degree = 3;
     par.cache_bytes = (size_t)200 << 20;
     par.threads = 1;
-    int have_gamma = 0;
+    int have_gamma = 0, okl = 0;
+    km_okl_setup ok = {0};
+    ok.par = km_okl_param_default();
+    ok.par.p = 0;
+    const char *okl_only = NULL, *valid_path = NULL, *csv_path = NULL;
     km_class_weight weights[256];
     int quiet = 0, folds = 0;
     const char *args[2] = {0};
@@ -83,18 +185,37 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "-s") == 0) {
             const char *s = NEXT();
+            if (strcmp(s, "okl") == 0) {
+                okl = 1;
+                continue;
+            }
             int loss = km_loss_from_name(s);
             if (loss < 0)
-                km_cli_die(1, "-s: unknown loss '%s' (l1svm, l2svm, rls, rla, svr)", s);
+                km_cli_die(1, "-s: unknown loss '%s' (l1svm, l2svm, rls, rla, svr, okl)", s);
             par.cd.loss = (km_loss)loss;
         } else if (strcmp(a, "-c") == 0) {
             par.C = km_cli_number(a, NEXT());
         } else if (strcmp(a, "-p") == 0) {
             par.cd.eps = km_cli_number(a, NEXT());
         } else if (strcmp(a, "-e") == 0) {
-            par.cd.delta = km_cli_number(a, NEXT());
+            par.cd.delta = ok.par.delta = km_cli_number(a, NEXT());
             if (!(par.cd.delta > 0))
                 km_cli_die(1, "-e: the stopping tolerance must be > 0");
+        } else if (strcmp(a, "--rank") == 0) {
+            ok.par.p = (int)km_cli_integer(a, NEXT(), 1, INT32_MAX);
+            okl_only = a;
+        } else if (strcmp(a, "-L") == 0) {
+            km_cli_range(a, NEXT(), &ok.lmin, &ok.lmax, &ok.nl);
+            okl_only = a;
+        } else if (strcmp(a, "--valid") == 0) {
+            valid_path = NEXT();
+            okl_only = a;
+        } else if (strcmp(a, "-o") == 0) {
+            csv_path = NEXT();
+            okl_only = a;
+        } else if (strcmp(a, "--identity") == 0) {
+            ok.par.identity = 1;
+            okl_only = a;
         } else if (strcmp(a, "-B") == 0) {
             par.bias = km_cli_number(a, NEXT());
         } else if (strncmp(a, "-w", 2) == 0 && a[2]) {
@@ -148,7 +269,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--seed") == 0) {
             par.cd.seed = (uint64_t)km_cli_integer(a, NEXT(), 0, INT64_MAX);
         } else if (strcmp(a, "--max-iter") == 0) {
-            par.cd.max_iter = km_cli_integer(a, NEXT(), 1, INT64_MAX);
+            par.cd.max_iter = ok.par.max_iter = km_cli_integer(a, NEXT(), 1, INT64_MAX);
         } else if (strcmp(a, "--no-shrinking") == 0) {
             par.cd.shrinking = 0;
         } else if (a[0] == '-' && a[1]) {
@@ -162,6 +283,18 @@ int main(int argc, char **argv)
     }
     if (nargs < 1)
         km_cli_die(1, "no data file given");
+    if (okl_only && !okl)
+        km_cli_die(1, "%s belongs to -s okl", okl_only);
+    if (okl) {
+        if (folds)
+            km_cli_die(1, "-v is not available with -s okl (use --valid FILE)");
+        ok.kernel = par.kernel;
+        if (!par.use_kernel)
+            ok.kernel.type = KM_KERNEL_LINEAR;
+        ok.threads = par.threads;
+        return train_okl(&ok, have_gamma, args[0], nargs == 2 ? args[1] : NULL, valid_path,
+                         csv_path, quiet);
+    }
     par.weights = weights;
     km_error err = {0};
     if (km_train_check(&par, &err))
@@ -176,7 +309,7 @@ int main(int argc, char **argv)
         par.cd.user = &prog;
     }
     km_problem *P = NULL;
-    if (km_svmlight_read(args[0], &P, &err))
+    if (km_svmlight_read(args[0], &P, &err) || km_problem_single(P, args[0], &err))
         km_cli_die(err.code, "%s", err.msg);
     double t_read = km_cli_now();
     if (par.use_kernel && !have_gamma)   /* svm-train's default */

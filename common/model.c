@@ -82,6 +82,7 @@ void km_model_free(km_model *m)
     free(m->basis_s);
     free(m->basis_d);
     free(m->intercept);
+    free(m->output_map);
     free(m);
 }
 
@@ -97,6 +98,31 @@ int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double 
     m->bias = -1;
     m->sv_data = km_kdata_new(sv, NULL, sv->l, err);
     return m->sv_data ? KM_OK : err->code;
+}
+
+int km_model_set_okl(km_model *m, const km_kernel *k, km_problem *sv, double *A,
+                     int64_t nr_output, double *B, double lambda, km_error *err)
+{
+    m->has_okl = 1;
+    m->loss = KM_LOSS_RLS;
+    m->nr_output = nr_output;
+    m->output_map = B;
+    m->lambda = lambda;
+    int rc = km_model_set_kernel(m, k, sv, A, err);
+    if (rc == KM_OK && !B && nr_output != m->nr_w)
+        rc = km_error_set(err, KM_EUSAGE, "okl model: the identity output map needs nr_w = "
+                          "nr_output");
+    return rc;
+}
+
+void km_model_outputs(const km_model *m, const double *codes, double *out)
+{
+    if (!m->output_map) {
+        memcpy(out, codes, (size_t)m->nr_output * sizeof *out);
+        return;
+    }
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (blasint)m->nr_output, m->nr_w, 1, m->output_map,
+                m->nr_w, codes, 1, 0, out, 1);
 }
 
 /* Orders pointers to basis kernels by feature subset (0: the same subset). */
@@ -241,14 +267,32 @@ static int write_mkl(const km_model *m, FILE *f)
     return 0;
 }
 
+/* Writes the "output_map" section of an OKL model: "identity", or nr_output rows of B. */
+static void write_output_map(const km_model *m, FILE *f)
+{
+    if (!m->output_map) {
+        fputs("output_map identity\n", f);
+        return;
+    }
+    fputs("output_map\n", f);
+    for (int64_t j = 0; j < m->nr_output; j++) {
+        const double *b = m->output_map + j * m->nr_w;
+        for (int k = 0; k < m->nr_w; k++)
+            fprintf(f, k ? " %.17g" : "%.17g", b[k]);
+        fputc('\n', f);
+    }
+}
+
 /* Writes the whole model text to f; returns 0 or -1 on a write error. */
 static int write_text(const km_model *m, FILE *f)
 {
     fprintf(f, "%s %d\n", KM_MODEL_FORMAT, KM_MODEL_VERSION);
-    fprintf(f, "solver %s\nloss %s\n", m->has_mkl ? "rls2" : m->has_kernel ? "kernel"
-            : "linear", km_loss_name(m->loss));
-    if (m->has_mkl)
+    fprintf(f, "solver %s\nloss %s\n", m->has_mkl ? "rls2" : m->has_okl ? "okl"
+            : m->has_kernel ? "kernel" : "linear", km_loss_name(m->loss));
+    if (m->has_mkl || m->has_okl)
         fprintf(f, "lambda %.17g\n", m->lambda);
+    if (m->has_okl)
+        fprintf(f, "nr_output %lld\n", (long long)m->nr_output);
     if (m->has_kernel)
         fprintf(f, "kernel %s\ngamma %.17g\ncoef0 %.17g\ndegree %d\n",
                 km_kernel_name(m->kernel.type), m->kernel.gamma, m->kernel.coef0,
@@ -270,6 +314,8 @@ static int write_text(const km_model *m, FILE *f)
     } else if (m->has_kernel) {
         fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)m->sv->l);
         write_svs(m, f);
+        if (m->has_okl)
+            write_output_map(m, f);
     } else {
         fprintf(f, "nr_w %d\nw\n", m->nr_w);
         int64_t rows = (int64_t)m->n + (m->bias >= 0);
@@ -419,6 +465,38 @@ static int read_svs(mreader *r, const km_model *m, int64_t nr_sv, km_problem **s
     return KM_OK;
 }
 
+/* Reads an okl model's "output_map" section: "output_map identity" (map NULL, needs
+ * nr_w = nr_output) or "output_map" and nr_output lines of nr_w numbers. */
+static int read_output_map(mreader *r, int64_t nr_output, int64_t nr_w, double **map)
+{
+    *map = NULL;
+    if (!next_line(r))
+        return km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'output_map' after the "
+                            "support vectors)", r->path);
+    if (strcmp(r->line, "output_map identity") == 0)
+        return nr_w == nr_output ? KM_OK : bad(r, "the identity output map needs nr_w = "
+                                                  "nr_output");
+    if (strcmp(r->line, "output_map") != 0)
+        return bad(r, "expected 'output_map' or 'output_map identity'");
+    double *B = malloc((size_t)(nr_output * nr_w) * sizeof *B);
+    if (!B)
+        return km_error_nomem(r->err, "output map");
+    for (int64_t j = 0; j < nr_output; j++) {
+        int rc = KM_OK;
+        if (!next_line(r))
+            rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (%lld of %lld output map "
+                              "lines)", r->path, (long long)j, (long long)nr_output);
+        else if (parse_numbers(r->line, B + j * nr_w, nr_w))
+            rc = bad(r, "expected nr_w numbers (a row of the output map)");
+        if (rc != KM_OK) {
+            free(B);
+            return rc;
+        }
+    }
+    *map = B;
+    return KM_OK;
+}
+
 /* Parses one basis line "s_1 .. s_nr_w d_1 .. d_nr_w KERNEL-SPEC" into s, d and *b. */
 static int read_basis_line(mreader *r, const km_model *m, double *s, double *d, km_basis *b)
 {
@@ -504,10 +582,11 @@ static int read_model(mreader *r, km_model **out)
                  "reads version %d)", version, KM_MODEL_VERSION);
         return bad(r, msg);
     }
-    enum { LINEAR, KERNEL, RLS2 };
-    static const char *const section[] = {"w", "sv", "basis"};
+    enum { LINEAR, KERNEL, RLS2, OKL };
+    static const char *const section[] = {"w", "sv", "basis", "sv"};
     int loss = -1, have_C = 0, have_eps = 0, have_bias = 0, solver = LINEAR;
     long long n = -1, nr_class = -1, nr_w = -1, nr_sv = -1, degree = 3, nr_basis = -1;
+    long long nr_output = -1;
     int ktype = -1, kernel_keys = 0;
     double gamma = 0, coef0 = 0, lambda = -1;
     double C = 0, eps = 0, bias = -1;
@@ -531,11 +610,18 @@ static int read_model(mreader *r, km_model **out)
         kernel_keys |= strcmp(key, "kernel") == 0 || strcmp(key, "gamma") == 0 ||
                        strcmp(key, "coef0") == 0 || strcmp(key, "degree") == 0;
         if (strcmp(key, "solver") == 0) {
-            if (strcmp(val, "linear") == 0 || strcmp(val, "kernel") == 0 ||
-                strcmp(val, "rls2") == 0) {
-                solver = val[0] == 'l' ? LINEAR : val[0] == 'k' ? KERNEL : RLS2;
-            } else {
-                rc = bad(r, "unknown solver (expected 'linear', 'kernel' or 'rls2')");
+            static const char *const names[] = {"linear", "kernel", "rls2", "okl"};
+            solver = -1;
+            for (int q = 0; q < 4; q++)
+                if (strcmp(val, names[q]) == 0)
+                    solver = q;
+            if (solver < 0) {
+                rc = bad(r, "unknown solver (expected 'linear', 'kernel', 'rls2' or 'okl')");
+                break;
+            }
+        } else if (strcmp(key, "nr_output") == 0) {
+            if (parse_int(val, 1, INT32_MAX, &nr_output)) {
+                rc = bad(r, "bad nr_output");
                 break;
             }
         } else if (strcmp(key, "lambda") == 0) {
@@ -620,12 +706,20 @@ static int read_model(mreader *r, km_model **out)
             nr_w < 0 || (nr_class > 0 && (!labels || !lw)))
             rc = bad(r, "header incomplete or has a bad value (need loss, C, epsilon, bias, "
                         "nr_feature, nr_class, labels, label_weights, nr_w)");
-        else if (nr_w != (nr_class > 2 ? nr_class : 1))
+        else if (solver != OKL && nr_w != (nr_class > 2 ? nr_class : 1))
             rc = bad(r, "nr_w does not match nr_class");
-        else if (solver == KERNEL && (ktype < 0 || nr_sv < 0))
+        else if ((solver == KERNEL || solver == OKL) && (ktype < 0 || nr_sv < 0))
             rc = bad(r, "kernel model header incomplete (need kernel, nr_sv)");
-        else if (solver != RLS2 && (lambda >= 0 || nr_basis >= 0))
-            rc = bad(r, "lambda and nr_basis belong to rls2 models");
+        else if (solver == OKL && (nr_output < 0 || lambda < 0 || nr_class != 0 ||
+                                   loss != KM_LOSS_RLS || bias >= 0))
+            rc = bad(r, "okl model header incomplete or inconsistent (need lambda, nr_output, "
+                        "nr_class 0, loss rls, bias -1)");
+        else if (solver != OKL && nr_output >= 0)
+            rc = bad(r, "nr_output belongs to okl models");
+        else if (solver != RLS2 && solver != OKL && lambda >= 0)
+            rc = bad(r, "lambda belongs to rls2 and okl models");
+        else if (solver != RLS2 && nr_basis >= 0)
+            rc = bad(r, "nr_basis belongs to rls2 models");
         else if (solver == RLS2 && (lambda < 0 || nr_basis < 0))
             rc = bad(r, "rls2 model header incomplete (need lambda, nr_basis)");
         else if (solver == RLS2 && (loss != KM_LOSS_RLS || bias >= 0))
@@ -651,6 +745,17 @@ static int read_model(mreader *r, km_model **out)
             double *coef = NULL;
             if ((rc = read_svs(r, m, nr_sv, &sv, &coef)) == KM_OK)
                 rc = km_model_set_kernel(m, &k, sv, coef, r->err);
+        } else if (solver == OKL) {
+            km_kernel k = {(km_kernel_type)ktype, gamma, coef0, (int)degree};
+            km_problem *sv = NULL;
+            double *coef = NULL, *map = NULL;
+            if ((rc = read_svs(r, m, nr_sv, &sv, &coef)) == KM_OK &&
+                (rc = read_output_map(r, nr_output, nr_w, &map)) != KM_OK) {
+                km_problem_free(sv);
+                free(coef);
+            }
+            if (rc == KM_OK)
+                rc = km_model_set_okl(m, &k, sv, coef, nr_output, map, lambda, r->err);
         } else if (solver == RLS2) {
             m->lambda = lambda;
             rc = read_mkl(r, m, (int)nr_basis);
@@ -663,7 +768,8 @@ static int read_model(mreader *r, km_model **out)
             else if (parse_numbers(r->line, m->w + j * nr_w, nr_w))
                 rc = bad(r, "expected nr_w weights");
         }
-        const char *last = solver == LINEAR ? "weights" : "support vectors";
+        const char *last = solver == LINEAR ? "weights" : solver == OKL ? "output map"
+                                                                 : "support vectors";
         if (rc == KM_OK && !next_line(r)) {
             rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'end' after the %s)",
                               r->path, last);

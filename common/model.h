@@ -25,6 +25,10 @@
  * RLS2 (has_mkl, thesis ch. 4): a learned combination of basis kernels,
  * f_j(x) = intercept[j] + sum_k s_kj d_kj sum_i sv_coef[i * nr_w + j] K~^k(sv_i, x),
  * with s_kj = basis_s[k * nr_w + j] and d_kj = basis_d[k * nr_w + j]; w is NULL.
+ * OKL (has_okl, low-rank output kernel learning, seed 001): a kernel model (nr_class 0,
+ * loss rls) whose nr_w = p decision values are the codes g1(x) = A'k(x) (A = sv_coef),
+ * decoded into nr_output outputs g(x) = B g1(x) by output_map B (nr_output x nr_w,
+ * row-major), or by the identity when output_map is NULL (the baseline L = I).
  */
 typedef struct km_mkl_cache km_mkl_cache;
 
@@ -51,6 +55,9 @@ typedef struct km_model {
     double *intercept;    /* nr_w values added to the decision values (0 for classification) */
     double lambda;        /* regularization parameter the model was trained with */
     km_mkl_cache *mkl;    /* sv projected on each feature subset of the basis (model.c) */
+    int has_okl;          /* solver okl: outputs = output_map * decision values */
+    int64_t nr_output;    /* outputs m of an okl model */
+    double *output_map;   /* nr_output * nr_w (B), or NULL: the identity (nr_w = nr_output) */
 } km_model;
 
 /* Allocates a model with zero weights; labels/label_weight left for the caller to fill. */
@@ -70,6 +77,16 @@ int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double 
  * feature index is invalid for m->n or an s or d is negative or not finite. */
 int km_model_set_mkl(km_model *m, km_basis_set *basis, double *s, double *d, double *intercept,
                      km_problem *sv, double *sv_coef, km_error *err);
+
+/* Turns m (made with nr_class 0 and nr_w = p codes) into an OKL model: kernel k, support
+ * vectors sv with coefficients A (sv->l * nr_w), output map B (nr_output * nr_w, or NULL
+ * for the identity, then nr_output must equal nr_w), all owned by m from now on, also on
+ * failure. */
+int km_model_set_okl(km_model *m, const km_kernel *k, km_problem *sv, double *A,
+                     int64_t nr_output, double *B, double lambda, km_error *err);
+
+/* The nr_output outputs of an OKL model from its nr_w decision values (the codes). */
+void km_model_outputs(const km_model *m, const double *codes, double *out);
 
 /* Writes the model atomically (temp file in the same directory + rename). */
 int km_model_write(const km_model *m, const char *path, km_error *err);

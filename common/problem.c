@@ -33,6 +33,15 @@ int km_problem_reserve(km_problem *P, int64_t *cap, int64_t need)
     return 0;
 }
 
+int km_problem_single(const km_problem *P, const char *what, km_error *err)
+{
+    if (km_problem_nout(P) == 1)
+        return KM_OK;
+    return km_error_set(err, KM_EINPUT,
+                        "%s: %d outputs per row (labels like 0.3,-1.2); only -s okl learns "
+                        "multi-output data", what, (int)P->nout);
+}
+
 km_problem *km_problem_concat(const km_problem *a, const km_problem *b)
 {
     km_problem *P = calloc(1, sizeof *P);
@@ -45,7 +54,13 @@ km_problem *km_problem_concat(const km_problem *a, const km_problem *b)
     P->row_ptr = malloc((size_t)(l + 1) * sizeof *P->row_ptr);
     P->index = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->index);
     P->value = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->value);
-    P->y = malloc((size_t)(l > 0 ? l : 1) * sizeof *P->y);
+    int32_t nout = km_problem_nout(a);
+    if (km_problem_nout(b) != nout) {
+        free(P);
+        return NULL;
+    }
+    P->nout = nout;
+    P->y = malloc((size_t)(l > 0 ? l : 1) * (size_t)nout * sizeof *P->y);
     if (a->qid && b->qid)
         P->qid = malloc((size_t)(l > 0 ? l : 1) * sizeof *P->qid);
     if (!P->row_ptr || !P->index || !P->value || !P->y || (a->qid && b->qid && !P->qid)) {
@@ -56,8 +71,8 @@ km_problem *km_problem_concat(const km_problem *a, const km_problem *b)
     memcpy(P->index + a->nnz, b->index, (size_t)b->nnz * sizeof *P->index);
     memcpy(P->value, a->value, (size_t)a->nnz * sizeof *P->value);
     memcpy(P->value + a->nnz, b->value, (size_t)b->nnz * sizeof *P->value);
-    memcpy(P->y, a->y, (size_t)a->l * sizeof *P->y);
-    memcpy(P->y + a->l, b->y, (size_t)b->l * sizeof *P->y);
+    memcpy(P->y, a->y, (size_t)a->l * (size_t)nout * sizeof *P->y);
+    memcpy(P->y + (size_t)a->l * (size_t)nout, b->y, (size_t)b->l * (size_t)nout * sizeof *P->y);
     if (P->qid) {
         memcpy(P->qid, a->qid, (size_t)a->l * sizeof *P->qid);
         memcpy(P->qid + a->l, b->qid, (size_t)b->l * sizeof *P->qid);

@@ -26,6 +26,9 @@ struct km_svmlight_reader {
     int64_t line;         /* number of the line last returned by next_line */
     int qid_mode;         /* 0: no data row yet; 1: rows carry qid; -1: rows do not */
     int64_t first_line;   /* line of the first data row */
+    double *ys;           /* the current row's outputs, nys used, ycap allocated */
+    int64_t nys, ycap;
+    int64_t nout;         /* outputs per row, set by the first data row (0: none yet) */
     int32_t *idx;         /* pairs: 0-based index and value, nnz used, pcap allocated */
     double *val;
     int64_t nnz, pcap;
@@ -46,6 +49,20 @@ static int64_t grown_cap(int64_t cap, int64_t need, size_t elem)
     if (nc < 1024)
         nc = 1024 < limit ? 1024 : limit;
     return nc;
+}
+
+/* Grows the row's output buffer by half (labels with many outputs). */
+static int grow_outputs(km_svmlight_reader *r, km_error *err)
+{
+    int64_t nc = grown_cap(r->ycap, r->ycap + 1, sizeof(double));
+    if (nc > INT32_MAX)
+        nc = r->ycap < INT32_MAX ? INT32_MAX : -1;
+    double *y = nc < 0 ? NULL : realloc(r->ys, (size_t)nc * sizeof *y);
+    if (!y)
+        return km_error_nomem(err, "label outputs");
+    r->ys = y;
+    r->ycap = nc;
+    return KM_OK;
 }
 
 /* Grows the pair buffers to hold at least need pairs. */
@@ -96,6 +113,7 @@ void km_svmlight_close(km_svmlight_reader *r)
         return;
     km_stream_close(r->st);
     free(r->buf);
+    free(r->ys);
     free(r->idx);
     free(r->val);
     free(r);
@@ -271,21 +289,42 @@ static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, dou
     if (p == le || *p == '#')
         return 0;
 
-    /* label */
+    /* label: one real, or a comma-separated list of outputs */
     const char *tok = p;
-    p = km_parse_double(p, &v, &st);
-    if (st == KM_NUM_INTERNAL)
-        return km_error_set(err, KM_EINTERNAL, "cannot create the C locale"), -1;
-    if (st == KM_NUM_OK && *p == ':')
-        return in_error(r, ls, tok, err, "expected a label before the features, got '%s'",
-                        show(t, tok, le, 0));
-    if (st == KM_NUM_NONFINITE && token_end(p, le))
-        return in_error(r, ls, tok, err, "expected a finite label, got '%s'",
-                        show(t, tok, le, 0));
-    if (st != KM_NUM_OK || !token_end(p, le))
-        return in_error(r, ls, tok, err, "expected a label (a real number), got '%s'",
-                        show(t, tok, le, 0));
-    *y = v;
+    int64_t k = 0;
+    for (;;) {
+        const char *vt = p;
+        p = km_parse_double(p, &v, &st);
+        if (st == KM_NUM_INTERNAL)
+            return km_error_set(err, KM_EINTERNAL, "cannot create the C locale"), -1;
+        if (k == 0 && st == KM_NUM_OK && *p == ':')
+            return in_error(r, ls, tok, err, "expected a label before the features, got '%s'",
+                            show(t, tok, le, 0));
+        if (st == KM_NUM_NONFINITE && (token_end(p, le) || *p == ','))
+            return in_error(r, ls, vt, err, "expected a finite label, got '%s'",
+                            show(t, vt, le, 0));
+        if (st != KM_NUM_OK || !(token_end(p, le) || *p == ','))
+            return k ? in_error(r, ls, vt, err, "expected a real number as output %lld of the "
+                                "label, got '%s'", (long long)k + 1, show(t, vt, le, 0))
+                     : in_error(r, ls, vt, err, "expected a label (a real number), got '%s'",
+                                show(t, vt, le, 0));
+        if (k == r->ycap && grow_outputs(r, err))
+            return -1;
+        r->ys[k++] = v;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (r->nout == 0) {
+        r->nout = k;
+    } else if (k != r->nout) {
+        return in_error(r, ls, tok, err,
+                        "expected %lld output%s in the label (as on line %lld), got %lld",
+                        (long long)r->nout, r->nout > 1 ? "s" : "", (long long)r->first_line,
+                        (long long)k);
+    }
+    r->nys = k;
+    *y = r->ys[0];
     p = skip_blanks(p);
 
     /* optional task id, only right after the label, on every row or on none */
@@ -400,6 +439,8 @@ int km_svmlight_next(km_svmlight_reader *r, km_row *row, km_error *err)
             break;
     }
     row->y = y;
+    row->nout = (int32_t)r->nys;
+    row->ys = r->ys;
     row->has_qid = has_qid;
     row->qid = has_qid ? qid : 0;
     row->nnz = r->nnz;
@@ -426,7 +467,7 @@ int km_svmlight_read(const char *path, km_problem **out, km_error *err)
     if (!r)
         return err->code;
     km_problem *pb = calloc(1, sizeof *pb);
-    int64_t rcap = 0, l = 0;
+    int64_t rcap = 0, ycap = 0, l = 0;
     int rc = pb ? KM_OK : km_error_nomem(err, "problem");
     while (rc == KM_OK) {
         char *ls, *le;
@@ -453,23 +494,31 @@ int km_svmlight_read(const char *path, km_problem **out, km_error *err)
             int64_t *rp = realloc(pb->row_ptr, (size_t)nc * sizeof *rp);
             if (rp)
                 pb->row_ptr = rp;
-            double *ny = rp ? realloc(pb->y, (size_t)nc * sizeof *ny) : NULL;
-            if (ny)
-                pb->y = ny;
             int64_t *nq = NULL;
-            if (ny && has_qid) {
+            if (rp && has_qid) {
                 nq = realloc(pb->qid, (size_t)nc * sizeof *nq);
                 if (nq)
                     pb->qid = nq;
             }
-            if (!rp || !ny || (has_qid && !nq)) {
+            if (!rp || (has_qid && !nq)) {
                 rc = km_error_nomem(err, "rows");
                 break;
             }
             rcap = nc;
             pb->row_ptr[0] = 0;
         }
-        pb->y[l] = y;
+        if ((l + 1) * r->nout > ycap) { /* labels: l * nout outputs */
+            int64_t nc = (l + 1) > INT64_MAX / r->nout ? -1
+                         : grown_cap(ycap, (l + 1) * r->nout, sizeof(double));
+            double *ny = nc < 0 ? NULL : realloc(pb->y, (size_t)nc * sizeof *ny);
+            if (!ny) {
+                rc = km_error_nomem(err, "labels");
+                break;
+            }
+            pb->y = ny;
+            ycap = nc;
+        }
+        memcpy(pb->y + l * r->nout, r->ys, (size_t)r->nout * sizeof *pb->y);
         if (has_qid)
             pb->qid[l] = qid;
         l++;
@@ -487,11 +536,12 @@ int km_svmlight_read(const char *path, km_problem **out, km_error *err)
     pb->n = r->max_index;
     pb->index = r->idx;
     pb->value = r->val;
+    pb->nout = (int32_t)r->nout;
     r->idx = NULL;
     r->val = NULL;
     km_svmlight_close(r);
     pb->row_ptr = shrunk(pb->row_ptr, l + 1, sizeof *pb->row_ptr);
-    pb->y = shrunk(pb->y, l, sizeof *pb->y);
+    pb->y = shrunk(pb->y, l * pb->nout, sizeof *pb->y);
     if (pb->qid)
         pb->qid = shrunk(pb->qid, l, sizeof *pb->qid);
     if (pb->nnz > 0) {

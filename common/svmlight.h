@@ -9,6 +9,8 @@
 
 /*
  * Format, one example per line:  label [qid:N] idx:val idx:val ... [# comment]
+ * The label may be a comma-separated list of outputs ("0.3,-1.2,0.7", no blanks), the
+ * same number on every line (multi-output data, km_problem.nout).
  * Blank lines and comment-only lines are skipped; spaces/tabs in any run; CRLF accepted.
  * Indices are 1-based, strictly increasing, at most INT32_MAX; labels and values are
  * finite reals, parsed correctly rounded in any locale. Errors read
@@ -18,7 +20,9 @@
 /* One parsed row; index (0-based) and value point into the reader's buffers and stay
  * valid until the next call to km_svmlight_next or km_svmlight_close. */
 typedef struct km_row {
-    double y;
+    double y;            /* the label (the first output of a multi-output row) */
+    int32_t nout;        /* number of outputs, ys[0..nout) (ys[0] == y) */
+    const double *ys;
     int has_qid;
     int64_t qid;
     int64_t nnz;

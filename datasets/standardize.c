@@ -188,7 +188,7 @@ int main(int argc, char **argv)
     km_error err = {0};
     km_problem *P = NULL;
     const char *ref_path = ref ? ref : args[0];
-    if (km_svmlight_read(ref_path, &P, &err))
+    if (km_svmlight_read(ref_path, &P, &err) || km_problem_single(P, ref_path, &err))
         km_cli_die(err.code, "%s", err.msg);
     if (P->l < 2)
         km_cli_die(2, "%s: one row: the standard deviation needs at least two",
@@ -212,9 +212,17 @@ int main(int argc, char **argv)
         } else {
             km_row row;
             int rc;
-            while ((rc = km_svmlight_next(rd, &row, &err)) == 1)
+            while ((rc = km_svmlight_next(rd, &row, &err)) == 1) {
+                if (row.nout > 1) {
+                    rc = -1;
+                    km_error_set(&err, KM_EINPUT, "%s:%lld: %d outputs per row; standardize "
+                                 "copies single labels only", in, (long long)row.line,
+                                 (int)row.nout);
+                    break;
+                }
                 beyond += put_row(f, &st, row.y, row.has_qid ? &row.qid : NULL, row.nnz,
                                   row.index, row.value);
+            }
             km_svmlight_close(rd);
             if (rc < 0) {
                 if (f != stdout) {

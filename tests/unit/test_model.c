@@ -362,7 +362,7 @@ static void test_rls2(const char *dir)
     char *damaged = with_line(text, 2, "lambda 1");
     put(path2, damaged);
     CHECK(km_model_read(path2, &lin, &err) == KM_EINPUT &&
-          strstr(err.msg, "lambda and nr_basis belong to rls2 models"),
+          strstr(err.msg, "lambda belongs to rls2 and okl models"),
           "a linear model with lambda is rejected (%s)", err.msg);
     free(damaged);
     free(text);

@@ -185,7 +185,16 @@ static void test_errors(void)
     expect_error("1:2 3:4\n", "1:1: expected a label before the features, got '1:2'");
     expect_error("  1:2\n", "1:3: expected a label before the features, got '1:2'");
     expect_error("abc 1:1\n", "1:1: expected a label (a real number), got 'abc'");
-    expect_error("1,2 1:1\n", "1:1: expected a label (a real number), got '1,2'");
+    expect_error("1,2 1:1\n3 1:1\n", "2:1: expected 2 outputs in the label (as on line 1), "
+                                     "got 1");
+    expect_error("1 1:1\n3,4 1:1\n", "2:1: expected 1 output in the label (as on line 1), "
+                                     "got 2");
+    expect_error("1,,2 1:1\n", "1:3: expected a real number as output 2 of the label, got "
+                               "',2'");
+    expect_error("1, 1:1\n", "1:3: expected a real number as output 2 of the label, got ''");
+    expect_error("1,nan 1:1\n", "1:3: expected a finite label, got 'nan'");
+    expect_error("1,2x 1:1\n", "1:3: expected a real number as output 2 of the label, got "
+                               "'2x'");
     expect_error("1 abc:1\n", "1:3: expected a feature index (integer >= 1), got 'abc:1'");
     expect_error("1 :1\n", "1:3: expected a feature index (integer >= 1), got ':1'");
     expect_error("1 qid:abc 1:1\n", "1:7: expected a task id (integer "
@@ -221,6 +230,41 @@ static void test_errors(void)
 }
 
 /* I/O errors: missing file, directory. */
+/* Multi-output labels "y1,...,ym": read into y (l x m, row-major) and streamed as ys. */
+static void test_multi_output(void)
+{
+    const char *p = put_str("0.5,-1,2e3 qid:1 1:1\n# c\n-0.25,0,7 qid:3 2:4\n");
+    km_problem *pb = NULL;
+    km_error err;
+    int rc = km_svmlight_read(p, &pb, &err);
+    CHECK(rc == KM_OK && pb->l == 2 && pb->nout == 3 && km_problem_nout(pb) == 3,
+          "multi-output read: 2 rows of 3 outputs");
+    static const double want[6] = {0.5, -1, 2e3, -0.25, 0, 7};
+    CHECK(rc == KM_OK && memcmp(pb->y, want, sizeof want) == 0, "outputs row-major, exact");
+    CHECK(rc == KM_OK && pb->qid && pb->qid[1] == 3 && pb->index[1] == 1 && pb->value[1] == 4,
+          "qid and features after a multi-output label");
+    CHECK(rc == KM_OK && km_problem_single(pb, "f", &err) == KM_EINPUT &&
+          strstr(err.msg, "f: 3 outputs per row"), "single-output check: %s", err.msg);
+    km_problem_free(pb);
+    km_svmlight_reader *r = km_svmlight_open(p, &err);
+    km_row row;
+    int ok = r && km_svmlight_next(r, &row, &err) == 1 && row.nout == 3 && row.y == 0.5 &&
+             row.ys[2] == 2e3 && km_svmlight_next(r, &row, &err) == 1 && row.ys[0] == -0.25;
+    CHECK(ok, "streamed rows carry all outputs");
+    km_svmlight_close(r);
+    /* a long label: 100,000 outputs on one line */
+    size_t cap = 100000 * 8 + 16, k = 0;
+    char *text = malloc(cap);
+    for (int j = 0; j < 100000; j++)
+        k += (size_t)sprintf(text + k, j ? ",%d" : "%d", j % 7);
+    strcpy(text + k, " 1:1\n");
+    p = put_str(text);
+    rc = km_svmlight_read(p, &pb, &err);
+    CHECK(rc == KM_OK && pb->nout == 100000 && pb->y[99999] == 99999 % 7, "100,000 outputs");
+    km_problem_free(pb);
+    free(text);
+}
+
 static void test_io_errors(void)
 {
     char missing[160];
@@ -619,6 +663,7 @@ static void cleanup(void)
 
 int main(void)
 {
+    test_multi_output();
     strcpy(dir, "/tmp/kmtk-svmlight-XXXXXX");
     if (!mkdtemp(dir)) {
         printf("FAIL - mkdtemp: %s\n", strerror(errno));
