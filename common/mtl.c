@@ -1,0 +1,1017 @@
+/* mtl.c - see mtl.h. Storage: the unique inputs as growing CSR rows with a hash of their
+ * contents; L packed by rows (row i: i + 1 entries, the unit diagonal stored, for dtpsv);
+ * H column-major with leading dimension ncap, lower triangle; each task's R_j full
+ * column-major with leading dimension equal to its capacity. */
+#include "mtl.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- an int64 -> int64 open-addressing map (keys any value; vals >= 0) ---- */
+
+typedef struct imap {
+    int64_t *key;
+    int64_t *val;   /* val + 1; 0 = empty slot */
+    int64_t size;   /* power of two */
+    int64_t count;
+} imap;
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int64_t imap_get(const imap *m, int64_t key)
+{
+    if (!m->size)
+        return -1;
+    for (uint64_t i = mix64((uint64_t)key) & (uint64_t)(m->size - 1);;
+         i = (i + 1) & (uint64_t)(m->size - 1)) {
+        if (!m->val[i])
+            return -1;
+        if (m->key[i] == key)
+            return m->val[i] - 1;
+    }
+}
+
+/* Sets key -> val (replacing); 0, or -1 when out of memory. */
+static int imap_put(imap *m, int64_t key, int64_t val)
+{
+    if (2 * (m->count + 1) > m->size) {
+        int64_t size = m->size ? 2 * m->size : 64;
+        imap g = {calloc((size_t)size, sizeof *g.key), calloc((size_t)size, sizeof *g.val),
+                  size, 0};
+        if (!g.key || !g.val) {
+            free(g.key);
+            free(g.val);
+            return -1;
+        }
+        for (int64_t i = 0; i < m->size; i++)
+            if (m->val[i])
+                imap_put(&g, m->key[i], m->val[i] - 1);
+        free(m->key);
+        free(m->val);
+        *m = g;
+    }
+    uint64_t i = mix64((uint64_t)key) & (uint64_t)(m->size - 1);
+    while (m->val[i] && m->key[i] != key)
+        i = (i + 1) & (uint64_t)(m->size - 1);
+    if (!m->val[i])
+        m->count++;
+    m->key[i] = key;
+    m->val[i] = val + 1;
+    return 0;
+}
+
+static void imap_free(imap *m)
+{
+    free(m->key);
+    free(m->val);
+}
+
+/* ---- state ---- */
+
+typedef struct mtl_task {
+    int64_t id;
+    int64_t l, cap, triples;
+    int64_t *h;    /* h_j: rows of Xbar */
+    double *y;     /* y_j (merged) */
+    double *w;     /* w_j (merged) */
+    double *R;     /* R_j, cap x cap */
+} mtl_task;
+
+struct km_mtl {
+    km_mtl_param p;
+    int64_t version;
+    /* unique inputs Xbar */
+    int64_t n, ncap;
+    int64_t *row_ptr;
+    int32_t *index;
+    double *value;
+    int64_t nzcap;
+    int32_t nfeat;
+    double *sq;        /* squared norms */
+    imap xmap;         /* content hash -> last row with that hash */
+    int64_t *xnext;    /* previous row with the same hash, or -1 */
+    uint64_t *xhash;
+    /* Kbar = L D L', ybar, H and its queued rank-one terms */
+    double *L;
+    double *D;
+    double *ybar;
+    double *H;
+    double *V;         /* ncap x KM_MTL_BATCH */
+    double gam[KM_MTL_BATCH];
+    int npend;
+    /* tasks */
+    mtl_task *tasks;
+    int64_t ntask, tcap;
+    imap tmap;
+    /* H with the queued terms applied, z = H ybar and cbar, at view_version */
+    double *Hview;
+    double *z, *cbar;
+    int64_t view_version;
+    /* scratch */
+    double *work;      /* ncap: k, t, v */
+    double *work2;     /* ncap */
+    int32_t *xi;       /* canonical copy of an input */
+    double *xv;
+    int64_t xcap;
+    double *tw;        /* per-task scratch */
+    int64_t twcap;
+};
+
+static size_t packed(int64_t n)
+{
+    return (size_t)n * (size_t)(n + 1) / 2;
+}
+
+int km_mtl_param_check(const km_mtl_param *p, int32_t n, km_error *err)
+{
+    if (!(p->alpha >= 0 && p->alpha <= 1))
+        return km_error_set(err, KM_EUSAGE, "alpha must be in [0, 1] (got %g)", p->alpha);
+    if (!(p->lambda > 0 && isfinite(p->lambda)))
+        return km_error_set(err, KM_EUSAGE, "lambda must be a positive number (got %g)",
+                            p->lambda);
+    if (p->K.type == KM_KERNEL_SIGMOID || p->Kt.type == KM_KERNEL_SIGMOID)
+        return km_error_set(err, KM_EUSAGE, "mtl: the sigmoid kernel is indefinite; (5.7) "
+                            "needs positive semi-definite kernels");
+    int rc = km_kernel_check(&p->K, n, err);
+    if (!rc)
+        rc = km_kernel_check(&p->Kt, n, err);
+    return rc;
+}
+
+km_mtl *km_mtl_new(const km_mtl_param *p, km_error *err)
+{
+    if (km_mtl_param_check(p, 0, err))
+        return NULL;
+    km_mtl *s = calloc(1, sizeof *s);
+    if (!s || !(s->row_ptr = calloc(1, sizeof *s->row_ptr))) {
+        free(s);
+        km_error_nomem(err, "mtl state");
+        return NULL;
+    }
+    s->p = *p;
+    s->view_version = -1;
+    return s;
+}
+
+void km_mtl_free(km_mtl *s)
+{
+    if (!s)
+        return;
+    free(s->row_ptr);
+    free(s->index);
+    free(s->value);
+    free(s->sq);
+    imap_free(&s->xmap);
+    free(s->xnext);
+    free(s->xhash);
+    free(s->L);
+    free(s->D);
+    free(s->ybar);
+    free(s->H);
+    free(s->V);
+    for (int64_t j = 0; j < s->ntask; j++) {
+        free(s->tasks[j].h);
+        free(s->tasks[j].y);
+        free(s->tasks[j].w);
+        free(s->tasks[j].R);
+    }
+    free(s->tasks);
+    imap_free(&s->tmap);
+    free(s->Hview);
+    free(s->z);
+    free(s->cbar);
+    free(s->work);
+    free(s->work2);
+    free(s->xi);
+    free(s->xv);
+    free(s->tw);
+    free(s);
+}
+
+const km_mtl_param *km_mtl_param_of(const km_mtl *s)
+{
+    return &s->p;
+}
+
+int64_t km_mtl_n(const km_mtl *s)
+{
+    return s->n;
+}
+
+int64_t km_mtl_version(const km_mtl *s)
+{
+    return s->version;
+}
+
+static mtl_task *task_find(const km_mtl *s, int64_t id)
+{
+    int64_t j = imap_get(&s->tmap, id);
+    return j < 0 ? NULL : &s->tasks[j];
+}
+
+void km_mtl_task_size(const km_mtl *s, int64_t id, int64_t *l, int64_t *triples)
+{
+    const mtl_task *T = task_find(s, id);
+    *l = T ? T->l : 0;
+    *triples = T ? T->triples : 0;
+}
+
+/* Grows every per-input array to hold need inputs; 0 or -1 (out of memory). */
+static int grow_inputs(km_mtl *s, int64_t need)
+{
+    if (need <= s->ncap)
+        return 0;
+    int64_t cap = s->ncap ? s->ncap : 16;
+    while (cap < need)
+        cap *= 2;
+    int64_t *rp = realloc(s->row_ptr, (size_t)(cap + 1) * sizeof *rp);
+    if (rp)
+        s->row_ptr = rp;
+    double *sq = realloc(s->sq, (size_t)cap * sizeof *sq);
+    if (sq)
+        s->sq = sq;
+    int64_t *xn = realloc(s->xnext, (size_t)cap * sizeof *xn);
+    if (xn)
+        s->xnext = xn;
+    uint64_t *xh = realloc(s->xhash, (size_t)cap * sizeof *xh);
+    if (xh)
+        s->xhash = xh;
+    double *L = realloc(s->L, packed(cap) * sizeof *L);
+    if (L)
+        s->L = L;
+    double *D = realloc(s->D, (size_t)cap * sizeof *D);
+    if (D)
+        s->D = D;
+    double *yb = realloc(s->ybar, (size_t)cap * sizeof *yb);
+    if (yb)
+        s->ybar = yb;
+    double *H = calloc((size_t)cap * (size_t)cap, sizeof *H);
+    double *V = calloc((size_t)cap * KM_MTL_BATCH, sizeof *V);
+    double *Hv = malloc((size_t)cap * (size_t)cap * sizeof *Hv);
+    double *z = malloc((size_t)cap * sizeof *z), *cb = malloc((size_t)cap * sizeof *cb);
+    double *w1 = malloc((size_t)(cap + 1) * sizeof *w1);
+    double *w2 = malloc((size_t)(cap + 1) * sizeof *w2);
+    if (!rp || !sq || !xn || !xh || !L || !D || !yb || !H || !V || !Hv || !z || !cb || !w1 ||
+        !w2) {
+        free(H);
+        free(V);
+        free(Hv);
+        free(z);
+        free(cb);
+        free(w1);
+        free(w2);
+        return -1;
+    }
+    for (int64_t j = 0; j < s->n; j++)
+        memcpy(H + j * cap, s->H + j * s->ncap, (size_t)s->n * sizeof *H);
+    for (int k = 0; k < s->npend; k++)
+        memcpy(V + k * cap, s->V + k * s->ncap, (size_t)s->n * sizeof *V);
+    free(s->H);
+    free(s->V);
+    free(s->Hview);
+    free(s->z);
+    free(s->cbar);
+    free(s->work);
+    free(s->work2);
+    s->H = H;
+    s->V = V;
+    s->Hview = Hv;
+    s->z = z;
+    s->cbar = cb;
+    s->work = w1;
+    s->work2 = w2;
+    s->ncap = cap;
+    s->view_version = -1;
+    return 0;
+}
+
+static uint64_t row_hash(const int32_t *ix, const double *v, int64_t nnz)
+{
+    uint64_t h = mix64((uint64_t)nnz);
+    for (int64_t k = 0; k < nnz; k++) {
+        uint64_t b;
+        memcpy(&b, &v[k], sizeof b);
+        h = mix64(h ^ (uint64_t)ix[k]) ^ mix64(b + 0x9e3779b97f4a7c15ULL);
+    }
+    return h;
+}
+
+/* The row of Xbar equal to x (canonical: no zero values), or -1. */
+static int64_t find_input(const km_mtl *s, const int32_t *ix, const double *v, int64_t nnz,
+                          uint64_t hash)
+{
+    for (int64_t r = imap_get(&s->xmap, (int64_t)hash); r >= 0; r = s->xnext[r]) {
+        int64_t a = s->row_ptr[r], len = s->row_ptr[r + 1] - a;
+        if (s->xhash[r] == hash && len == nnz &&
+            !memcmp(s->index + a, ix, (size_t)nnz * sizeof *ix) &&
+            !memcmp(s->value + a, v, (size_t)nnz * sizeof *v))
+            return r;
+    }
+    return -1;
+}
+
+static double row_kernel(const km_mtl *s, const km_kernel *k, int64_t r, const int32_t *ix,
+                         const double *v, int64_t nnz, double sq)
+{
+    int64_t a = s->row_ptr[r];
+    return km_kernel_eval(k, s->index + a, s->value + a, s->row_ptr[r + 1] - a, s->sq[r], ix, v,
+                          nnz, sq);
+}
+
+static double sqnorm(const double *v, int64_t nnz)
+{
+    double q = 0;
+    for (int64_t k = 0; k < nnz; k++)
+        q += v[k] * v[k];
+    return q;
+}
+
+/* Algorithm 8 lines 1-9: appends x to Xbar, a row to L and D, 0 to ybar and diag{H, beta}.
+ * Returns the new row, or -1 when out of memory. */
+static int64_t append_input(km_mtl *s, const int32_t *ix, const double *v, int64_t nnz,
+                            uint64_t hash)
+{
+    int64_t n = s->n;
+    if (grow_inputs(s, n + 1))
+        return -1;
+    int64_t at = s->row_ptr[n];
+    if (at + nnz > s->nzcap) {
+        int64_t cap = s->nzcap ? s->nzcap : 256;
+        while (cap < at + nnz)
+            cap *= 2;
+        int32_t *ni = realloc(s->index, (size_t)cap * sizeof *ni);
+        if (ni)
+            s->index = ni;
+        double *nv = realloc(s->value, (size_t)cap * sizeof *nv);
+        if (nv)
+            s->value = nv;
+        if (!ni || !nv)
+            return -1;
+        s->nzcap = cap;
+    }
+    int64_t prev = imap_get(&s->xmap, (int64_t)hash);
+    if (imap_put(&s->xmap, (int64_t)hash, n))
+        return -1;
+    memcpy(s->index + at, ix, (size_t)nnz * sizeof *ix);
+    memcpy(s->value + at, v, (size_t)nnz * sizeof *v);
+    s->row_ptr[n + 1] = at + nnz;
+    s->xnext[n] = prev;
+    s->xhash[n] = hash;
+    s->sq[n] = sqnorm(v, nnz);
+    if (nnz && ix[nnz - 1] >= s->nfeat)
+        s->nfeat = ix[nnz - 1] + 1;
+    /* k = ker(x, Xbar; K); t solves L t = k([n - 1]); r = D^-1 t; beta = k_n - r'D r */
+    double *t = s->work;
+    for (int64_t i = 0; i < n; i++)
+        t[i] = row_kernel(s, &s->p.K, i, ix, v, nnz, s->sq[n]);
+    double kn = row_kernel(s, &s->p.K, n, ix, v, nnz, s->sq[n]);
+    double *Lrow = s->L + packed(n);
+    if (n)
+        cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasUnit, (int)n, s->L, t, 1);
+    double beta = kn;
+    for (int64_t i = 0; i < n; i++) {
+        Lrow[i] = s->D[i] > 0 ? t[i] / s->D[i] : 0;   /* a dropped column stays zero */
+        beta -= t[i] * Lrow[i];
+    }
+    Lrow[n] = 1;
+    if (!(beta > KM_MTL_DROP * kn))   /* x in the span of the earlier inputs */
+        beta = 0;
+    s->D[n] = beta;
+    s->ybar[n] = 0;
+    for (int64_t j = 0; j < n; j++)
+        s->H[n + j * s->ncap] = 0;   /* row n of the lower triangle */
+    s->H[n + n * s->ncap] = beta;    /* H <- diag{H, beta} */
+    s->n = n + 1;
+    return n;
+}
+
+static int reserve(void **p, int64_t *cap, int64_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    int64_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, (size_t)c * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* A canonical copy of x (zero values dropped) in s->xi/xv; its length, or -1. */
+static int64_t canonical(km_mtl *s, const int32_t *ix, const double *v, int64_t nnz)
+{
+    int64_t cap = s->xcap;
+    if (reserve((void **)&s->xi, &cap, nnz, sizeof *s->xi))
+        return -1;
+    cap = s->xcap;
+    if (reserve((void **)&s->xv, &cap, nnz, sizeof *s->xv))
+        return -1;
+    s->xcap = cap;
+    int64_t m = 0;
+    for (int64_t k = 0; k < nnz; k++)
+        if (v[k] != 0) {
+            s->xi[m] = ix[k];
+            s->xv[m++] = v[k];
+        }
+    return m;
+}
+
+static mtl_task *task_get(km_mtl *s, int64_t id)
+{
+    int64_t j = imap_get(&s->tmap, id);
+    if (j >= 0)
+        return &s->tasks[j];
+    if (reserve((void **)&s->tasks, &s->tcap, s->ntask + 1, sizeof *s->tasks) ||
+        imap_put(&s->tmap, id, s->ntask))
+        return NULL;
+    mtl_task *T = &s->tasks[s->ntask++];
+    memset(T, 0, sizeof *T);
+    T->id = id;
+    return T;
+}
+
+/* Room for l + 1 inputs in T (R_j keeps its values). */
+static int task_grow(mtl_task *T, int64_t need)
+{
+    if (need <= T->cap)
+        return 0;
+    int64_t cap = T->cap ? 2 * T->cap : 4;
+    while (cap < need)
+        cap *= 2;
+    int64_t *h = realloc(T->h, (size_t)cap * sizeof *h);
+    if (h)
+        T->h = h;
+    double *y = realloc(T->y, (size_t)cap * sizeof *y);
+    if (y)
+        T->y = y;
+    double *w = realloc(T->w, (size_t)cap * sizeof *w);
+    if (w)
+        T->w = w;
+    double *R = calloc((size_t)cap * (size_t)cap, sizeof *R);
+    if (!h || !y || !w || !R) {
+        free(R);
+        return -1;
+    }
+    for (int64_t j = 0; j < T->l; j++)
+        memcpy(R + j * cap, T->R + j * T->cap, (size_t)T->l * sizeof *R);
+    free(T->R);
+    T->R = R;
+    T->cap = cap;
+    return 0;
+}
+
+/* Applies the npend queued terms H^-1 <- H^-1 + alpha gamma_k v_k v_k' to Hd (n x n, lower,
+ * leading dimension ncap) as one Woodbury step: Q = H V, S = (alpha Gamma)^-1 + V'Q = C C',
+ * H <- H - (Q C^-T)(Q C^-T)' (Algorithm 5 lines 34-35, k at a time). */
+static int apply_pending(km_mtl *s, double *Hd, km_error *err)
+{
+    int k = s->npend, n = (int)s->n, ld = (int)s->ncap;
+    if (!k || !n)
+        return KM_OK;
+    double *Q = malloc((size_t)n * (size_t)k * sizeof *Q);
+    double S[KM_MTL_BATCH * KM_MTL_BATCH];
+    if (!Q)
+        return km_error_nomem(err, "mtl H update");
+    cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, n, k, 1.0, Hd, ld, s->V, ld, 0.0, Q, n);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, k, k, n, 1.0, s->V, ld, Q, n, 0.0, S,
+                k);
+    for (int i = 0; i < k; i++)
+        S[i + i * k] += 1 / (s->p.alpha * s->gam[i]);
+    int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', k, S, k);
+    if (info) {
+        free(Q);
+        return km_error_set(err, KM_EINTERNAL, "mtl: H update not positive definite "
+                            "(dpotrf info %d)", info);
+    }
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, n, k, 1.0, S,
+                k, Q, n);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, Q, n, 1.0, Hd, ld);
+    free(Q);
+    return KM_OK;
+}
+
+int km_mtl_check_triple(const int32_t *index, const double *value, int64_t nnz, double y,
+                        double w, int32_t n_features, km_error *err)
+{
+    if (nnz < 0)
+        return km_error_set(err, KM_EINPUT, "negative number of features");
+    for (int64_t k = 0; k < nnz; k++) {
+        if (index[k] < 0 || (k && index[k] <= index[k - 1]))
+            return km_error_set(err, KM_EINPUT, "feature indices must increase (entry %lld)",
+                                (long long)k + 1);
+        if (n_features > 0 && index[k] >= n_features)
+            return km_error_set(err, KM_EINPUT, "feature %lld beyond the %d features",
+                                (long long)index[k] + 1, (int)n_features);
+        if (!isfinite(value[k]))
+            return km_error_set(err, KM_EINPUT, "feature %lld: value not finite",
+                                (long long)index[k] + 1);
+    }
+    if (!isfinite(y))
+        return km_error_set(err, KM_EINPUT, "output y not finite");
+    if (!(w > 0 && isfinite(w)))
+        return km_error_set(err, KM_EINPUT, "weight w must be positive and finite (got %g)", w);
+    return KM_OK;
+}
+
+/* Algorithm 5; shared = 0: the task's part only (lines 13-31). */
+static int update(km_mtl *s, int64_t id, const int32_t *index, const double *value,
+                  int64_t nnz, double y, double w, int shared, km_error *err)
+{
+    if (km_mtl_check_triple(index, value, nnz, y, w, 0, err))
+        return err ? err->code : KM_EINPUT;
+    int64_t m = canonical(s, index, value, nnz);
+    if (m < 0)
+        return km_error_nomem(err, "mtl input");
+    uint64_t hash = row_hash(s->xi, s->xv, m);
+    int64_t sidx = find_input(s, s->xi, s->xv, m, hash);             /* line 1 */
+    if (sidx < 0) {
+        if (!shared)
+            return km_error_set(err, KM_EINPUT, "input not among the disclosed unique inputs");
+        if ((sidx = append_input(s, s->xi, s->xv, m, hash)) < 0)    /* lines 2-12 */
+            return km_error_nomem(err, "mtl unique inputs");
+    }
+    mtl_task *T = task_get(s, id);
+    if (!T || task_grow(T, T->l + 1) ||
+        reserve((void **)&s->tw, &s->twcap, 2 * (T->l + 1), sizeof *s->tw))
+        return km_error_nomem(err, "mtl task");
+    int64_t l = T->l, p = -1, ld = T->cap;
+    for (int64_t k = 0; k < l && p < 0; k++)                          /* line 13 */
+        if (T->h[k] == sidx)
+            p = k;
+    double *u = s->tw, *kt = s->tw + l + 1;
+    double alpha = s->p.alpha, lambda = s->p.lambda, gamma, mu;
+    if (p < 0) {                                                       /* lines 14-23 */
+        double sqx = s->sq[sidx];
+        const int32_t *xi = s->index + s->row_ptr[sidx];
+        const double *xv = s->value + s->row_ptr[sidx];
+        int64_t xn = s->row_ptr[sidx + 1] - s->row_ptr[sidx];
+        for (int64_t k = 0; k < l; k++)
+            kt[k] = (1 - alpha) * row_kernel(s, &s->p.Kt, T->h[k], xi, xv, xn, sqx);
+        kt[l] = (1 - alpha) * row_kernel(s, &s->p.Kt, sidx, xi, xv, xn, sqx);
+        if (l)
+            cblas_dsymv(CblasColMajor, CblasLower, (int)l, 1.0, T->R, (int)ld, kt, 1, 0.0, u, 1);
+        u[l] = -1;
+        gamma = 1 / (lambda * w + kt[l] - (l ? cblas_ddot((int)l, u, 1, kt, 1) : 0));
+        for (int64_t k = 0; k <= l; k++)
+            T->R[l + k * ld] = T->R[k + l * ld] = 0;
+        T->h[l] = sidx;
+        T->y[l] = y;
+        T->w[l] = w;
+        T->l = ++l;
+        mu = gamma * cblas_ddot((int)l, u, 1, T->y, 1);
+    } else {                                                           /* lines 25-29 */
+        memcpy(u, T->R + p * ld, (size_t)l * sizeof *u);
+        double wo = T->w[p], wn = wo * w / (wo + w);
+        double yo = T->y[p], yn = yo + wn / w * (y - yo);
+        /* R_j <- (R_j^-1 + lambda dw e_p e_p')^-1, dw = -wo^2 / (wo + w) (Lemma 9) */
+        gamma = 1 / ((wo + w) / (lambda * wo * wo) - T->R[p + p * ld]);
+        T->w[p] = wn;
+        T->y[p] = yn;
+        mu = (yn - yo) + gamma * cblas_ddot((int)l, u, 1, T->y, 1);
+    }
+    cblas_dger(CblasColMajor, (int)l, (int)l, gamma, u, 1, u, 1, T->R, (int)ld); /* line 31 */
+    T->triples++;
+    if (!shared)
+        return KM_OK;
+    double *v = s->work;                                               /* line 32 */
+    memset(v, 0, (size_t)s->n * sizeof *v);
+    for (int64_t k = 0; k < l; k++)
+        cblas_daxpy((int)T->h[k] + 1, u[k], s->L + packed(T->h[k]), 1, v, 1);
+    cblas_daxpy((int)s->n, mu, v, 1, s->ybar, 1);                      /* line 33 */
+    if (alpha > 0) {                                                   /* lines 34-35, queued */
+        double *col = s->V + (int64_t)s->npend * s->ncap;
+        memcpy(col, v, (size_t)s->n * sizeof *v);
+        memset(col + s->n, 0, (size_t)(s->ncap - s->n) * sizeof *col);
+        s->gam[s->npend++] = gamma;
+        if (s->npend == KM_MTL_BATCH) {
+            int rc = apply_pending(s, s->H, err);
+            if (rc)
+                return rc;
+            s->npend = 0;
+        }
+    }
+    s->version++;
+    return KM_OK;
+}
+
+int km_mtl_update(km_mtl *s, int64_t task, const int32_t *index, const double *value,
+                  int64_t nnz, double y, double w, km_error *err)
+{
+    return update(s, task, index, value, nnz, y, w, 1, err);
+}
+
+int km_mtl_update_private(km_mtl *s, int64_t task, const int32_t *index, const double *value,
+                          int64_t nnz, double y, double w, km_error *err)
+{
+    return update(s, task, index, value, nnz, y, w, 0, err);
+}
+
+/* Hview = H with the queued terms applied; z = Hview ybar; cbar solves D L' cbar = z
+ * (Algorithm 9 lines 13-14). Kept until the next update. */
+static int refresh_view(km_mtl *s, km_error *err)
+{
+    if (s->view_version == s->version || !s->n)
+        return KM_OK;
+    int64_t n = s->n, ld = s->ncap;
+    for (int64_t j = 0; j < n; j++)
+        memcpy(s->Hview + j * ld + j, s->H + j * ld + j, (size_t)(n - j) * sizeof *s->H);
+    int rc = apply_pending(s, s->Hview, err);
+    if (rc)
+        return rc;
+    cblas_dsymv(CblasColMajor, CblasLower, (int)n, 1.0, s->Hview, (int)ld, s->ybar, 1, 0.0,
+                s->z, 1);
+    for (int64_t i = 0; i < n; i++)   /* z_i = 0 where D_i = 0 (H's row i is zero) */
+        s->cbar[i] = s->D[i] > 0 ? s->z[i] / s->D[i] : 0;
+    cblas_dtpsv(CblasRowMajor, CblasLower, CblasTrans, CblasUnit, (int)n, s->L, s->cbar, 1);
+    s->view_version = s->version;
+    return KM_OK;
+}
+
+/* ---- disclosure ---- */
+
+void km_mtl_disclosed_free(km_mtl_disclosed *d)
+{
+    if (!d)
+        return;
+    km_problem_free(d->X);
+    free(d->ybar);
+    free(d->H);
+    memset(d, 0, sizeof *d);
+}
+
+/* Rows first..n-1 of Xbar as a new problem. */
+static km_problem *rows_copy(const km_mtl *s, int64_t first)
+{
+    km_problem *X = calloc(1, sizeof *X);
+    if (!X)
+        return NULL;
+    int64_t m = s->n - first, a = s->row_ptr[first], nnz = s->row_ptr[s->n] - a;
+    X->l = m;
+    X->nnz = nnz;
+    X->n = s->nfeat;
+    X->row_ptr = malloc((size_t)(m + 1) * sizeof *X->row_ptr);
+    X->index = malloc((size_t)(nnz ? nnz : 1) * sizeof *X->index);
+    X->value = malloc((size_t)(nnz ? nnz : 1) * sizeof *X->value);
+    if (!X->row_ptr || !X->index || !X->value) {
+        km_problem_free(X);
+        return NULL;
+    }
+    for (int64_t i = 0; i <= m; i++)
+        X->row_ptr[i] = s->row_ptr[first + i] - a;
+    memcpy(X->index, s->index + a, (size_t)nnz * sizeof *X->index);
+    memcpy(X->value, s->value + a, (size_t)nnz * sizeof *X->value);
+    return X;
+}
+
+int km_mtl_disclose(km_mtl *s, int64_t first, km_mtl_disclosed *out, km_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (first < 0 || first > s->n)
+        return km_error_set(err, KM_EINPUT, "first input %lld outside 0..%lld",
+                            (long long)first, (long long)s->n);
+    int rc = refresh_view(s, err);
+    if (rc)
+        return rc;
+    int64_t n = s->n;
+    out->version = s->version;
+    out->n = n;
+    out->first = first;
+    out->X = rows_copy(s, first);
+    out->ybar = malloc((size_t)(n ? n : 1) * sizeof *out->ybar);
+    out->H = malloc((size_t)(n ? n * n : 1) * sizeof *out->H);
+    if (!out->X || !out->ybar || !out->H) {
+        km_mtl_disclosed_free(out);
+        return km_error_nomem(err, "mtl disclosure");
+    }
+    memcpy(out->ybar, s->ybar, (size_t)n * sizeof *out->ybar);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = j; i < n; i++)
+            out->H[i + j * n] = out->H[j + i * n] = s->Hview[i + j * s->ncap];
+    return KM_OK;
+}
+
+int km_mtl_disclosed_merge(km_mtl_disclosed *d, km_mtl_disclosed *upd, km_error *err)
+{
+    if (upd->first > d->n || upd->n < d->n || upd->version < d->version)
+        return km_error_set(err, KM_EINPUT, "disclosure (version %lld, inputs %lld..%lld) does "
+                            "not follow the one held (version %lld, %lld inputs)",
+                            (long long)upd->version, (long long)upd->first,
+                            (long long)upd->n, (long long)d->version, (long long)d->n);
+    km_problem *X = d->X, *U = upd->X;
+    int64_t skip = d->n - upd->first, add = upd->n - d->n;
+    int64_t a = U->row_ptr[skip], nnz = U->row_ptr[U->l] - a;
+    int64_t *rp = realloc(X->row_ptr, (size_t)(X->l + add + 1) * sizeof *rp);
+    if (rp)
+        X->row_ptr = rp;
+    int32_t *ix = realloc(X->index, (size_t)(X->nnz + nnz + 1) * sizeof *ix);
+    if (ix)
+        X->index = ix;
+    double *v = realloc(X->value, (size_t)(X->nnz + nnz + 1) * sizeof *v);
+    if (v)
+        X->value = v;
+    if (!rp || !ix || !v)
+        return km_error_nomem(err, "mtl disclosure");
+    memcpy(X->index + X->nnz, U->index + a, (size_t)nnz * sizeof *ix);
+    memcpy(X->value + X->nnz, U->value + a, (size_t)nnz * sizeof *v);
+    for (int64_t i = 1; i <= add; i++)
+        X->row_ptr[X->l + i] = X->nnz + U->row_ptr[skip + i] - a;
+    X->l += add;
+    X->nnz += nnz;
+    if (U->n > X->n)
+        X->n = U->n;
+    free(d->ybar);
+    free(d->H);
+    d->ybar = upd->ybar;
+    d->H = upd->H;
+    upd->ybar = upd->H = NULL;
+    d->n = upd->n;
+    d->version = upd->version;
+    km_mtl_disclosed_free(upd);
+    return KM_OK;
+}
+
+km_mtl *km_mtl_from_disclosed(const km_mtl_param *p, const km_mtl_disclosed *d, km_error *err)
+{
+    if (d->first != 0 || d->X->l != d->n) {
+        km_error_set(err, KM_EINPUT, "disclosure holds inputs %lld..%lld, not all %lld",
+                     (long long)d->first, (long long)d->n, (long long)d->n);
+        return NULL;
+    }
+    km_mtl *s = km_mtl_new(p, err);
+    if (!s)
+        return NULL;
+    const km_problem *X = d->X;
+    for (int64_t i = 0; i < d->n; i++) {                               /* lines 1-7 */
+        int64_t a = X->row_ptr[i], nnz = X->row_ptr[i + 1] - a;
+        int rc = km_mtl_check_triple(X->index + a, X->value + a, nnz, 0, 1, 0, err);
+        int64_t m = rc ? -1 : canonical(s, X->index + a, X->value + a, nnz);
+        if (rc || m != nnz) {
+            if (!rc)
+                km_error_set(err, m < 0 ? KM_EINTERNAL : KM_EINPUT, m < 0 ? "out of memory "
+                             "(mtl inputs)" : "disclosed input %lld has a zero value",
+                             (long long)i + 1);
+            km_mtl_free(s);
+            return NULL;
+        }
+        uint64_t hash = row_hash(s->xi, s->xv, m);
+        if (find_input(s, s->xi, s->xv, m, hash) >= 0 ||
+            append_input(s, s->xi, s->xv, m, hash) < 0) {
+            km_error_set(err, KM_EINPUT, "disclosed input %lld repeats an earlier one or out "
+                         "of memory", (long long)i + 1);
+            km_mtl_free(s);
+            return NULL;
+        }
+    }
+    int64_t n = d->n, ld = s->ncap;
+    if (n) {
+        memcpy(s->ybar, d->ybar, (size_t)n * sizeof *s->ybar);
+        for (int64_t j = 0; j < n; j++)
+            memcpy(s->H + j * ld + j, d->H + j * n + j, (size_t)(n - j) * sizeof *s->H);
+    }
+    s->version = d->version;
+    return s;
+}
+
+/* ---- Algorithm 4 ---- */
+
+int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts,
+                   km_mtl **out, km_error *err)
+{
+    *out = NULL;
+    km_mtl *s = km_mtl_new(p, err);
+    if (!s)
+        return err ? err->code : KM_EUSAGE;
+    double alpha = p->alpha, lambda = p->lambda;
+    imap pos = {0};   /* (task, unique input) -> position in the mtl_task */
+    double *M = NULL, *Ld = NULL, *sv = NULL;
+    int rc = KM_OK;
+    /* unique inputs and Kbar = L D L' (line 4); tasks' inputs with repeats merged (Case 1):
+     * w accumulates sum 1/w_i and y sum y_i / w_i until the end */
+    for (int64_t i = 0; i < P->l && !rc; i++) {
+        int64_t a = P->row_ptr[i], nnz = P->row_ptr[i + 1] - a;
+        double w = wts ? wts[i] : 1;
+        if ((rc = km_mtl_check_triple(P->index + a, P->value + a, nnz, P->y[i], w, 0, err))) {
+            km_error_set(err, rc, "mtl: row %lld: %s", (long long)i + 1, err ? err->msg : "");
+            break;
+        }
+        int64_t m = canonical(s, P->index + a, P->value + a, nnz);
+        uint64_t hash = m < 0 ? 0 : row_hash(s->xi, s->xv, m);
+        int64_t sidx = m < 0 ? -1 : find_input(s, s->xi, s->xv, m, hash);
+        if (m >= 0 && sidx < 0)
+            sidx = append_input(s, s->xi, s->xv, m, hash);
+        mtl_task *T = sidx < 0 ? NULL : task_get(s, P->qid ? P->qid[i] : 0);
+        if (!T) {
+            rc = km_error_nomem(err, "mtl offline");
+            break;
+        }
+        int64_t tj = T - s->tasks, key = (int64_t)mix64((uint64_t)tj) ^ sidx;
+        int64_t k = imap_get(&pos, key);   /* keys stay: k < 0 means a new pair */
+        if (k >= 0 && (k >= T->l || T->h[k] != sidx))   /* a collision of keys: scan */
+            for (k = 0; k < T->l && T->h[k] != sidx; k++)
+                ;
+        if (k < 0 || k == T->l) {
+            if (task_grow(T, T->l + 1) || imap_put(&pos, key, T->l)) {
+                rc = km_error_nomem(err, "mtl offline");
+                break;
+            }
+            k = T->l++;
+            T->h[k] = sidx;
+            T->y[k] = T->w[k] = 0;
+        }
+        T->w[k] += 1 / w;
+        T->y[k] += P->y[i] / w;
+        T->triples++;
+        s->version++;
+    }
+    imap_free(&pos);
+    int64_t n = s->n;
+    if (!rc && (!(M = calloc((size_t)(n ? n * n : 1), sizeof *M)) ||
+                !(sv = calloc((size_t)(n ? n : 1), sizeof *sv))))
+        rc = km_error_nomem(err, "mtl offline");
+    /* lines 1-3 and the sums of lines 5-6 before multiplying by L: sv = sum_j P_j' R_j y_j,
+     * M = sum_j P_j' R_j P_j */
+    for (int64_t j = 0; j < s->ntask && !rc; j++) {
+        mtl_task *T = &s->tasks[j];
+        int64_t l = T->l, ld = T->cap;
+        for (int64_t k = 0; k < l; k++) {
+            T->w[k] = 1 / T->w[k];
+            T->y[k] *= T->w[k];
+        }
+        for (int64_t b = 0; b < l; b++) {
+            int64_t rb = T->h[b];
+            const int32_t *xi = s->index + s->row_ptr[rb];
+            const double *xv = s->value + s->row_ptr[rb];
+            int64_t xn = s->row_ptr[rb + 1] - s->row_ptr[rb];
+            for (int64_t a = b; a < l; a++)
+                T->R[a + b * ld] = (1 - alpha) * row_kernel(s, &p->Kt, T->h[a], xi, xv, xn,
+                                                            s->sq[rb]);
+            T->R[b + b * ld] += lambda * T->w[b];
+        }
+        int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int)l, T->R, (int)ld);
+        if (!info)
+            info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', (int)l, T->R, (int)ld);
+        if (info) {
+            rc = km_error_set(err, KM_EINTERNAL, "mtl offline: task %lld: (1 - alpha) K~ + "
+                              "lambda W not positive definite (info %d)", (long long)T->id,
+                              info);
+            break;
+        }
+        for (int64_t b = 0; b < l; b++)
+            for (int64_t a = b + 1; a < l; a++)
+                T->R[b + a * ld] = T->R[a + b * ld];
+        for (int64_t b = 0; b < l; b++) {
+            double ry = 0;
+            for (int64_t a = 0; a < l; a++) {
+                ry += T->R[b + a * ld] * T->y[a];
+                M[T->h[a] + T->h[b] * n] += T->R[a + b * ld];
+            }
+            sv[T->h[b]] += ry;
+        }
+    }
+    if (!rc && n) {
+        /* line 5: ybar = L' sv */
+        memcpy(s->ybar, sv, (size_t)n * sizeof *sv);
+        cblas_dtpmv(CblasRowMajor, CblasLower, CblasTrans, CblasUnit, (int)n, s->L, s->ybar, 1);
+        /* line 6: H = (D^-1 + alpha L'ML)^-1 = D^1/2 (I + alpha D^1/2 L'ML D^1/2)^-1 D^1/2 */
+        int64_t ld = s->ncap;
+        if (alpha > 0) {
+            if (!(Ld = calloc((size_t)(n * n), sizeof *Ld)))
+                rc = km_error_nomem(err, "mtl offline");
+            for (int64_t i = 0; i < n && !rc; i++)
+                for (int64_t j = 0; j <= i; j++)
+                    Ld[i + j * n] = s->L[packed(i) + j];
+            if (!rc) {
+                cblas_dtrmm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasUnit,
+                            (int)n, (int)n, 1.0, Ld, (int)n, M, (int)n);
+                cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasUnit, (int)n,
+                            (int)n, 1.0, Ld, (int)n, M, (int)n);
+                for (int64_t j = 0; j < n; j++)
+                    for (int64_t i = j; i < n; i++)
+                        M[i + j * n] = alpha * sqrt(s->D[i]) * M[i + j * n] * sqrt(s->D[j]) +
+                                       (i == j);
+                int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int)n, M, (int)n);
+                if (!info)
+                    info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', (int)n, M, (int)n);
+                if (info)
+                    rc = km_error_set(err, KM_EINTERNAL, "mtl offline: H inversion failed "
+                                      "(info %d)", info);
+                for (int64_t j = 0; j < n && !rc; j++)
+                    for (int64_t i = j; i < n; i++)
+                        s->H[i + j * ld] = sqrt(s->D[i]) * M[i + j * n] * sqrt(s->D[j]);
+            }
+        } else {
+            for (int64_t j = 0; j < n; j++) {
+                memset(s->H + j * ld + j, 0, (size_t)(n - j) * sizeof *s->H);
+                s->H[j + j * ld] = s->D[j];
+            }
+        }
+    }
+    free(M);
+    free(Ld);
+    free(sv);
+    if (rc) {
+        km_mtl_free(s);
+        return rc;
+    }
+    s->view_version = -1;
+    *out = s;
+    return KM_OK;
+}
+
+/* ---- estimates ---- */
+
+void km_mtl_estimate_free(km_mtl_estimate *e)
+{
+    if (!e)
+        return;
+    km_problem_free(e->X);
+    free(e->sq);
+    free(e->cbar);
+    free(e->h);
+    free(e->c);
+    free(e);
+}
+
+int km_mtl_task_coef(km_mtl *s, int64_t id, const int64_t **h, double *c, int64_t *l,
+                     const double **cbar, km_error *err)
+{
+    int rc = refresh_view(s, err);
+    if (rc)
+        return rc;
+    const mtl_task *T = task_find(s, id);
+    *cbar = s->cbar;
+    *l = T ? T->l : 0;
+    *h = T ? T->h : NULL;
+    if (!T)
+        return KM_OK;
+    /* line 15: c_j = R_j (y_j - alpha L(h_j, :) z) */
+    double *r = s->work2;
+    for (int64_t k = 0; k < T->l; k++)
+        r[k] = T->y[k] - s->p.alpha * cblas_ddot((int)T->h[k] + 1, s->L + packed(T->h[k]), 1,
+                                                  s->z, 1);
+    cblas_dsymv(CblasColMajor, CblasLower, (int)T->l, 1.0, T->R, (int)T->cap, r, 1, 0.0, c, 1);
+    return KM_OK;
+}
+
+int km_mtl_estimate_task(km_mtl *s, int64_t id, km_mtl_estimate **out, km_error *err)
+{
+    *out = NULL;
+    km_mtl_estimate *e = calloc(1, sizeof *e);
+    int64_t lmax, tr;
+    km_mtl_task_size(s, id, &lmax, &tr);
+    if (e) {
+        e->param = s->p;
+        e->X = rows_copy(s, 0);
+        e->sq = malloc((size_t)(s->n + 1) * sizeof *e->sq);
+        e->cbar = malloc((size_t)(s->n + 1) * sizeof *e->cbar);
+        e->h = malloc((size_t)(lmax + 1) * sizeof *e->h);
+        e->c = malloc((size_t)(lmax + 1) * sizeof *e->c);
+    }
+    if (!e || !e->X || !e->sq || !e->cbar || !e->h || !e->c) {
+        km_mtl_estimate_free(e);
+        return km_error_nomem(err, "mtl estimate");
+    }
+    const int64_t *h;
+    const double *cbar;
+    int rc = km_mtl_task_coef(s, id, &h, e->c, &e->l, &cbar, err);
+    if (rc) {
+        km_mtl_estimate_free(e);
+        return rc;
+    }
+    memcpy(e->sq, s->sq, (size_t)s->n * sizeof *e->sq);
+    memcpy(e->cbar, cbar, (size_t)s->n * sizeof *e->cbar);
+    if (e->l)
+        memcpy(e->h, h, (size_t)e->l * sizeof *e->h);
+    *out = e;
+    return KM_OK;
+}
+
+double km_mtl_estimate_eval(const km_mtl_estimate *e, const int32_t *index,
+                            const double *value, int64_t nnz)
+{
+    const km_problem *X = e->X;
+    double sq = sqnorm(value, nnz), alpha = e->param.alpha, gbar = 0, gt = 0;
+    for (int64_t i = 0; i < X->l && alpha > 0; i++) {
+        int64_t a = X->row_ptr[i];
+        gbar += e->cbar[i] * km_kernel_eval(&e->param.K, X->index + a, X->value + a,
+                                            X->row_ptr[i + 1] - a, e->sq[i], index, value, nnz,
+                                            sq);
+    }
+    for (int64_t k = 0; k < e->l && alpha < 1; k++) {
+        int64_t r = e->h[k], a = X->row_ptr[r];
+        gt += e->c[k] * km_kernel_eval(&e->param.Kt, X->index + a, X->value + a,
+                                       X->row_ptr[r + 1] - a, e->sq[r], index, value, nnz, sq);
+    }
+    return alpha * gbar + (1 - alpha) * gt;
+}

@@ -1,0 +1,154 @@
+/* mtl.h - client-server multi-task learning with a mixed-effect kernel (thesis ch. 5):
+ * the offline solver (Algorithm 4), the incremental server update (Algorithms 5-8) and the
+ * client's estimate (Algorithm 9), all in the number n of unique inputs.
+ *
+ * Problem (5.4): (K + lambda W) c = y over all examples (x_i, t_i, y_i) with weights w_i > 0,
+ * K the mixed-effect kernel (5.2): alpha K(x1, x2) + (1 - alpha) [t1 = t2] K~(x1, x2), one
+ * individual kernel K~ for every task. The estimate of task j is (5.3):
+ *   g_j(x) = alpha sum_i cbar_i K(xbar_i, x) + (1 - alpha) sum_{i in task j} c_i K~(x_i, x),
+ * cbar = P'c (5.8) over the unique inputs xbar_1..xbar_n. Repeated inputs of one task are
+ * merged into one (w = (sum 1/w_i)^-1, y = w sum y_i/w_i; Case 1 of section 5.3.1): the
+ * task's coefficient of a merged input is the sum of the per-example coefficients of (5.4).
+ *
+ * The factor Kbar = L D L' (5.7) has L unit lower triangular and D diagonal, grown one row per
+ * new input (Algorithm 8 lines 3-7). A new pivot beta <= KM_MTL_DROP K(x, x) means x is in
+ * the span of the earlier inputs (the linear kernel beyond its rank, a polynomial kernel
+ * beyond its dimension): its pivot is set to 0 and its column of L stays zero, so L D L' is
+ * the Gram matrix of the inputs projected on the span of the kept ones (rank r < n, as
+ * (5.7) allows). With an exactly rank-deficient kernel this is exact to rounding; an input
+ * merely within relative distance sqrt(KM_MTL_DROP) of the span moves Kbar by up to that
+ * much. Raising small pivots instead (jitter) was tried and dropped: the noise divided by
+ * them grew L without bound (poly kernel of rank 15 over 42 inputs: entries 1e300 by the
+ * 37th input).
+ *
+ * Disclosed information (section 5.3): the unique inputs Xbar, ybar and H. Undisclosed: each
+ * task's index vector h_j, merged outputs y_j and weights w_j, and R_j.
+ *
+ * H changes by one rank-one term per triple (Algorithm 5 line 35). The terms are queued and
+ * applied KM_MTL_BATCH at a time as one symmetric rank-k update (Woodbury, BLAS-3); a reader
+ * of H (km_mtl_disclose, km_mtl_estimate) gets them applied to a copy. The state after a
+ * sequence of updates is therefore a function of that sequence alone, bit for bit, whoever
+ * read it in between (journal replay gives the identical state).
+ */
+#ifndef KM_MTL_H
+#define KM_MTL_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "kernel.h"
+#include "problem.h"
+
+/* A pivot of Kbar = L D L' at most this times K(x, x) is taken as zero (x in the span). */
+#define KM_MTL_DROP 1e-12
+/* Rank-one terms of H applied together (one dsymm + dsyrk of rank KM_MTL_BATCH). */
+#define KM_MTL_BATCH 64
+
+typedef struct km_mtl_param {
+    double alpha;   /* (5.2) weight of the common kernel, 0 <= alpha <= 1 */
+    double lambda;  /* regularization parameter, > 0 */
+    km_kernel K;    /* common kernel K */
+    km_kernel Kt;   /* individual kernel K~, the same for every task */
+} km_mtl_param;
+
+/* KM_EUSAGE with a reason unless 0 <= alpha <= 1, lambda > 0 and finite, and both kernels
+ * valid for n features (km_kernel_check; the spline kernel needs n = 1). */
+int km_mtl_param_check(const km_mtl_param *p, int32_t n, km_error *err);
+
+/* The whole state of the server (or of a client's local copy). */
+typedef struct km_mtl km_mtl;
+
+km_mtl *km_mtl_new(const km_mtl_param *p, km_error *err);
+void km_mtl_free(km_mtl *s);
+
+const km_mtl_param *km_mtl_param_of(const km_mtl *s);
+
+/* The number n of unique inputs. */
+int64_t km_mtl_n(const km_mtl *s);
+
+/* The number of triples applied since creation (km_mtl_update calls that succeeded). */
+int64_t km_mtl_version(const km_mtl *s);
+
+/* Task `task`'s number of distinct inputs l_j and of triples received (0, 0 if unknown). */
+void km_mtl_task_size(const km_mtl *s, int64_t task, int64_t *l, int64_t *triples);
+
+/* Checks a triple without applying it: indices 0-based strictly increasing and below
+ * n_features (when n_features > 0), values, y finite, w > 0 finite. KM_EINPUT with a reason. */
+int km_mtl_check_triple(const int32_t *index, const double *value, int64_t nnz, double y,
+                        double w, int32_t n_features, km_error *err);
+
+/* Algorithm 5: receives (x, y, w) from task `task` (any 64-bit id; a new id starts a task)
+ * and updates everything (Cases 1-3). x is a sparse row (0-based increasing indices; zero
+ * values are dropped). KM_EINPUT for a bad triple (state unchanged), KM_EINTERNAL when out
+ * of memory (the state is then unusable). */
+int km_mtl_update(km_mtl *s, int64_t task, const int32_t *index, const double *value,
+                  int64_t nnz, double y, double w, km_error *err);
+
+/* The task-private part of Algorithm 5 only (h_j, y_j, w_j, R_j; Xbar, ybar, H untouched):
+ * an active client rebuilding its own R_j after the server has its triples. The input must
+ * already be among the unique inputs (KM_EINPUT otherwise). */
+int km_mtl_update_private(km_mtl *s, int64_t task, const int32_t *index, const double *value,
+                          int64_t nnz, double y, double w, km_error *err);
+
+/* Disclosed information (section 5.3): unique inputs first..n-1 (X: CSR rows, y unused),
+ * ybar (n) and H (n x n, full, column-major), at a version. */
+typedef struct km_mtl_disclosed {
+    int64_t version;
+    int64_t n;
+    int64_t first;
+    km_problem *X;   /* n - first rows */
+    double *ybar;
+    double *H;
+} km_mtl_disclosed;
+
+/* Fills *out with the disclosed data at the current version; inputs from `first` on
+ * (0 <= first <= n). */
+int km_mtl_disclose(km_mtl *s, int64_t first, km_mtl_disclosed *out, km_error *err);
+void km_mtl_disclosed_free(km_mtl_disclosed *d);
+
+/* Appends a later disclosure (upd->first == d->n... or less: rows d already has are
+ * skipped) to d: the rows after d's, ybar and H replaced. KM_EINPUT if upd->first > d->n
+ * or upd is older. */
+int km_mtl_disclosed_merge(km_mtl_disclosed *d, km_mtl_disclosed *upd, km_error *err);
+
+/* Algorithm 9 lines 1-7: a client's state from disclosed data (first must be 0): Xbar,
+ * L and D recomputed from Xbar, ybar and H as given; no tasks. A passive client then adds
+ * its own data with km_mtl_update, an active one with km_mtl_update_private. */
+km_mtl *km_mtl_from_disclosed(const km_mtl_param *p, const km_mtl_disclosed *d, km_error *err);
+
+/* Algorithm 4 (offline): the state for all rows of P (task ids from P->qid, or one task 0
+ * when P has none; weights w, or 1 when w is NULL). Unique inputs and each task's inputs
+ * in order of first appearance, as the server would have them after receiving the rows in
+ * order. Cost O(n^3 + sum_j l_j^3 + number of examples). */
+int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *w, km_mtl **out,
+                   km_error *err);
+
+/* A task's estimate (5.3): g_j(x) = alpha sum_i cbar_i K(xbar_i, x)
+ *                                   + (1 - alpha) sum_k c_k K~(xbar_{h_k}, x). */
+typedef struct km_mtl_estimate {
+    km_mtl_param param;
+    km_problem *X;   /* the n unique inputs xbar_i */
+    double *sq;      /* their squared norms */
+    double *cbar;    /* n */
+    int64_t l;       /* the task's distinct inputs */
+    int64_t *h;      /* l rows of X */
+    double *c;       /* l coefficients c_j (merged inputs: the sum over the repeats) */
+} km_mtl_estimate;
+
+/* Algorithm 9 lines 13-15 (z = H ybar, D L' cbar = z, c_j = R_j (y_j - alpha L(h_j,:) z))
+ * for task `task` (a task without data gets the average task, l = 0). z and cbar are kept
+ * for the version, so estimating many tasks costs O(n^2) once plus O(l_j^2 + n l_j) each. */
+/* The same for callers that evaluate many tasks themselves: c (room for l_j) gets c_j,
+ * *h the task's rows of Xbar and *cbar the n values of cbar (both borrowed from s, valid
+ * until the next update). */
+int km_mtl_task_coef(km_mtl *s, int64_t task, const int64_t **h, double *c, int64_t *l,
+                     const double **cbar, km_error *err);
+
+int km_mtl_estimate_task(km_mtl *s, int64_t task, km_mtl_estimate **out, km_error *err);
+void km_mtl_estimate_free(km_mtl_estimate *e);
+
+/* g_j(x) of a sparse row (0-based increasing indices). */
+double km_mtl_estimate_eval(const km_mtl_estimate *e, const int32_t *index,
+                            const double *value, int64_t nnz);
+
+#endif

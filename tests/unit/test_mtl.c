@@ -1,0 +1,434 @@
+/* test_mtl.c - thesis ch. 5 against a direct solution: after random interleavings of triples
+ * (repeated inputs within a task, inputs shared between tasks, new inputs), the server's
+ * incremental state (Algorithms 5-8), the offline solver (Algorithm 4) and passive and active
+ * clients (Algorithm 9) give every task's coefficients and predictions of (K + lambda W) c = y
+ * (5.4) solved by LAPACK on all examples, to 1e-8 relative. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "mtl.h"
+#include "rng.h"
+#include "test.h"
+#include "testutil.h"
+
+#define TOL 1e-8
+
+/* A stream of triples: input k of a pool, task t, output y, weight w. */
+typedef struct stream {
+    int32_t d;          /* features */
+    int64_t npool;
+    km_problem *pool;   /* candidate inputs (distinct) */
+    int64_t l;
+    int64_t *x, *t;
+    double *y, *w;
+} stream;
+
+/* npool distinct sparse inputs in d dimensions (unit norm when sphere), l triples over m tasks
+ * with inputs drawn from a pool: a task repeats its own inputs, shares others' or meets new
+ * ones, in random order. */
+static stream make_stream(uint64_t seed, int32_t d, int64_t npool, int64_t l, int64_t m,
+                          int sphere, int unit_w)
+{
+    km_rng r;
+    km_rng_seed(&r, seed);
+    stream S = {d, npool, calloc(1, sizeof(km_problem)), l, malloc(l * sizeof(int64_t)),
+                malloc(l * sizeof(int64_t)), malloc(l * sizeof(double)),
+                malloc(l * sizeof(double))};
+    km_problem *P = S.pool;
+    P->l = npool;
+    P->n = d;
+    P->row_ptr = calloc(npool + 1, sizeof *P->row_ptr);
+    P->index = malloc(npool * d * sizeof *P->index);
+    P->value = malloc(npool * d * sizeof *P->value);
+    int64_t q = 0;
+    for (int64_t i = 0; i < npool; i++) {
+        double nrm = 0;
+        int64_t a = q;
+        for (int32_t j = 0; j < d; j++) {
+            if (unif(&r) < 0.25 && j != (int32_t)(i % d))
+                continue;
+            P->index[q] = j;
+            P->value[q] = sphere ? unif(&r) : 2 * unif(&r) - 1;
+            nrm += P->value[q] * P->value[q];
+            q++;
+        }
+        for (int64_t k = a; sphere && k < q; k++)
+            P->value[k] /= sqrt(nrm);
+        P->row_ptr[i + 1] = q;
+    }
+    for (int64_t i = 0; i < l; i++) {
+        S.t[i] = (int64_t)km_rng_below(&r, m) * 7 - 3;   /* ids need not be 0..m-1 */
+        /* a small pool region per task makes repeats likely, the rest shares */
+        S.x[i] = unif(&r) < 0.4 ? (S.t[i] + 3) / 7 % npool
+                                : (int64_t)km_rng_below(&r, npool);
+        S.y[i] = 2 * unif(&r) - 1;
+        S.w[i] = unit_w ? 1 : 0.5 + 1.5 * unif(&r);
+    }
+    return S;
+}
+
+static void stream_free(stream *S)
+{
+    km_problem_free(S->pool);
+    free(S->x);
+    free(S->t);
+    free(S->y);
+    free(S->w);
+}
+
+static double kval(const km_kernel *k, const km_problem *A, int64_t a, const km_problem *B,
+                   int64_t b)
+{
+    int64_t pa = A->row_ptr[a], pb = B->row_ptr[b];
+    int64_t na = A->row_ptr[a + 1] - pa, nb = B->row_ptr[b + 1] - pb;
+    double sa = 0, sb = 0;
+    for (int64_t i = 0; i < na; i++)
+        sa += A->value[pa + i] * A->value[pa + i];
+    for (int64_t i = 0; i < nb; i++)
+        sb += B->value[pb + i] * B->value[pb + i];
+    return km_kernel_eval(k, A->index + pa, A->value + pa, na, sa, B->index + pb,
+                          B->value + pb, nb, sb);
+}
+
+/* The direct solution of (5.4) over the first l triples: c (l values). */
+static double *direct(const km_mtl_param *p, const stream *S, int64_t l)
+{
+    double *A = malloc(l * l * sizeof *A), *c = malloc(l * sizeof *c);
+    for (int64_t a = 0; a < l; a++) {
+        for (int64_t b = 0; b < l; b++)
+            A[a + b * l] = p->alpha * kval(&p->K, S->pool, S->x[a], S->pool, S->x[b]) +
+                           (S->t[a] == S->t[b] ? (1 - p->alpha) *
+                            kval(&p->Kt, S->pool, S->x[a], S->pool, S->x[b]) : 0);
+        A[a + a * l] += p->lambda * S->w[a];
+        c[a] = S->y[a];
+    }
+    int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', (int)l, 1, A, (int)l, c, (int)l);
+    if (info)
+        printf("# dposv info %d\n", info);
+    free(A);
+    return c;
+}
+
+static int same_row(const km_problem *A, int64_t a, const km_problem *B, int64_t b)
+{
+    int64_t pa = A->row_ptr[a], pb = B->row_ptr[b], n = A->row_ptr[a + 1] - pa;
+    return n == B->row_ptr[b + 1] - pb &&
+           !memcmp(A->index + pa, B->index + pb, n * sizeof *A->index) &&
+           !memcmp(A->value + pa, B->value + pb, n * sizeof *A->value);
+}
+
+static double relerr(const double *a, const double *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        num = fmax(num, fabs(a[i] - b[i]));
+        den = fmax(den, fabs(b[i]));
+    }
+    return den > 0 ? num / den : num;
+}
+
+/* Compares the estimate of task `task` with the direct solution c over the first l triples:
+ * cbar = P'c (when Kbar is non-singular), gbar and g_j on every pool input and the task's
+ * merged coefficients. Returns the
+ * largest relative error. */
+static double compare(const km_mtl_param *p, const stream *S, int64_t l, const double *c,
+                      const km_mtl_estimate *e, int64_t task, int full_rank)
+{
+    const km_problem *X = e->X;
+    double *want = calloc(X->l + e->l, sizeof *want);
+    int64_t *row = malloc(S->npool * sizeof *row);
+    for (int64_t k = 0; k < S->npool; k++) {
+        row[k] = -1;
+        for (int64_t i = 0; i < X->l && row[k] < 0; i++)
+            if (same_row(S->pool, k, X, i))
+                row[k] = i;
+    }
+    for (int64_t a = 0; a < l; a++) {
+        int64_t i = row[S->x[a]];
+        want[i] += c[a];
+        for (int64_t k = 0; k < e->l && S->t[a] == task; k++)
+            if (e->h[k] == i)
+                want[X->l + k] += c[a];
+    }
+    /* cbar itself is unique only when Kbar is non-singular; alpha Kbar cbar always is (gbar) */
+    double err = fmax(full_rank ? relerr(e->cbar, want, X->l) : 0,
+                      relerr(e->c, want + X->l, e->l));
+    double *gb = calloc(2 * S->npool, sizeof *gb);
+    for (int64_t k = 0; k < S->npool; k++) {
+        for (int64_t i = 0; i < X->l; i++)
+            gb[k] += e->cbar[i] * kval(&p->K, X, i, S->pool, k);
+        for (int64_t a = 0; a < l; a++)
+            gb[S->npool + k] += c[a] * kval(&p->K, S->pool, S->x[a], S->pool, k);
+    }
+    if (p->alpha > 0)
+        err = fmax(err, relerr(gb, gb + S->npool, S->npool));
+    free(gb);
+    double *g = malloc(S->npool * sizeof *g), *gw = calloc(S->npool, sizeof *gw);
+    for (int64_t k = 0; k < S->npool; k++) {
+        const km_problem *P = S->pool;
+        int64_t a0 = P->row_ptr[k];
+        g[k] = km_mtl_estimate_eval(e, P->index + a0, P->value + a0, P->row_ptr[k + 1] - a0);
+        for (int64_t a = 0; a < l; a++)
+            gw[k] += c[a] * (p->alpha * kval(&p->K, P, S->x[a], P, k) +
+                             (S->t[a] == task ? (1 - p->alpha) * kval(&p->Kt, P, S->x[a], P, k)
+                                              : 0));
+    }
+    err = fmax(err, relerr(g, gw, S->npool));
+    free(g);
+    free(gw);
+    free(want);
+    free(row);
+    return err;
+}
+
+static int feed(km_mtl *s, const stream *S, int64_t from, int64_t to, int64_t skip_task,
+                int private_)
+{
+    for (int64_t a = from; a < to; a++) {
+        if (S->t[a] == skip_task)
+            continue;
+        const km_problem *P = S->pool;
+        int64_t a0 = P->row_ptr[S->x[a]];
+        km_error err;
+        int rc = (private_ ? km_mtl_update_private : km_mtl_update)(
+            s, S->t[a], P->index + a0, P->value + a0, P->row_ptr[S->x[a] + 1] - a0, S->y[a],
+            S->w[a], &err);
+        if (rc) {
+            printf("# update %lld: %s\n", (long long)a, err.msg);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Worst relative error over every task of the stream's first l triples. */
+static double all_tasks(km_mtl *s, const km_mtl_param *p, const stream *S, int64_t l,
+                        const double *c, int full_rank)
+{
+    double worst = 0;
+    for (int64_t a = 0; a < l; a++) {
+        int first = 1;
+        for (int64_t b = 0; b < a && first; b++)
+            first = S->t[b] != S->t[a];
+        if (!first)
+            continue;
+        km_mtl_estimate *e;
+        km_error err;
+        if (km_mtl_estimate_task(s, S->t[a], &e, &err)) {
+            printf("# estimate: %s\n", err.msg);
+            return INFINITY;
+        }
+        worst = fmax(worst, compare(p, S, l, c, e, S->t[a], full_rank));
+        km_mtl_estimate_free(e);
+    }
+    return worst;
+}
+
+typedef struct config {
+    const char *name;
+    km_kernel K, Kt;
+    double alpha, lambda;
+    int32_t d;
+    int64_t npool, l, m;
+    int sphere, unit_w, full_rank;
+} config;
+
+static void run_config(const config *cf, uint64_t seed)
+{
+    km_mtl_param p = {cf->alpha, cf->lambda, cf->K, cf->Kt};
+    stream S = make_stream(seed, cf->d, cf->npool, cf->l, cf->m, cf->sphere, cf->unit_w);
+    km_error err;
+
+    /* the server after each of several prefixes (queued H terms and flushed ones) */
+    km_mtl *s = km_mtl_new(&p, &err);
+    int64_t cuts[] = {1, 7, KM_MTL_BATCH, KM_MTL_BATCH + 5, cf->l};
+    int64_t done = 0;
+    double worst = 0;
+    for (size_t k = 0; k < sizeof cuts / sizeof *cuts; k++) {
+        int64_t to = cuts[k] < cf->l ? cuts[k] : cf->l;
+        if (to <= done)
+            continue;
+        feed(s, &S, done, to, INT64_MIN, 0);
+        done = to;
+        double *c = direct(&p, &S, to);
+        worst = fmax(worst, all_tasks(s, &p, &S, to, c, cf->full_rank));
+        free(c);
+    }
+    CHECK(worst <= TOL, "%s: server (Algorithm 5) after 5 prefixes of %lld triples, %lld unique "
+          "inputs: every task's cbar, c_j and g_j = direct (5.4) (rel err %.2g)", cf->name,
+          (long long)cf->l, (long long)km_mtl_n(s), worst);
+
+    /* offline (Algorithm 4) */
+    double *c = direct(&p, &S, cf->l);
+    km_problem *P = calloc(1, sizeof *P);
+    P->l = cf->l;
+    P->n = cf->d;
+    P->row_ptr = calloc(cf->l + 1, sizeof *P->row_ptr);
+    P->index = malloc(S.pool->nnz + cf->l * cf->d * sizeof *P->index);
+    P->value = malloc(cf->l * cf->d * sizeof *P->value);
+    P->y = malloc(cf->l * sizeof *P->y);
+    P->qid = malloc(cf->l * sizeof *P->qid);
+    for (int64_t a = 0; a < cf->l; a++) {
+        int64_t a0 = S.pool->row_ptr[S.x[a]], nz = S.pool->row_ptr[S.x[a] + 1] - a0;
+        memcpy(P->index + P->row_ptr[a], S.pool->index + a0, nz * sizeof *P->index);
+        memcpy(P->value + P->row_ptr[a], S.pool->value + a0, nz * sizeof *P->value);
+        P->row_ptr[a + 1] = P->row_ptr[a] + nz;
+        P->y[a] = S.y[a];
+        P->qid[a] = S.t[a];
+    }
+    P->nnz = P->row_ptr[cf->l];
+    km_mtl *off = NULL;
+    int rc = km_mtl_offline(&p, P, S.w, &off, &err);
+    CHECK(rc == 0, "%s: offline runs (%s)", cf->name, rc ? err.msg : "ok");
+    if (!rc) {
+        double e = all_tasks(off, &p, &S, cf->l, c, cf->full_rank);
+        CHECK(e <= TOL, "%s: offline (Algorithm 4) = direct (rel err %.2g)", cf->name, e);
+    }
+
+    /* a passive client: the server never sees task T0; the client adds it locally */
+    int64_t T0 = S.t[0];
+    km_mtl *srv = km_mtl_new(&p, &err);
+    feed(srv, &S, 0, cf->l, T0, 0);
+    km_mtl_disclosed d;
+    if (km_mtl_disclose(srv, 0, &d, &err))
+        printf("# disclose: %s\n", err.msg);
+    km_mtl *pas = km_mtl_from_disclosed(&p, &d, &err);
+    rc = !pas;
+    for (int64_t a = 0; a < cf->l && !rc; a++)
+        if (S.t[a] == T0)
+            rc = feed(pas, &S, a, a + 1, INT64_MIN, 0);
+    km_mtl_estimate *ep = NULL, *ea = NULL, *es = NULL;
+    if (!rc)
+        rc = km_mtl_estimate_task(pas, T0, &ep, &err);
+    double e = rc ? INFINITY : compare(&p, &S, cf->l, c, ep, T0, cf->full_rank);
+    CHECK(e <= TOL, "%s: passive client (Algorithm 9, local Algorithm 5 on its own data) = "
+          "direct (rel err %.2g)", cf->name, e);
+    km_mtl_disclosed_free(&d);
+
+    /* an active client: the server has everything; the client rebuilds R_j from its own data */
+    km_mtl_disclose(s, 0, &d, &err);
+    km_mtl *act = km_mtl_from_disclosed(&p, &d, &err);
+    rc = !act;
+    for (int64_t a = 0; a < cf->l && !rc; a++)
+        if (S.t[a] == T0)
+            rc = feed(act, &S, a, a + 1, INT64_MIN, 1);
+    if (!rc)
+        rc = km_mtl_estimate_task(act, T0, &ea, &err) || km_mtl_estimate_task(s, T0, &es, &err);
+    CHECK(!rc && ea->l == es->l && !memcmp(ea->c, es->c, ea->l * sizeof *ea->c) &&
+          !memcmp(ea->cbar, es->cbar, ea->X->l * sizeof *ea->cbar),
+          "%s: active client's c_j and cbar = the server's, bit for bit", cf->name);
+    e = INFINITY;
+    if (!rc) {   /* their inputs come in other orders: compare g_j on the pool */
+        double *ga = malloc(S.npool * sizeof *ga), *gp = malloc(S.npool * sizeof *gp);
+        for (int64_t k = 0; k < S.npool; k++) {
+            const km_problem *Q = S.pool;
+            int64_t a0 = Q->row_ptr[k], nz = Q->row_ptr[k + 1] - a0;
+            ga[k] = km_mtl_estimate_eval(ea, Q->index + a0, Q->value + a0, nz);
+            gp[k] = km_mtl_estimate_eval(ep, Q->index + a0, Q->value + a0, nz);
+        }
+        e = relerr(ga, gp, S.npool);
+        free(ga);
+        free(gp);
+    }
+    CHECK(e <= TOL, "%s: active and passive clients' g_j agree (rel err %.2g)", cf->name, e);
+    km_mtl_disclosed_free(&d);
+
+    km_mtl_estimate_free(ep);
+    km_mtl_estimate_free(ea);
+    km_mtl_estimate_free(es);
+    km_mtl_free(pas);
+    km_mtl_free(act);
+    km_mtl_free(srv);
+    km_mtl_free(off);
+    km_mtl_free(s);
+    km_problem_free(P);
+    free(c);
+    stream_free(&S);
+}
+
+/* The same triples with and without disclosures in between give the same bits (the state is
+ * a function of the triple sequence: journal replay reproduces it); a disclosure of the
+ * inputs after `first` merged into an older one equals a full one. */
+static void determinism(void)
+{
+    km_mtl_param p = {0.6, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}};
+    stream S = make_stream(11, 6, 90, 400, 9, 0, 0);
+    km_error err;
+    km_mtl *a = km_mtl_new(&p, &err), *b = km_mtl_new(&p, &err);
+    km_mtl_disclosed da, db, old;
+    feed(a, &S, 0, 150, INT64_MIN, 0);
+    km_mtl_disclose(a, 0, &old, &err);
+    for (int64_t k = 150; k < S.l; k += 37) {
+        feed(a, &S, k, k + 37 < S.l ? k + 37 : S.l, INT64_MIN, 0);
+        km_mtl_disclose(a, 0, &da, &err);   /* reads H with queued terms applied */
+        km_mtl_disclosed_free(&da);
+    }
+    feed(b, &S, 0, S.l, INT64_MIN, 0);
+    km_mtl_disclose(a, 0, &da, &err);
+    km_mtl_disclose(b, 0, &db, &err);
+    int64_t n = da.n;
+    CHECK(da.version == db.version && n == db.n &&
+          !memcmp(da.ybar, db.ybar, n * sizeof *da.ybar) &&
+          !memcmp(da.H, db.H, n * n * sizeof *da.H),
+          "ybar and H after 400 triples are the same bits with or without 7 reads in between");
+    km_mtl_disclosed delta;
+    int64_t have = old.n;
+    km_mtl_disclose(b, have - 3, &delta, &err);
+    int rc = km_mtl_disclosed_merge(&old, &delta, &err);
+    CHECK(!rc && old.n == n && old.X->l == n && old.X->nnz == da.X->nnz &&
+          !memcmp(old.X->row_ptr, da.X->row_ptr, (n + 1) * sizeof *old.X->row_ptr) &&
+          !memcmp(old.X->value, da.X->value, da.X->nnz * sizeof *old.X->value) &&
+          !memcmp(old.H, da.H, n * n * sizeof *da.H),
+          "a disclosure of the inputs after %lld merged into the one at version 150 = a full "
+          "one (%lld inputs)", (long long)(have - 3), (long long)n);
+    km_mtl_disclosed_free(&da);
+    km_mtl_disclosed_free(&db);
+    km_mtl_disclosed_free(&old);
+
+    /* bad triples are refused and change nothing */
+    int32_t ix[] = {2, 1};
+    double v[] = {1, 2};
+    int64_t ver = km_mtl_version(b);
+    CHECK(km_mtl_update(b, 1, ix, v, 2, 0, 1, &err) == KM_EINPUT &&
+          km_mtl_update(b, 1, ix, v, 1, 0, 0, &err) == KM_EINPUT &&
+          km_mtl_update(b, 1, ix, v, 1, NAN, 1, &err) == KM_EINPUT &&
+          km_mtl_version(b) == ver, "decreasing indices, w = 0, y = NaN refused, state kept");
+    double big[] = {12345.5};
+    CHECK(km_mtl_update_private(b, 1, ix, big, 1, 0, 1, &err) == KM_EINPUT,
+          "an active client's input that the server does not have is refused: %s", err.msg);
+    int64_t l, tr;
+    km_mtl_task_size(b, 999999, &l, &tr);
+    km_mtl_estimate *e;
+    rc = km_mtl_estimate_task(b, 999999, &e, &err);
+    CHECK(!rc && l == 0 && e->l == 0, "a task without data gets the average task (l = 0)");
+    km_mtl_estimate_free(e);
+    km_mtl_free(a);
+    km_mtl_free(b);
+    stream_free(&S);
+}
+
+int main(void)
+{
+    km_kernel lin = {KM_KERNEL_LINEAR, 0, 0, 1}, rbf = {KM_KERNEL_RBF, 0.5, 0, 3},
+              expdot = {KM_KERNEL_EXPDOT, 1, 0, 3}, poly = {KM_KERNEL_POLY, 0.5, 1, 2},
+              lap = {KM_KERNEL_LAPLACIAN, 0.3, 0, 3};
+    config cf[] = {
+        {"rbf/linear a=0.5", rbf, lin, 0.5, 0.5, 5, 60, 260, 8, 0, 0, 1},
+        {"expdot/linear sphere (thesis 5.4) a=0.25", expdot, lin, 0.25, 0.05, 8, 70, 300, 12, 1,
+         1, 1},
+        {"linear (rank 3 < n: dropped pivots)/rbf a=0.7", lin, rbf, 0.7, 0.2, 3, 40, 200, 6, 0, 0,
+         0},
+        {"poly (rank 15 < n)/laplacian a=0.3", poly, lap, 0.3, 1.0, 4, 50, 200, 5, 0, 0, 0},
+        {"alpha=0 (separate)", rbf, lin, 0.0, 0.5, 5, 40, 150, 5, 0, 0, 1},
+        {"alpha=1 (pooled)", rbf, lin, 1.0, 0.5, 5, 40, 150, 5, 0, 0, 1},
+        {"one task, many repeats", lap, rbf, 0.4, 0.3, 3, 12, 180, 1, 0, 0, 1},
+    };
+    for (size_t k = 0; k < sizeof cf / sizeof *cf; k++)
+        run_config(&cf[k], 100 + k);
+    determinism();
+    TEST_EXIT();
+}
