@@ -130,6 +130,8 @@ static size_t packed(int64_t n)
     return (size_t)n * (size_t)(n + 1) / 2;
 }
 
+static int grow_inputs(km_mtl *s, int64_t need);
+
 int km_mtl_param_check(const km_mtl_param *p, int32_t n, km_error *err)
 {
     if (!(p->alpha >= 0 && p->alpha <= 1))
@@ -151,8 +153,8 @@ km_mtl *km_mtl_new(const km_mtl_param *p, km_error *err)
     if (km_mtl_param_check(p, 0, err))
         return NULL;
     km_mtl *s = calloc(1, sizeof *s);
-    if (!s || !(s->row_ptr = calloc(1, sizeof *s->row_ptr))) {
-        free(s);
+    if (!s || !(s->row_ptr = calloc(1, sizeof *s->row_ptr)) || grow_inputs(s, 1)) {
+        km_mtl_free(s);
         km_error_nomem(err, "mtl state");
         return NULL;
     }
@@ -343,7 +345,7 @@ static int64_t append_input(km_mtl *s, const int32_t *ix, const double *v, int64
     if (grow_inputs(s, n + 1))
         return -1;
     int64_t at = s->row_ptr[n];
-    if (at + nnz > s->nzcap) {
+    if (at + nnz > s->nzcap || !s->index) {
         int64_t cap = s->nzcap ? s->nzcap : 256;
         while (cap < at + nnz)
             cap *= 2;
@@ -669,8 +671,10 @@ static km_problem *rows_copy(const km_mtl *s, int64_t first)
     }
     for (int64_t i = 0; i <= m; i++)
         X->row_ptr[i] = s->row_ptr[first + i] - a;
-    memcpy(X->index, s->index + a, (size_t)nnz * sizeof *X->index);
-    memcpy(X->value, s->value + a, (size_t)nnz * sizeof *X->value);
+    if (nnz) {
+        memcpy(X->index, s->index + a, (size_t)nnz * sizeof *X->index);
+        memcpy(X->value, s->value + a, (size_t)nnz * sizeof *X->value);
+    }
     return X;
 }
 
@@ -989,8 +993,10 @@ int km_mtl_estimate_task(km_mtl *s, int64_t id, km_mtl_estimate **out, km_error 
         km_mtl_estimate_free(e);
         return rc;
     }
-    memcpy(e->sq, s->sq, (size_t)s->n * sizeof *e->sq);
-    memcpy(e->cbar, cbar, (size_t)s->n * sizeof *e->cbar);
+    if (s->n) {
+        memcpy(e->sq, s->sq, (size_t)s->n * sizeof *e->sq);
+        memcpy(e->cbar, cbar, (size_t)s->n * sizeof *e->cbar);
+    }
     if (e->l)
         memcpy(e->h, h, (size_t)e->l * sizeof *e->h);
     *out = e;
