@@ -9,6 +9,19 @@
 #include <lapacke.h>
 
 #define RANK_TOL 1e-10 /* eigenvalues of L below this fraction of the largest count as 0 */
+#define ESCAPE_TOL 1e-3 /* a saddle: ||C'KC||_2 > 1 + this (Lemma 8's (13) violated) */
+#define ESCAPE_SIZE 1e-2 /* the added direction's share of the largest eigenvalue of L */
+#define AA_MEM 5       /* Anderson acceleration: steps remembered */
+#define AA_REG 1e-12   /* its least squares: ridge relative to the Gram matrix's trace */
+
+/* A point B = Y~' M of the iteration with its A-step (lines 5-7) and objective. */
+typedef struct point {
+    double *M;           /* l x p; B = Y~' M (undefined while the state is B = I) */
+    double *YB, *BtB;    /* Y~ B (l x p), B'B (p x p) */
+    double *W, *t;       /* B'B = W diag(t) W', t ascending, clamped at 0 */
+    double *Q, *V, *E;   /* Q = Y~ B W, V = Q ./ (s t' + lambda), E = diag(s) V (l x p) */
+    double res, obj;     /* ||Y - K A B'||_F^2 and Q(A, B) at A = A*(B) */
+} point;
 
 struct km_okl {
     int64_t l, m, lv;
@@ -21,15 +34,17 @@ struct km_okl {
     double ynorm2;       /* ||Y||_F^2 = tr(G) */
     double *KvU, *H;     /* validation: Kv U and Yv Y~' (lv x l); yv2 = ||Yv||_F^2 */
     double yv2;
-    /* the state: B = I (m x p) when start, else B = Y~' M; zero: the solution is L = 0 */
-    int start, zero;
+    /* the state: B = I (m x p) when start, else point pt[cur]; zero: the solution is L = 0 */
+    int start, zero, cur;
     double lambda;
-    double *M, *Mn, *D, *YB, *BtB, *W, *t, *Q, *V, *E, *S, *X, *R, *HM;
-    double *work;
-    /* a kept solution (km_okl_keep): lambda, flags, M, V, W, t */
+    point pt[3], kept;   /* current, step and trial points; a kept solution (km_okl_keep) */
+    /* Anderson acceleration: the last AA_MEM + 1 steps x -> y = T(x): T(x) = y->M, G T(x)
+     * = y->YB, f = T(x) - x = D and G f (ring buffers, slot k % (AA_MEM + 1)) */
+    double *aT[AA_MEM + 1], *aGT[AA_MEM + 1], *aF[AA_MEM + 1], *aGF[AA_MEM + 1];
+    int64_t na;          /* steps recorded since the last reset */
     double klambda;
-    int kstart, kzero, kept;
-    double *kM, *kV, *kW, *kt;
+    int kstart, kzero, has_kept;
+    double *D, *GD, *S, *X, *R, *HM, *work, *T1, *N, *u;
 };
 
 km_okl_param km_okl_param_default(void)
@@ -41,15 +56,30 @@ km_okl_param km_okl_param_default(void)
     return p;
 }
 
+static void point_free(point *x)
+{
+    double *v[] = {x->M, x->YB, x->BtB, x->W, x->t, x->Q, x->V, x->E};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        free(v[i]);
+}
+
 void km_okl_free(km_okl *O)
 {
     if (!O)
         return;
-    double *v[] = {O->U, O->s, O->Yt, O->G, O->KvU, O->H, O->M, O->Mn, O->D, O->YB,
-                   O->BtB, O->W, O->t, O->Q, O->V, O->E, O->S, O->X, O->R, O->HM, O->work,
-                   O->kM, O->kV, O->kW, O->kt};
+    double *v[] = {O->U, O->s, O->Yt, O->G, O->KvU, O->H, O->D, O->GD, O->S, O->X, O->R,
+                   O->HM, O->work, O->T1, O->N, O->u};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         free(v[i]);
+    for (int k = 0; k <= AA_MEM; k++) {
+        free(O->aT[k]);
+        free(O->aGT[k]);
+        free(O->aF[k]);
+        free(O->aGF[k]);
+    }
+    for (int k = 0; k < 3; k++)
+        point_free(&O->pt[k]);
+    point_free(&O->kept);
     free(O);
 }
 
@@ -58,6 +88,33 @@ static double *alloc(int64_t a, int64_t b, int *fail)
     double *x = malloc((size_t)(a > 0 ? a : 1) * (size_t)(b > 0 ? b : 1) * sizeof *x);
     *fail |= !x;
     return x;
+}
+
+static void point_alloc(point *x, int64_t l, int64_t p, int *fail)
+{
+    x->M = alloc(l, p, fail);
+    x->YB = alloc(l, p, fail);
+    x->Q = alloc(l, p, fail);
+    x->V = alloc(l, p, fail);
+    x->E = alloc(l, p, fail);
+    x->BtB = alloc(p, p, fail);
+    x->W = alloc(p, p, fail);
+    x->t = alloc(p, 1, fail);
+}
+
+static void point_copy(point *dst, const point *src, int64_t l, int64_t p)
+{
+    size_t lp = (size_t)(l * p) * sizeof(double), pp = (size_t)(p * p) * sizeof(double);
+    memcpy(dst->M, src->M, lp);
+    memcpy(dst->YB, src->YB, lp);
+    memcpy(dst->Q, src->Q, lp);
+    memcpy(dst->V, src->V, lp);
+    memcpy(dst->E, src->E, lp);
+    memcpy(dst->BtB, src->BtB, pp);
+    memcpy(dst->W, src->W, pp);
+    memcpy(dst->t, src->t, (size_t)p * sizeof(double));
+    dst->res = src->res;
+    dst->obj = src->obj;
 }
 
 static double dot(int64_t n, const double *x, const double *y)
@@ -103,16 +160,22 @@ km_okl *km_okl_new(const double *K, const double *Y, int64_t l, int64_t m, const
         O->HM = alloc(lv, p, &fail);
     }
     if (!par->identity) {
-        double **lp[] = {&O->M, &O->Mn, &O->D, &O->YB, &O->Q, &O->V, &O->E, &O->X, &O->kM,
-                         &O->kV};
-        for (size_t i = 0; i < sizeof lp / sizeof *lp; i++)
-            *lp[i] = alloc(l, p, &fail);
-        O->BtB = alloc(p, p, &fail);
-        O->W = alloc(p, p, &fail);
-        O->kW = alloc(p, p, &fail);
-        O->kt = alloc(p, 1, &fail);
+        for (int k = 0; k < 3; k++)
+            point_alloc(&O->pt[k], l, p, &fail);
+        point_alloc(&O->kept, l, p, &fail);
+        O->D = alloc(l, p, &fail);
+        O->GD = alloc(l, p, &fail);
+        O->X = alloc(l, p, &fail);
         O->S = alloc(p, p, &fail);
-        O->t = alloc(p, 1, &fail);
+        O->T1 = alloc(l, l, &fail);
+        O->N = alloc(l, l, &fail);
+        O->u = alloc(l, 2, &fail);
+        for (int k = 0; k <= AA_MEM && !par->plain; k++) {
+            O->aT[k] = alloc(l, p, &fail);
+            O->aGT[k] = alloc(l, p, &fail);
+            O->aF[k] = alloc(l, p, &fail);
+            O->aGF[k] = alloc(l, p, &fail);
+        }
     }
     O->work = alloc(l, l, &fail);
     if (fail) {
@@ -174,111 +237,227 @@ int64_t km_okl_ncodes(const km_okl *O)
     return O->par.identity ? O->m : O->p;
 }
 
-/* Lines 5-7: B'B = W diag(t) W', Q = Y~ B W, V = Q ./ (s t' + lambda), and E = diag(s) V
- * (line 9), for the current B (given by YB = Y~ B and BtB = B'B). */
-static int a_step(km_okl *O, km_error *err)
+/* Lines 5-7 at x (given x->YB = Y~ B and x->BtB = B'B): B'B = W diag(t) W', Q = Y~ B W,
+ * V = Q ./ (s t' + lambda), E = diag(s) V (line 9), and Q(A*(B), B) of (4) in reduced form:
+ * ||Y - K A B'||^2 = ||Y||^2 - 2 <E, Q> + sum_j t_j ||E_j||^2, <A, K A> = sum_i s_i ||V_i||^2,
+ * ||B||^2 = sum_j t_j (A = U V W', K A B' = U E W' B', W' B'B W = diag(t)). */
+static int a_step(km_okl *O, point *x, km_error *err)
 {
     int64_t l = O->l, p = O->p;
-    memcpy(O->W, O->BtB, (size_t)(p * p) * sizeof *O->W);
-    if (LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)p, O->W, (lapack_int)p, O->t))
+    memcpy(x->W, x->BtB, (size_t)(p * p) * sizeof *x->W);
+    if (LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)p, x->W, (lapack_int)p, x->t))
         return km_error_set(err, KM_EINTERNAL, "okl: eigendecomposition of B'B failed");
     for (int64_t j = 0; j < p; j++)
-        O->t[j] = O->t[j] > 0 ? O->t[j] : 0;
+        x->t[j] = x->t[j] > 0 ? x->t[j] : 0;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)l, (blasint)p, (blasint)p,
-                1, O->YB, (blasint)p, O->W, (blasint)p, 0, O->Q, (blasint)p);
-    for (int64_t i = 0; i < l; i++)
+                1, x->YB, (blasint)p, x->W, (blasint)p, 0, x->Q, (blasint)p);
+    double ka = 0, fit = 0, tr = 0;
+    for (int64_t i = 0; i < l; i++) {
+        double si = O->s[i], vv = 0;
         for (int64_t j = 0; j < p; j++) {
-            O->V[i * p + j] = O->Q[i * p + j] / (O->s[i] * O->t[j] + O->lambda);
-            O->E[i * p + j] = O->s[i] * O->V[i * p + j];
+            double v = x->Q[i * p + j] / (si * x->t[j] + O->lambda);
+            x->V[i * p + j] = v;
+            x->E[i * p + j] = si * v;
+            vv += v * v;
+            fit += x->t[j] * si * si * v * v;
         }
+        ka += si * vv;
+    }
+    for (int64_t j = 0; j < p; j++)
+        tr += x->t[j];
+    double res = O->ynorm2 - 2 * dot(l * p, x->E, x->Q) + fit;
+    x->res = res > 0 ? res : 0;
+    x->obj = x->res / (2 * O->lambda) + ka / 2 + tr / 2;
     return KM_OK;
 }
 
-/* Line 10 in reduced form: M_new = E (E'E + lambda I)^-1 W' (B_new = Y~' M_new); returns
- * ||B_new - B||_F^2 and moves the state to B_new (M, YB = G M, BtB = M' G M). */
-static int b_step(km_okl *O, double *d2, km_error *err)
+/* B'B = M' (Y~ B) of a point, exactly symmetric. */
+static void gram(km_okl *O, point *x)
+{
+    int64_t l = O->l, p = O->p;
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)p, (blasint)p, (blasint)l, 1,
+                x->M, (blasint)p, x->YB, (blasint)p, 0, x->BtB, (blasint)p);
+    for (int64_t i = 0; i < p; i++)
+        for (int64_t j = 0; j < i; j++)
+            x->BtB[i * p + j] = x->BtB[j * p + i] = (x->BtB[i * p + j] + x->BtB[j * p + i]) / 2;
+}
+
+/* Line 10 in reduced form from x (after its A-step) to y: y->M = E (E'E + lambda I)^-1 W'
+ * (B_new = Y~' y->M), y->YB = G y->M, y->BtB; D = y->M - x->M and GD = G D (when x is not
+ * the start B = I); returns ||B_new - B||_F^2 (= <D, G D>). */
+static int b_step(km_okl *O, const point *x, point *y, double *d2, km_error *err)
 {
     int64_t l = O->l, p = O->p, m = O->m;
-    double lambda = O->lambda;
-    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (blasint)p, (blasint)l, 1, O->E,
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (blasint)p, (blasint)l, 1, x->E,
                 (blasint)p, 0, O->S, (blasint)p);
     for (int64_t j = 0; j < p; j++)
-        O->S[j * p + j] += lambda;
+        O->S[j * p + j] += O->lambda;
     if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)p, O->S, (lapack_int)p))
         return km_error_set(err, KM_EINTERNAL, "okl: E'E + lambda I is not positive definite");
     /* X = E (R'R)^-1: X R' R = E, two triangular solves from the right */
-    memcpy(O->X, O->E, (size_t)(l * p) * sizeof *O->X);
+    memcpy(O->X, x->E, (size_t)(l * p) * sizeof *O->X);
     cblas_dtrsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, (blasint)l,
                 (blasint)p, 1, O->S, (blasint)p, O->X, (blasint)p);
     cblas_dtrsm(CblasRowMajor, CblasRight, CblasUpper, CblasTrans, CblasNonUnit, (blasint)l,
                 (blasint)p, 1, O->S, (blasint)p, O->X, (blasint)p);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)l, (blasint)p, (blasint)p,
-                1, O->X, (blasint)p, O->W, (blasint)p, 0, O->Mn, (blasint)p);
+                1, O->X, (blasint)p, x->W, (blasint)p, 0, y->M, (blasint)p);
+    cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, (blasint)l, (blasint)p, 1, O->G,
+                (blasint)l, y->M, (blasint)p, 0, y->YB, (blasint)p);
     if (O->start) {
         /* ||Y~'M - I||^2 = <M, G M> - 2 sum_j <Y~ column j, M column j> + p */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)l, (blasint)p,
-                    (blasint)l, 1, O->G, (blasint)l, O->Mn, (blasint)p, 0, O->YB, (blasint)p);
         double c = 0;
         for (int64_t i = 0; i < l; i++)
             for (int64_t j = 0; j < p; j++)
-                c += O->Yt[i * m + j] * O->Mn[i * p + j];
-        *d2 = dot(l * p, O->Mn, O->YB) - 2 * c + (double)p;
+                c += O->Yt[i * m + j] * y->M[i * p + j];
+        *d2 = dot(l * p, y->M, y->YB) - 2 * c + (double)p;
     } else {
-        /* ||Y~'(M_new - M)||^2 = <D, G D>; G D lands in X (free now) */
+        /* ||Y~'D||^2 = <D, G D>, not a difference of large numbers */
         for (int64_t k = 0; k < l * p; k++)
-            O->D[k] = O->Mn[k] - O->M[k];
+            O->D[k] = y->M[k] - x->M[k];
         cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, (blasint)l, (blasint)p, 1, O->G,
-                    (blasint)l, O->D, (blasint)p, 0, O->X, (blasint)p);
-        *d2 = dot(l * p, O->D, O->X);
-        cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, (blasint)l, (blasint)p, 1, O->G,
-                    (blasint)l, O->Mn, (blasint)p, 0, O->YB, (blasint)p);
+                    (blasint)l, O->D, (blasint)p, 0, O->GD, (blasint)p);
+        *d2 = dot(l * p, O->D, O->GD);
     }
     *d2 = *d2 > 0 ? *d2 : 0;
-    double *tmp = O->M;
-    O->M = O->Mn;
-    O->Mn = tmp;
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)p, (blasint)p, (blasint)l, 1,
-                O->M, (blasint)p, O->YB, (blasint)p, 0, O->BtB, (blasint)p);
-    for (int64_t i = 0; i < p; i++) /* exactly symmetric */
-        for (int64_t j = 0; j < i; j++)
-            O->BtB[i * p + j] = O->BtB[j * p + i] = (O->BtB[i * p + j] + O->BtB[j * p + i]) / 2;
-    O->start = 0;
+    gram(O, y);
     return KM_OK;
 }
 
-/* Objective (4), training and validation MSE at the current (A, B) (after an A-step). */
-static void evaluate(km_okl *O, km_okl_info *info)
+/* Anderson acceleration of the fixed-point map T of Algorithm 1 (x -> y), in the metric of
+ * B = Y~'M (<D1, D2> = tr(D1' G D2)): records the step just taken, then builds the trial
+ * z = T(x_k) - sum_i gamma_i (T(x_i+1) - T(x_i)) with gamma minimising
+ * ||f_k - sum_i gamma_i (f_i+1 - f_i)||, f = T(x) - x, over the remembered steps. Returns 0
+ * when there is no trial yet (fewer than two steps). */
+static int anderson(km_okl *O, const point *y, point *z)
+{
+    int64_t n = O->l * O->p, k = O->na++;
+    int cur = (int)(k % (AA_MEM + 1));
+    memcpy(O->aT[cur], y->M, (size_t)n * sizeof(double));
+    memcpy(O->aGT[cur], y->YB, (size_t)n * sizeof(double));
+    memcpy(O->aF[cur], O->D, (size_t)n * sizeof(double));
+    memcpy(O->aGF[cur], O->GD, (size_t)n * sizeof(double));
+    int q = (int)(k < AA_MEM ? k : AA_MEM); /* differences available */
+    if (q < 1)
+        return 0;
+    /* differences i = 0..q-1 between slots (k-q+i) and (k-q+i+1); normal equations */
+    double Hm[AA_MEM * AA_MEM], rhs[AA_MEM], trace = 0;
+    int sl[AA_MEM + 1];
+    for (int i = 0; i <= q; i++)
+        sl[i] = (int)((k - q + i) % (AA_MEM + 1));
+    for (int i = 0; i < q; i++) {
+        const double *GFa = O->aGF[sl[i]], *GFb = O->aGF[sl[i + 1]];
+        for (int j = 0; j <= i; j++) {
+            const double *Fc = O->aF[sl[j]], *Fd = O->aF[sl[j + 1]];
+            double h = 0;
+            for (int64_t t = 0; t < n; t++)
+                h += (Fd[t] - Fc[t]) * (GFb[t] - GFa[t]);
+            Hm[i * q + j] = Hm[j * q + i] = h;
+        }
+        double r = 0;
+        for (int64_t t = 0; t < n; t++)
+            r += (GFb[t] - GFa[t]) * O->aF[cur][t];
+        rhs[i] = r;
+        trace += Hm[i * q + i];
+    }
+    for (int i = 0; i < q; i++)
+        Hm[i * q + i] += AA_REG * trace + 1e-300;
+    if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', q, 1, Hm, q, rhs, 1))
+        return 0;
+    memcpy(z->M, y->M, (size_t)n * sizeof(double));
+    memcpy(z->YB, y->YB, (size_t)n * sizeof(double));
+    for (int i = 0; i < q; i++) {
+        const double *Ta = O->aT[sl[i]], *Tb = O->aT[sl[i + 1]];
+        const double *GTa = O->aGT[sl[i]], *GTb = O->aGT[sl[i + 1]];
+        for (int64_t t = 0; t < n; t++) {
+            z->M[t] -= rhs[i] * (Tb[t] - Ta[t]);
+            z->YB[t] -= rhs[i] * (GTb[t] - GTa[t]);
+        }
+    }
+    gram(O, z);
+    return 1;
+}
+
+/* Lemma 8 used constructively at a converged point x of rank < p: C of (11) is the
+ * residual over lambda, U'C = (Y~ - E W'B') / lambda = Phi Y~ / lambda, Phi = I - E W'M',
+ * so the nonzero spectrum of C'KC is that of N = S^1/2 Phi G Phi' S^1/2 / lambda^2 (l x l).
+ * If ||C'KC||_2 > 1 + ESCAPE_TOL, (13) fails: x is a saddle, and its top eigenvector
+ * v = Y~'Phi'S^1/2 u (N u = mu u) is a descent direction for L; it is added to B in the
+ * weakest eigendirection of B'B (x moves to the new point, A-step done). Returns 1 when x
+ * moved, 0 when (13) holds or B has no free direction. */
+static int escape(km_okl *O, point *x, km_error *err)
+{
+    int64_t l = O->l, p = O->p;
+    double tmax = x->t[p - 1], lambda = O->lambda;
+    if (!(x->t[0] <= RANK_TOL * tmax))
+        return 0; /* full rank p: the rank constraint binds, (13) need not hold */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)l, (blasint)p, (blasint)p, 1,
+                x->E, (blasint)p, x->W, (blasint)p, 0, O->X, (blasint)p);
+    double *Phi = O->work;
+    for (int64_t k = 0; k < l * l; k++)
+        Phi[k] = 0;
+    for (int64_t i = 0; i < l; i++)
+        Phi[i * l + i] = 1;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)l, (blasint)l, (blasint)p, -1,
+                O->X, (blasint)p, x->M, (blasint)p, 1, Phi, (blasint)l);
+    cblas_dsymm(CblasRowMajor, CblasRight, CblasUpper, (blasint)l, (blasint)l, 1, O->G,
+                (blasint)l, Phi, (blasint)l, 0, O->T1, (blasint)l);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)l, (blasint)l, (blasint)l, 1,
+                O->T1, (blasint)l, Phi, (blasint)l, 0, O->N, (blasint)l);
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t j = 0; j < l; j++)
+            O->N[i * l + j] *= sqrt(O->s[i] * O->s[j]) / (lambda * lambda);
+    double mu = 0;
+    lapack_int found, isuppz[2];
+    if (LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'I', 'U', (lapack_int)l, O->N, (lapack_int)l, 0,
+                       0, (lapack_int)l, (lapack_int)l, 0, &found, &mu, O->u, 1, isuppz))
+        return km_error_set(err, KM_EINTERNAL, "okl: eigenvalue of C'KC failed"), -1;
+    if (!(mu > 1 + ESCAPE_TOL))
+        return 0;
+    /* w = Phi' S^1/2 u: the direction in M coordinates; ||v||^2 = w'Gw */
+    double *w = O->u + l;
+    for (int64_t i = 0; i < l; i++)
+        O->u[i] *= sqrt(O->s[i]);
+    cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)l, (blasint)l, 1, Phi, (blasint)l, O->u, 1,
+                0, w, 1);
+    cblas_dsymv(CblasRowMajor, CblasUpper, (blasint)l, 1, O->G, (blasint)l, w, 1, 0, O->u, 1);
+    double vv = dot(l, w, O->u);
+    if (!(vv > 0))
+        return 0;
+    /* M += tau w W_0' (W_0: the eigenvector of B'B with the least eigenvalue) */
+    double tau = sqrt(ESCAPE_SIZE * (tmax > 0 ? tmax : 1) / vv);
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t j = 0; j < p; j++)
+            x->M[i * p + j] += tau * w[i] * x->W[j * p];
+    cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, (blasint)l, (blasint)p, 1, O->G,
+                (blasint)l, x->M, (blasint)p, 0, x->YB, (blasint)p);
+    gram(O, x);
+    return a_step(O, x, err) ? -1 : 1;
+}
+
+/* Rank, objective, training and validation MSE at the current point x. */
+static void evaluate(km_okl *O, const point *x, km_okl_info *info)
 {
     int64_t l = O->l, p = O->p, m = O->m, lv = O->lv;
-    double lambda = O->lambda;
-    double cross = dot(l * p, O->E, O->Q), fit = 0, ka = 0, tr = 0;
-    for (int64_t j = 0; j < p; j++) {
-        fit += O->t[j] * cblas_ddot((blasint)l, O->E + j, (blasint)p, O->E + j, (blasint)p);
-        tr += O->t[j];
-    }
-    for (int64_t i = 0; i < l; i++)
-        ka += O->s[i] * dot(p, O->V + i * p, O->V + i * p);
-    double res = O->ynorm2 - 2 * cross + fit;
-    res = res > 0 ? res : 0;
-    info->objective = res / (2 * lambda) + ka / 2 + tr / 2;
-    info->train_mse = res / ((double)l * (double)m);
+    info->objective = x->obj;
+    info->train_mse = x->res / ((double)l * (double)m);
     info->rank = 0;
-    double tmax = p > 0 ? O->t[p - 1] : 0; /* ascending */
+    double tmax = p > 0 ? x->t[p - 1] : 0; /* ascending */
     for (int64_t j = 0; j < p; j++)
-        info->rank += O->t[j] > RANK_TOL * tmax && tmax > 0;
+        info->rank += x->t[j] > RANK_TOL * tmax && tmax > 0;
     info->valid_mse = NAN;
     if (lv > 0) {
         /* R = Kv U V, Yv B W = H M W: ||Yv - R W'B'||^2 = yv2 - 2 <H M W, R>
-         * + sum_j t_j ||R_j||^2 (D is free work space between steps) */
+         * + sum_j t_j ||R_j||^2 (X is free work space between steps) */
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)lv, (blasint)p,
-                    (blasint)l, 1, O->KvU, (blasint)l, O->V, (blasint)p, 0, O->R, (blasint)p);
+                    (blasint)l, 1, O->KvU, (blasint)l, x->V, (blasint)p, 0, O->R, (blasint)p);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)l, (blasint)p,
-                    (blasint)p, 1, O->M, (blasint)p, O->W, (blasint)p, 0, O->D, (blasint)p);
+                    (blasint)p, 1, x->M, (blasint)p, x->W, (blasint)p, 0, O->X, (blasint)p);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)lv, (blasint)p,
-                    (blasint)l, 1, O->H, (blasint)l, O->D, (blasint)p, 0, O->HM, (blasint)p);
+                    (blasint)l, 1, O->H, (blasint)l, O->X, (blasint)p, 0, O->HM, (blasint)p);
         double vfit = 0, vcross = dot(lv * p, O->HM, O->R);
         for (int64_t j = 0; j < p; j++)
-            vfit += O->t[j] * cblas_ddot((blasint)lv, O->R + j, (blasint)p, O->R + j, (blasint)p);
+            vfit += x->t[j] * cblas_ddot((blasint)lv, O->R + j, (blasint)p, O->R + j, (blasint)p);
         double vres = O->yv2 - 2 * vcross + vfit;
         info->valid_mse = (vres > 0 ? vres : 0) / ((double)lv * (double)m);
     }
@@ -336,27 +515,55 @@ int km_okl_solve(km_okl *O, double lambda, km_okl_info *info, km_error *err)
         info->converged = 1;
         return KM_OK;
     }
+    point *x = &O->pt[O->cur];
     if (O->start) { /* line 2: B = I (m x p): Y~ B = the first p columns of Y~, B'B = I */
         for (int64_t i = 0; i < l; i++)
-            memcpy(O->YB + i * p, O->Yt + i * m, (size_t)p * sizeof *O->YB);
-        memset(O->BtB, 0, (size_t)(p * p) * sizeof *O->BtB);
+            memcpy(x->YB + i * p, O->Yt + i * m, (size_t)p * sizeof *x->YB);
+        memset(x->BtB, 0, (size_t)(p * p) * sizeof *x->BtB);
         for (int64_t j = 0; j < p; j++)
-            O->BtB[j * p + j] = 1;
+            x->BtB[j * p + j] = 1;
     }
-    int rc = a_step(O, err);
+    int rc = a_step(O, x, err);
     double tol = O->par.delta * sqrt(O->alpha);
+    O->na = 0;
+    int escapes = 0;
     while (rc == KM_OK && info->iter < O->par.max_iter) {
+        /* the step of Algorithm 1 into y; then, accelerated, Anderson's trial z, kept when
+         * it lowers Q(A*(B), B) below y's (so Q still never increases) */
+        int iy = (O->cur + 1) % 3, iz = (O->cur + 2) % 3;
+        point *y = &O->pt[iy], *z = &O->pt[iz];
         double d2 = 0;
-        if ((rc = b_step(O, &d2, err)) || (rc = a_step(O, err)))
+        int from_start = O->start;
+        if ((rc = b_step(O, x, y, &d2, err)) || (rc = a_step(O, y, err)))
             break;
+        O->start = 0;
         info->iter++;
+        O->cur = iy;
         if (sqrt(d2) < tol) {
-            info->converged = 1;
-            break;
+            int moved = !O->par.plain && escapes < O->p ? escape(O, y, err) : 0;
+            if (moved < 0) {
+                rc = err->code;
+                break;
+            }
+            if (!moved) {
+                info->converged = 1;
+                break;
+            }
+            escapes++;
+            O->na = 0;
+            x = y;
+            continue;
         }
+        if (!O->par.plain && !from_start && anderson(O, y, z)) {
+            if ((rc = a_step(O, z, err)))
+                break;
+            if (z->obj < y->obj)
+                O->cur = iz;
+        }
+        x = &O->pt[O->cur];
     }
     if (rc == KM_OK)
-        evaluate(O, info);
+        evaluate(O, &O->pt[O->cur], info);
     return rc;
 }
 
@@ -365,9 +572,7 @@ void km_okl_A(km_okl *O, double *A)
     int64_t l = O->l;
     if (O->par.identity) { /* C = U diag(1 / (s + lambda)) Y~ */
         int64_t m = O->m;
-        for (int64_t i = 0; i < l; i++)
-            for (int64_t j = 0; j < m; j++)
-                A[i * m + j] = 0;
+        memset(A, 0, (size_t)(l * m) * sizeof *A);
         for (int64_t k = 0; k < l; k++)
             for (int64_t i = 0; i < l; i++) {
                 double u = O->U[i * l + k] / (O->s[k] + O->lambda);
@@ -381,8 +586,9 @@ void km_okl_A(km_okl *O, double *A)
         return;
     }
     /* line 12: A = U V W' (X is free work space between steps) */
+    const point *x = &O->pt[O->cur];
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)l, (blasint)p, (blasint)p, 1,
-                O->V, (blasint)p, O->W, (blasint)p, 0, O->X, (blasint)p);
+                x->V, (blasint)p, x->W, (blasint)p, 0, O->X, (blasint)p);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)l, (blasint)p, (blasint)l,
                 1, O->U, (blasint)l, O->X, (blasint)p, 0, A, (blasint)p);
 }
@@ -397,51 +603,33 @@ int km_okl_B(const km_okl *O, double *B, km_error *err)
         return KM_OK;
     }
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)m, (blasint)p, (blasint)l, 1,
-                O->Yt, (blasint)m, O->M, (blasint)p, 0, B, (blasint)p);
+                O->Yt, (blasint)m, O->pt[O->cur].M, (blasint)p, 0, B, (blasint)p);
     return KM_OK;
 }
 
 void km_okl_L_eigenvalues(const km_okl *O, double *t)
 {
     for (int64_t j = 0; j < O->p; j++)
-        t[j] = O->zero ? 0 : O->t[O->p - 1 - j];
+        t[j] = O->zero ? 0 : O->pt[O->cur].t[O->p - 1 - j];
 }
 
 void km_okl_keep(km_okl *O)
 {
-    O->kept = 1;
+    O->has_kept = 1;
     O->klambda = O->lambda;
     O->kstart = O->start;
     O->kzero = O->zero;
-    if (O->par.identity)
-        return;
-    size_t lp = (size_t)(O->l * O->p) * sizeof(double), pp = (size_t)(O->p * O->p) * 8;
-    memcpy(O->kM, O->M, lp);
-    memcpy(O->kV, O->V, lp);
-    memcpy(O->kW, O->W, pp);
-    memcpy(O->kt, O->t, (size_t)O->p * sizeof(double));
+    if (!O->par.identity)
+        point_copy(&O->kept, &O->pt[O->cur], O->l, O->p);
 }
 
 void km_okl_recall(km_okl *O)
 {
-    if (!O->kept)
+    if (!O->has_kept)
         return;
     O->lambda = O->klambda;
     O->start = O->kstart;
     O->zero = O->kzero;
-    if (O->par.identity)
-        return;
-    size_t lp = (size_t)(O->l * O->p) * sizeof(double), pp = (size_t)(O->p * O->p) * 8;
-    memcpy(O->M, O->kM, lp);
-    memcpy(O->V, O->kV, lp);
-    memcpy(O->W, O->kW, pp);
-    memcpy(O->t, O->kt, (size_t)O->p * sizeof(double));
-    /* the warm start state of B = Y~'M: Y~ B = G M, B'B = M' G M */
-    if (!O->start && !O->zero) {
-        int64_t l = O->l, p = O->p;
-        cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, (blasint)l, (blasint)p, 1, O->G,
-                    (blasint)l, O->M, (blasint)p, 0, O->YB, (blasint)p);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)p, (blasint)p, (blasint)l,
-                    1, O->M, (blasint)p, O->YB, (blasint)p, 0, O->BtB, (blasint)p);
-    }
+    if (!O->par.identity)
+        point_copy(&O->pt[O->cur], &O->kept, O->l, O->p);
 }
