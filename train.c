@@ -58,6 +58,7 @@ static const char usage[] =
     "  -o FILE      the path table (CSV): lambda, objective, rank, iterations, seconds,\n"
     "               train_mse, valid_mse, chosen\n"
     "  --identity   the baseline L = I (independent RLS per output) instead of learning L\n"
+    "  --plain      Algorithm 1 as printed: no Anderson acceleration, no saddle escape\n"
     "  -e delta     stop when ||B - B_prev||_F < delta sqrt(alpha) (default 1e-6)\n"
     "  --max-iter N cap on iterations per lambda (default 10000)\n"
     "  -n threads   BLAS threads (default 1)\n"
@@ -215,6 +216,9 @@ int main(int argc, char **argv)
             okl_only = a;
         } else if (strcmp(a, "--identity") == 0) {
             ok.par.identity = 1;
+            okl_only = a;
+        } else if (strcmp(a, "--plain") == 0) {
+            ok.par.plain = 1;
             okl_only = a;
         } else if (strcmp(a, "-B") == 0) {
             par.bias = km_cli_number(a, NEXT());
