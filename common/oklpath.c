@@ -130,7 +130,8 @@ int km_okl_run(const km_problem *P, const km_problem *V, const km_okl_setup *S,
     path->setup_seconds = now() - t0;
     double best = INFINITY;
     for (int t = 0; t < nl && rc == KM_OK; t++) {
-        double lambda = nl == 1 ? hi : exp(log(hi) + (log(lo) - log(hi)) * t / (nl - 1));
+        double lambda = t == 0 ? hi : t == nl - 1 ? lo  /* the ends exactly */
+                        : exp(log(hi) + (log(lo) - log(hi)) * t / (nl - 1));
         double ts = now();
         rc = km_okl_solve(O, lambda, &path->row[t], err);
         path->seconds[t] = now() - ts;

@@ -1,6 +1,8 @@
 /* test_model.c - model files round-trip exactly and damaged ones are rejected; RLS2
  * models: decision values against a direct sum of basis kernel values, files bit for bit,
  * damaged files. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -371,6 +373,98 @@ static void test_rls2(const char *dir)
     unlink(path2);
 }
 
+/* OKL models (solver okl): any doubles in A and B round-trip bit for bit, the file too;
+ * outputs = B times the decision values (the codes); the identity map; damaged files. */
+static void test_okl(const char *dir)
+{
+    char path[256], path2[256];
+    snprintf(path, sizeof path, "%s/okl.model", dir);
+    snprintf(path2, sizeof path2, "%s/okl2.model", dir);
+    km_error err;
+    km_rng r;
+    km_rng_seed(&r, 9);
+    for (int ident = 0; ident < 2; ident++) {
+        int64_t m_out = 7, nsv = 6;
+        int p = ident ? 7 : 3;
+        km_model *m = km_model_new(KM_LOSS_RLS, 4, 0, p, &err);
+        km_problem *sv = random_problem(nsv, 4, 0.7, 0, 4);
+        double *A = malloc((size_t)(nsv * p) * sizeof *A);
+        double *B = ident ? NULL : malloc((size_t)(m_out * p) * sizeof *B);
+        for (int64_t k = 0; k < nsv * p; k++)
+            A[k] = 2 * unif(&r) - 1;
+        for (int64_t k = 0; B && k < m_out * p; k++)
+            B[k] = (2 * unif(&r) - 1) / 3;
+        km_kernel kern = {KM_KERNEL_LAPLACIAN, 0.7, 0, 3};
+        int rc = km_model_set_okl(m, &kern, sv, A, m_out, B, 0.125, &err);
+        CHECK(rc == KM_OK && m->has_okl, "okl model built (%s map)", ident ? "identity" : "B");
+        km_model *q = NULL;
+        rc = km_model_write(m, path, &err) || km_model_read(path, &q, &err) ||
+             km_model_write(q, path2, &err);
+        CHECK(rc == KM_OK && q->has_okl && q->nr_output == m_out && q->nr_w == p &&
+              q->lambda == 0.125 && !memcmp(q->sv_coef, A, (size_t)(nsv * p) * sizeof *A) &&
+              (ident ? q->output_map == NULL
+                     : !memcmp(q->output_map, B, (size_t)(m_out * p) * sizeof *B)),
+              "okl model (%s map) round-trips bit for bit", ident ? "identity" : "B");
+        char *t1 = NULL, *t2 = NULL;
+        size_t n1 = 0, n2 = 0;
+        FILE *f1 = fopen(path, "r"), *f2 = fopen(path2, "r");
+        getdelim(&t1, &n1, '\0', f1);
+        getdelim(&t2, &n2, '\0', f2);
+        fclose(f1), fclose(f2);
+        CHECK(strcmp(t1, t2) == 0, "okl model file rewritten identically");
+        /* outputs = B * codes, codes = sum_s A_s K(sv_s, x): check on the first sv row */
+        double codes[8], out[8];
+        CHECK(km_model_decision_rows(q, sv, NULL, 1, codes, 1, &err) == KM_OK, "codes");
+        km_model_outputs(q, codes, out);
+        double worst = 0;
+        for (int64_t j = 0; j < m_out; j++) {
+            double want = 0;
+            for (int k = 0; k < p; k++) {
+                double c = 0;
+                for (int64_t s = 0; s < nsv; s++) {
+                    int64_t a = sv->row_ptr[0], b = sv->row_ptr[s];
+                    double d = 0; /* ||x_0 - x_s||_1 over the union of indices */
+                    double x0[4] = {0}, xs[4] = {0};
+                    for (int64_t t = a; t < sv->row_ptr[1]; t++)
+                        x0[sv->index[t]] = sv->value[t];
+                    for (int64_t t = b; t < sv->row_ptr[s + 1]; t++)
+                        xs[sv->index[t]] = sv->value[t];
+                    for (int i = 0; i < 4; i++)
+                        d += fabs(x0[i] - xs[i]);
+                    c += A[s * p + k] * exp(-0.7 * d);
+                }
+                want += (ident ? (j == k) : B[j * p + k]) * c;
+            }
+            worst = fmax(worst, fabs(out[j] - want));
+        }
+        CHECK(worst < 1e-13, "outputs = output map x codes, by the definition (%.2g)", worst);
+        km_model_free(q);
+        free(t1), free(t2);
+        km_model_free(m);
+        if (!ident) { /* damaged: a short output map row */
+            FILE *f = fopen(path, "r");
+            char *line = NULL;
+            size_t cap = 0;
+            FILE *o = fopen(path2, "w");
+            int in_map = 0, rows = 0;
+            while (getline(&line, &cap, f) > 0) {
+                if (in_map && rows++ == 2) {
+                    fputs("0.5 0.25\n", o); /* 2 of 3 numbers */
+                    continue;
+                }
+                in_map |= strcmp(line, "output_map\n") == 0;
+                fputs(line, o);
+            }
+            fclose(f), fclose(o), free(line);
+            CHECK(km_model_read(path2, &q, &err) == KM_EINPUT &&
+                  strstr(err.msg, "expected nr_w numbers (a row of the output map)"),
+                  "okl model with a short output map row rejected: %s", err.msg);
+        }
+    }
+    unlink(path);
+    unlink(path2);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/kmtk-model-XXXXXX";
@@ -448,6 +542,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/m.model", dir);
     unlink(path);
     test_rls2(dir);
+    test_okl(dir);
     rmdir(dir);
     TEST_EXIT();
 }
