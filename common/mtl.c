@@ -3,76 +3,13 @@
  * H column-major with leading dimension ncap, lower triangle; each task's R_j full
  * column-major with leading dimension equal to its capacity. */
 #include "mtl.h"
+#include "imap.h"
 
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- an int64 -> int64 open-addressing map (keys any value; vals >= 0) ---- */
-
-typedef struct imap {
-    int64_t *key;
-    int64_t *val;   /* val + 1; 0 = empty slot */
-    int64_t size;   /* power of two */
-    int64_t count;
-} imap;
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static int64_t imap_get(const imap *m, int64_t key)
-{
-    if (!m->size)
-        return -1;
-    for (uint64_t i = mix64((uint64_t)key) & (uint64_t)(m->size - 1);;
-         i = (i + 1) & (uint64_t)(m->size - 1)) {
-        if (!m->val[i])
-            return -1;
-        if (m->key[i] == key)
-            return m->val[i] - 1;
-    }
-}
-
-/* Sets key -> val (replacing); 0, or -1 when out of memory. */
-static int imap_put(imap *m, int64_t key, int64_t val)
-{
-    if (2 * (m->count + 1) > m->size) {
-        int64_t size = m->size ? 2 * m->size : 64;
-        imap g = {calloc((size_t)size, sizeof *g.key), calloc((size_t)size, sizeof *g.val),
-                  size, 0};
-        if (!g.key || !g.val) {
-            free(g.key);
-            free(g.val);
-            return -1;
-        }
-        for (int64_t i = 0; i < m->size; i++)
-            if (m->val[i])
-                imap_put(&g, m->key[i], m->val[i] - 1);
-        free(m->key);
-        free(m->val);
-        *m = g;
-    }
-    uint64_t i = mix64((uint64_t)key) & (uint64_t)(m->size - 1);
-    while (m->val[i] && m->key[i] != key)
-        i = (i + 1) & (uint64_t)(m->size - 1);
-    if (!m->val[i])
-        m->count++;
-    m->key[i] = key;
-    m->val[i] = val + 1;
-    return 0;
-}
-
-static void imap_free(imap *m)
-{
-    free(m->key);
-    free(m->val);
-}
 
 /* ---- state ---- */
 
@@ -96,7 +33,7 @@ struct km_mtl {
     int64_t nzcap;
     int32_t nfeat;
     double *sq;        /* squared norms */
-    imap xmap;         /* content hash -> last row with that hash */
+    km_imap xmap;         /* content hash -> last row with that hash */
     int64_t *xnext;    /* previous row with the same hash, or -1 */
     uint64_t *xhash;
     /* Kbar = L D L', ybar, H and its queued rank-one terms */
@@ -110,7 +47,7 @@ struct km_mtl {
     /* tasks */
     mtl_task *tasks;
     int64_t ntask, tcap;
-    imap tmap;
+    km_imap tmap;
     /* H with the queued terms applied, z = H ybar and cbar, at view_version */
     double *Hview;
     double *z, *cbar;
@@ -171,7 +108,7 @@ void km_mtl_free(km_mtl *s)
     free(s->index);
     free(s->value);
     free(s->sq);
-    imap_free(&s->xmap);
+    km_imap_free(&s->xmap);
     free(s->xnext);
     free(s->xhash);
     free(s->L);
@@ -186,7 +123,7 @@ void km_mtl_free(km_mtl *s)
         free(s->tasks[j].R);
     }
     free(s->tasks);
-    imap_free(&s->tmap);
+    km_imap_free(&s->tmap);
     free(s->Hview);
     free(s->z);
     free(s->cbar);
@@ -215,7 +152,7 @@ int64_t km_mtl_version(const km_mtl *s)
 
 static mtl_task *task_find(const km_mtl *s, int64_t id)
 {
-    int64_t j = imap_get(&s->tmap, id);
+    int64_t j = km_imap_get(&s->tmap, id);
     return j < 0 ? NULL : &s->tasks[j];
 }
 
@@ -297,11 +234,11 @@ static int grow_inputs(km_mtl *s, int64_t need)
 
 static uint64_t row_hash(const int32_t *ix, const double *v, int64_t nnz)
 {
-    uint64_t h = mix64((uint64_t)nnz);
+    uint64_t h = km_mix64((uint64_t)nnz);
     for (int64_t k = 0; k < nnz; k++) {
         uint64_t b;
         memcpy(&b, &v[k], sizeof b);
-        h = mix64(h ^ (uint64_t)ix[k]) ^ mix64(b + 0x9e3779b97f4a7c15ULL);
+        h = km_mix64(h ^ (uint64_t)ix[k]) ^ km_mix64(b + 0x9e3779b97f4a7c15ULL);
     }
     return h;
 }
@@ -310,7 +247,7 @@ static uint64_t row_hash(const int32_t *ix, const double *v, int64_t nnz)
 static int64_t find_input(const km_mtl *s, const int32_t *ix, const double *v, int64_t nnz,
                           uint64_t hash)
 {
-    for (int64_t r = imap_get(&s->xmap, (int64_t)hash); r >= 0; r = s->xnext[r]) {
+    for (int64_t r = km_imap_get(&s->xmap, (int64_t)hash); r >= 0; r = s->xnext[r]) {
         int64_t a = s->row_ptr[r], len = s->row_ptr[r + 1] - a;
         if (s->xhash[r] == hash && len == nnz &&
             !memcmp(s->index + a, ix, (size_t)nnz * sizeof *ix) &&
@@ -359,8 +296,8 @@ static int64_t append_input(km_mtl *s, const int32_t *ix, const double *v, int64
             return -1;
         s->nzcap = cap;
     }
-    int64_t prev = imap_get(&s->xmap, (int64_t)hash);
-    if (imap_put(&s->xmap, (int64_t)hash, n))
+    int64_t prev = km_imap_get(&s->xmap, (int64_t)hash);
+    if (km_imap_put(&s->xmap, (int64_t)hash, n))
         return -1;
     memcpy(s->index + at, ix, (size_t)nnz * sizeof *ix);
     memcpy(s->value + at, v, (size_t)nnz * sizeof *v);
@@ -431,11 +368,11 @@ static int64_t canonical(km_mtl *s, const int32_t *ix, const double *v, int64_t 
 
 static mtl_task *task_get(km_mtl *s, int64_t id)
 {
-    int64_t j = imap_get(&s->tmap, id);
+    int64_t j = km_imap_get(&s->tmap, id);
     if (j >= 0)
         return &s->tasks[j];
     if (reserve((void **)&s->tasks, &s->tcap, s->ntask + 1, sizeof *s->tasks) ||
-        imap_put(&s->tmap, id, s->ntask))
+        km_imap_put(&s->tmap, id, s->ntask))
         return NULL;
     mtl_task *T = &s->tasks[s->ntask++];
     memset(T, 0, sizeof *T);
@@ -797,7 +734,7 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
     if (!s)
         return err ? err->code : KM_EUSAGE;
     double alpha = p->alpha, lambda = p->lambda;
-    imap pos = {0};   /* (task, unique input) -> position in the mtl_task */
+    km_imap pos = {0};   /* (task, unique input) -> position in the task */
     double *M = NULL, *Ld = NULL, *sv = NULL;
     int rc = KM_OK;
     /* unique inputs and Kbar = L D L' (line 4); tasks' inputs with repeats merged (Case 1):
@@ -819,13 +756,13 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
             rc = km_error_nomem(err, "mtl offline");
             break;
         }
-        int64_t tj = T - s->tasks, key = (int64_t)mix64((uint64_t)tj) ^ sidx;
-        int64_t k = imap_get(&pos, key);   /* keys stay: k < 0 means a new pair */
+        int64_t tj = T - s->tasks, key = (int64_t)km_mix64((uint64_t)tj) ^ sidx;
+        int64_t k = km_imap_get(&pos, key);   /* keys stay: k < 0 means a new pair */
         if (k >= 0 && (k >= T->l || T->h[k] != sidx))   /* a collision of keys: scan */
             for (k = 0; k < T->l && T->h[k] != sidx; k++)
                 ;
         if (k < 0 || k == T->l) {
-            if (task_grow(T, T->l + 1) || imap_put(&pos, key, T->l)) {
+            if (task_grow(T, T->l + 1) || km_imap_put(&pos, key, T->l)) {
                 rc = km_error_nomem(err, "mtl offline");
                 break;
             }
@@ -838,7 +775,7 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
         T->triples++;
         s->version++;
     }
-    imap_free(&pos);
+    km_imap_free(&pos);
     int64_t n = s->n;
     if (!rc && (!(M = calloc((size_t)(n ? n * n : 1), sizeof *M)) ||
                 !(sv = calloc((size_t)(n ? n : 1), sizeof *sv))))

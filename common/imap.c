@@ -1,0 +1,58 @@
+/* imap.c - see imap.h. */
+#include "imap.h"
+
+#include <stdlib.h>
+
+uint64_t km_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+int64_t km_imap_get(const km_imap *m, int64_t key)
+{
+    if (!m->size)
+        return -1;
+    uint64_t mask = (uint64_t)(m->size - 1);
+    for (uint64_t i = km_mix64((uint64_t)key) & mask;; i = (i + 1) & mask) {
+        if (!m->val[i])
+            return -1;
+        if (m->key[i] == key)
+            return m->val[i] - 1;
+    }
+}
+
+int km_imap_put(km_imap *m, int64_t key, int64_t val)
+{
+    if (2 * (m->count + 1) > m->size) {
+        int64_t size = m->size ? 2 * m->size : 64;
+        km_imap g = {calloc((size_t)size, sizeof *g.key), calloc((size_t)size, sizeof *g.val),
+                     size, 0};
+        if (!g.key || !g.val) {
+            free(g.key);
+            free(g.val);
+            return -1;
+        }
+        for (int64_t i = 0; i < m->size; i++)
+            if (m->val[i])
+                km_imap_put(&g, m->key[i], m->val[i] - 1);
+        free(m->key);
+        free(m->val);
+        *m = g;
+    }
+    uint64_t mask = (uint64_t)(m->size - 1), i = km_mix64((uint64_t)key) & mask;
+    while (m->val[i] && m->key[i] != key)
+        i = (i + 1) & mask;
+    if (!m->val[i])
+        m->count++;
+    m->key[i] = key;
+    m->val[i] = val + 1;
+    return 0;
+}
+
+void km_imap_free(km_imap *m)
+{
+    free(m->key);
+    free(m->val);
+}
