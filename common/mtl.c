@@ -4,6 +4,7 @@
  * column-major with leading dimension equal to its capacity. */
 #include "mtl.h"
 #include "imap.h"
+#include "model.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -957,4 +958,65 @@ double km_mtl_estimate_eval(const km_mtl_estimate *e, const int32_t *index,
                                        X->row_ptr[r + 1] - a, e->sq[r], index, value, nnz, sq);
     }
     return alpha * gbar + (1 - alpha) * gt;
+}
+
+int km_mtl_estimate_model(const km_mtl_estimate *e, int32_t n, km_model **out, km_error *err)
+{
+    *out = NULL;
+    const km_mtl_param *p = &e->param;
+    int same = p->K.type == p->Kt.type && p->K.gamma == p->Kt.gamma &&
+               p->K.coef0 == p->Kt.coef0 && p->K.degree == p->Kt.degree;
+    if (!same && p->alpha != 0 && p->alpha != 1)
+        return km_error_set(err, KM_EUSAGE, "the estimate mixes two kernels (%s and %s); a "
+                            "kmtk model file holds one", km_kernel_name(p->K.type),
+                            km_kernel_name(p->Kt.type));
+    const km_problem *X = e->X;
+    double *a = calloc((size_t)X->l + 1, sizeof *a);
+    if (!a)
+        return km_error_nomem(err, "mtl model");
+    for (int64_t i = 0; i < X->l; i++)
+        a[i] = p->alpha * e->cbar[i];
+    for (int64_t k = 0; k < e->l; k++)
+        a[e->h[k]] += (1 - p->alpha) * e->c[k];
+    int64_t m = 0, nnz = 0;
+    for (int64_t i = 0; i < X->l; i++)
+        if (a[i] != 0) {
+            m++;
+            nnz += X->row_ptr[i + 1] - X->row_ptr[i];
+        }
+    km_problem *sv = calloc(1, sizeof *sv);
+    double *coef = malloc((size_t)(m + 1) * sizeof *coef);
+    if (sv) {
+        sv->row_ptr = calloc((size_t)m + 1, sizeof *sv->row_ptr);
+        sv->index = malloc((size_t)(nnz + 1) * sizeof *sv->index);
+        sv->value = malloc((size_t)(nnz + 1) * sizeof *sv->value);
+    }
+    km_model *md = NULL;
+    if (!sv || !coef || !sv->row_ptr || !sv->index || !sv->value ||
+        !(md = km_model_new(KM_LOSS_RLS, n, 0, 1, err))) {
+        km_problem_free(sv);
+        free(coef);
+        free(a);
+        return md ? km_error_nomem(err, "mtl model") : (err ? err->code : KM_EINTERNAL);
+    }
+    sv->n = n;
+    for (int64_t i = 0; i < X->l; i++) {
+        if (a[i] == 0)
+            continue;
+        int64_t b = X->row_ptr[i], len = X->row_ptr[i + 1] - b;
+        memcpy(sv->index + sv->nnz, X->index + b, (size_t)len * sizeof *sv->index);
+        memcpy(sv->value + sv->nnz, X->value + b, (size_t)len * sizeof *sv->value);
+        sv->nnz += len;
+        coef[sv->l] = a[i];
+        sv->row_ptr[++sv->l] = sv->nnz;
+    }
+    free(a);
+    int rc = km_model_set_kernel(md, p->alpha == 0 ? &p->Kt : &p->K, sv, coef, err);
+    if (rc) {
+        km_model_free(md);
+        return rc;
+    }
+    md->lambda = p->lambda;
+    *out = md;
+    return KM_OK;
 }

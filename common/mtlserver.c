@@ -1,0 +1,636 @@
+/* mtlserver.c - see mtlserver.h. Each round of the loop: read what the sockets have; parse
+ * the complete frames, check them (authentication, triples) and queue the accepted SEND and
+ * REGISTER requests as journal records; commit the journal (fdatasync by policy); then
+ * apply the requests in arrival order and write the replies. Nothing reaches the state
+ * before it is in the journal, and no reply leaves before the journal holds what it
+ * acknowledges. Memory per connection: one request frame (at most max_message bytes) and
+ * the replies to one round's requests, at most one of them a disclosure (a connection with
+ * replies still unsent is not read). */
+#include "mtlserver.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "imap.h"
+#include "journal.h"
+
+enum { REC_TRIPLES = 1, REC_SECRET = 2 };   /* journal record types */
+
+#define READ_CHUNK 65536
+
+typedef struct conn {
+    int fd;
+    unsigned char *in;
+    size_t inlen, incap;
+    size_t used;       /* bytes of in taken by this round's frames */
+    km_buf out;
+    size_t outoff;
+    int eof;           /* the peer sent everything */
+    int closing;       /* close once out is written */
+} conn;
+
+typedef struct op {    /* one request of the round, in arrival order */
+    int ci;
+    unsigned type;
+    int64_t task;
+    const unsigned char *body;   /* SEND: count and triples */
+    size_t len;
+    uint64_t have_version, have_n;
+    int journaled;
+    unsigned ecode;    /* non-zero: reply ERROR */
+    char msg[200];
+} op;
+
+typedef struct server {
+    const km_mtl_server_config *cfg;
+    km_mtl *mtl;
+    km_journal *jn;
+    km_imap secret_of;   /* task -> index in secrets */
+    char **secrets;
+    int64_t nsec, capsec;
+    conn *conns;
+    int nconn;
+    op *ops;
+    int nops, capops;
+    int32_t *xi;         /* scratch for one triple */
+    double *xv;
+    size_t xcap;
+    km_mtl_disclosed disc;   /* the full disclosure at disc.version (X NULL: none) */
+    int64_t triples;
+} server;
+
+static void logf_(server *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(server *S, const char *fmt, ...)
+{
+    if (!S->cfg->log)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    S->cfg->log(S->cfg->ctx, msg);
+}
+
+/* ---- secrets ---- */
+
+static int add_secret(server *S, int64_t task, const char *secret)
+{
+    if (S->nsec == S->capsec) {
+        int64_t cap = S->capsec ? 2 * S->capsec : 64;
+        char **p = realloc(S->secrets, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        S->secrets = p;
+        S->capsec = cap;
+    }
+    char *s = strdup(secret);
+    if (!s || km_imap_put(&S->secret_of, task, S->nsec)) {
+        free(s);
+        return -1;
+    }
+    S->secrets[S->nsec++] = s;
+    return 0;
+}
+
+/* Constant-time in the secret's content. */
+static int secret_ok(const server *S, int64_t task, const char *given)
+{
+    int64_t k = km_imap_get(&S->secret_of, task);
+    if (k < 0 || !S->secrets[k])
+        return 0;
+    const char *want = S->secrets[k];
+    size_t nw = strlen(want), ng = strlen(given);
+    unsigned d = nw != ng;
+    for (size_t i = 0; i < nw; i++)
+        d |= (unsigned)(want[i] ^ given[i < ng ? i : 0]);
+    return d == 0;
+}
+
+/* ---- applying triples (live and in replay) ---- */
+
+static int reserve_x(server *S, size_t n)
+{
+    if (n <= S->xcap)
+        return 0;
+    size_t cap = S->xcap ? S->xcap : 64;
+    while (cap < n)
+        cap *= 2;
+    int32_t *xi = realloc(S->xi, cap * sizeof *xi);
+    if (xi)
+        S->xi = xi;
+    double *xv = realloc(S->xv, cap * sizeof *xv);
+    if (xv)
+        S->xv = xv;
+    if (!xi || !xv)
+        return -1;
+    S->xcap = cap;
+    return 0;
+}
+
+/* Checks (apply = 0) or applies (apply = 1) the triples of a SEND body for task. */
+static int triples(server *S, int64_t task, const unsigned char *body, size_t len, int apply,
+                   uint32_t *count, km_error *err)
+{
+    km_rd r = {body, body + len, 0};
+    *count = km_rd_u32(&r);
+    if (r.bad || *count > len / 20)
+        return km_error_set(err, KM_EINPUT, "malformed triple count");
+    for (uint32_t k = 0; k < *count; k++) {
+        km_mtlp_triple t;
+        if (km_mtlp_get_triple(&r, &t))
+            return km_error_set(err, KM_EINPUT, "triple %u: malformed", k + 1);
+        if (reserve_x(S, (size_t)t.nnz + 1))
+            return km_error_nomem(err, "triple");
+        km_mtlp_triple_x(&t, S->xi, S->xv);
+        int rc = apply ? km_mtl_update(S->mtl, task, S->xi, S->xv, t.nnz, t.y, t.w, err)
+                       : km_mtl_check_triple(S->xi, S->xv, t.nnz, t.y, t.w,
+                                             S->cfg->n_features, err);
+        if (rc) {
+            char m[sizeof err->msg];
+            snprintf(m, sizeof m, "%s", err->msg);
+            return km_error_set(err, rc, "triple %u: %s", k + 1, m);
+        }
+    }
+    if (r.p != r.end)
+        return km_error_set(err, KM_EINPUT, "%zu bytes after the last triple",
+                            (size_t)(r.end - r.p));
+    return KM_OK;
+}
+
+static int replay(void *ctx, unsigned type, const unsigned char *body, size_t len,
+                  km_error *err)
+{
+    server *S = ctx;
+    km_rd r = {body, body + len, 0};
+    int64_t task = (int64_t)km_rd_u64(&r);
+    if (type == REC_TRIPLES && !r.bad) {
+        uint32_t count;
+        int rc = triples(S, task, r.p, (size_t)(r.end - r.p), 1, &count, err);
+        S->triples += count;
+        return rc ? km_error_set(err, KM_EINPUT, "journal: %s", err->msg) : KM_OK;
+    }
+    char secret[KM_MTLP_SECRET_MAX + 1];
+    r.p = body;
+    if (type == REC_SECRET && !km_mtlp_get_auth(&r, &task, secret) && r.p == r.end)
+        return add_secret(S, task, secret) ? km_error_nomem(err, "secrets") : KM_OK;
+    return km_error_set(err, KM_EINPUT, "journal: record of unknown type %u", type);
+}
+
+/* ---- requests ---- */
+
+static op *new_op(server *S, int ci, unsigned type)
+{
+    if (S->nops == S->capops) {
+        int cap = S->capops ? 2 * S->capops : 64;
+        op *p = realloc(S->ops, (size_t)cap * sizeof *p);
+        if (!p)
+            return NULL;
+        S->ops = p;
+        S->capops = cap;
+    }
+    op *o = &S->ops[S->nops++];
+    memset(o, 0, sizeof *o);
+    o->ci = ci;
+    o->type = type;
+    return o;
+}
+
+static void refuse(op *o, unsigned code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(op *o, unsigned code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->msg, sizeof o->msg, fmt, ap);
+    va_end(ap);
+    o->ecode = code;
+}
+
+/* Parses and checks one request frame (type, body); queues its op. Returns -1 when out of
+ * memory, 1 when the connection is to be closed after the reply, else 0. */
+static int parse(server *S, int ci, unsigned type, const unsigned char *body, size_t len,
+                 km_error *err)
+{
+    op *o = new_op(S, ci, type);
+    if (!o)
+        return -1;
+    km_rd r = {body, body + len, 0};
+    char secret[KM_MTLP_SECRET_MAX + 1];
+    if (type == KM_MTLP_REGISTER) {
+        o->task = (int64_t)km_rd_u64(&r);
+        if (r.bad || r.p != r.end) {
+            refuse(o, KM_MTLP_EMALFORMED, "malformed REGISTER");
+            return 1;
+        }
+        if (!S->cfg->allow_register) {
+            refuse(o, KM_MTLP_EREFUSED, "registration is off (mtl-server --register)");
+            return 0;
+        }
+        if (km_imap_get(&S->secret_of, o->task) >= 0) {
+            refuse(o, KM_MTLP_EREFUSED, "task %lld already has a secret", (long long)o->task);
+            return 0;
+        }
+        unsigned char rnd[16];
+        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+            refuse(o, KM_MTLP_EINTERNAL, "no random bytes for a secret");
+            return 0;
+        }
+        for (int i = 0; i < 16; i++)
+            snprintf(secret + 2 * i, 3, "%02x", rnd[i]);
+        km_buf rec = {0};
+        km_mtlp_put_auth(&rec, o->task, secret);
+        int rc = rec.failed || add_secret(S, o->task, secret) ||
+                 (S->jn && km_journal_append(S->jn, REC_SECRET, rec.p, rec.len, err));
+        km_buf_free(&rec);
+        if (rc)
+            return -1;
+        o->journaled = 1;
+        return 0;
+    }
+    if (type != KM_MTLP_SEND && type != KM_MTLP_GET && type != KM_MTLP_STATUS) {
+        refuse(o, KM_MTLP_EMALFORMED, "unknown request type %u", type);
+        return 1;
+    }
+    if (km_mtlp_get_auth(&r, &o->task, secret)) {
+        refuse(o, KM_MTLP_EMALFORMED, "malformed task and secret");
+        return 1;
+    }
+    if (type == KM_MTLP_GET) {
+        o->have_version = km_rd_u64(&r);
+        o->have_n = km_rd_u64(&r);
+    }
+    if (r.bad || (type != KM_MTLP_SEND && r.p != r.end)) {
+        refuse(o, KM_MTLP_EMALFORMED, "malformed request");
+        return 1;
+    }
+    if (!secret_ok(S, o->task, secret)) {
+        refuse(o, KM_MTLP_EAUTH, "task %lld: wrong secret or unknown task", (long long)o->task);
+        return 0;
+    }
+    if (type != KM_MTLP_SEND)
+        return 0;
+    o->body = r.p;
+    o->len = (size_t)(r.end - r.p);
+    uint32_t count;
+    km_error e;
+    int rc = triples(S, o->task, o->body, o->len, 0, &count, &e);
+    if (rc == KM_EINTERNAL)
+        return -1;
+    if (rc) {
+        refuse(o, KM_MTLP_EINPUT, "%s", e.msg);
+        return 0;
+    }
+    unsigned char t[8];
+    for (int i = 0; i < 8; i++)
+        t[i] = (unsigned char)((uint64_t)o->task >> (8 * i));
+    if (S->jn && km_journal_append2(S->jn, REC_TRIPLES, t, 8, o->body, o->len, err))
+        return -1;
+    o->journaled = 1;
+    return 0;
+}
+
+static void reply_error(conn *c, unsigned code, const char *msg)
+{
+    size_t f = km_buf_begin(&c->out, KM_MTLP_ERROR), n = strlen(msg);
+    km_buf_u32(&c->out, code);
+    km_buf_u16(&c->out, (unsigned)n);
+    km_buf_bytes(&c->out, msg, n);
+    km_buf_end(&c->out, f);
+}
+
+/* Applies one op and writes its reply. KM_EINTERNAL when out of memory (fatal). */
+static int answer(server *S, op *o, km_error *err)
+{
+    conn *c = &S->conns[o->ci];
+    km_buf *b = &c->out;
+    if (o->ecode) {
+        reply_error(c, o->ecode, o->msg);
+        return KM_OK;
+    }
+    size_t f;
+    if (o->type == KM_MTLP_REGISTER) {
+        const char *s = S->secrets[km_imap_get(&S->secret_of, o->task)];
+        f = km_buf_begin(b, KM_MTLP_SECRET);
+        km_buf_u16(b, (unsigned)strlen(s));
+        km_buf_bytes(b, s, strlen(s));
+    } else if (o->type == KM_MTLP_SEND) {
+        uint32_t count;
+        int rc = triples(S, o->task, o->body, o->len, 1, &count, err);
+        if (rc)
+            return rc;
+        S->triples += count;
+        f = km_buf_begin(b, KM_MTLP_ACK);
+        km_buf_u64(b, (uint64_t)km_mtl_version(S->mtl));
+        km_buf_u32(b, count);
+    } else if (o->type == KM_MTLP_STATUS) {
+        int64_t l, tr;
+        km_mtl_task_size(S->mtl, o->task, &l, &tr);
+        f = km_buf_begin(b, KM_MTLP_STATUSR);
+        km_buf_u64(b, (uint64_t)km_mtl_version(S->mtl));
+        km_buf_u64(b, (uint64_t)km_mtl_n(S->mtl));
+        km_buf_u64(b, (uint64_t)l);
+        km_buf_u64(b, (uint64_t)tr);
+        km_mtlp_put_param(b, km_mtl_param_of(S->mtl), S->cfg->n_features);
+    } else {   /* GET */
+        int64_t version = km_mtl_version(S->mtl), n = km_mtl_n(S->mtl);
+        if (o->have_version == (uint64_t)version && o->have_n == (uint64_t)n) {
+            f = km_buf_begin(b, KM_MTLP_UNCHANGED);
+            km_buf_u64(b, (uint64_t)version);
+        } else {
+            if (!S->disc.X || S->disc.version != version) {
+                km_mtl_disclosed_free(&S->disc);
+                int rc = km_mtl_disclose(S->mtl, 0, &S->disc, err);
+                if (rc)
+                    return rc;
+            }
+            f = km_buf_begin(b, KM_MTLP_DISCLOSED);
+            km_mtlp_put_disclosed(b, &S->disc,
+                                  o->have_n <= (uint64_t)n && o->have_version <= (uint64_t)version
+                                      ? (int64_t)o->have_n : 0);
+        }
+    }
+    km_buf_end(b, f);
+    return b->failed ? km_error_nomem(err, "reply") : KM_OK;
+}
+
+/* ---- sockets ---- */
+
+static int listen_on(const char *host, int port, int *bound, km_error *err)
+{
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    int rc = getaddrinfo(host, ps, &hints, &ai);
+    if (rc)
+        return km_error_set(err, KM_EINPUT, "%s: %s", host, gai_strerror(rc));
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+        rc = km_error_set(err, KM_EINPUT, "%s:%d: cannot listen: %s", host, port,
+                          strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return rc;
+    }
+    freeaddrinfo(ai);
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    *bound = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+                                            : ((struct sockaddr_in *)&sa)->sin_port);
+    return fd;
+}
+
+static void drop_conn(server *S, int ci)
+{
+    conn *c = &S->conns[ci];
+    close(c->fd);
+    free(c->in);
+    km_buf_free(&c->out);
+    S->conns[ci] = S->conns[--S->nconn];
+}
+
+/* Reads what the socket has (up to the frame being received, at least READ_CHUNK). */
+static void read_conn(server *S, conn *c)
+{
+    size_t want = c->inlen + READ_CHUNK;
+    if (c->inlen >= KM_MTLP_HEADER) {
+        uint64_t len = (uint64_t)c->in[0] | (uint64_t)c->in[1] << 8 |
+                       (uint64_t)c->in[2] << 16 | (uint64_t)c->in[3] << 24;
+        if (len + 4 <= S->cfg->max_message + 4 && len + 4 > want)
+            want = (size_t)len + 4;
+    }
+    if (want > c->incap) {
+        unsigned char *p = realloc(c->in, want);
+        if (!p) {
+            c->closing = 1;
+            return;
+        }
+        c->in = p;
+        c->incap = want;
+    }
+    ssize_t k = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
+    if (k > 0)
+        c->inlen += (size_t)k;
+    else if (k == 0)
+        c->eof = 1;
+    else if (errno != EAGAIN && errno != EINTR)
+        c->closing = 1;
+}
+
+/* 1 when c holds a whole frame not yet parsed (or a header with an impossible length). */
+static int frame_waiting(const server *S, const conn *c)
+{
+    if (c->closing || c->inlen - c->used < KM_MTLP_HEADER)
+        return 0;
+    const unsigned char *h = c->in + c->used;
+    uint64_t len = (uint64_t)h[0] | (uint64_t)h[1] << 8 | (uint64_t)h[2] << 16 |
+                   (uint64_t)h[3] << 24;
+    return len < 1 || len > S->cfg->max_message || c->inlen - c->used >= len + 4;
+}
+
+/* Parses the complete frames of connection ci (up to one GET: its reply may be large). */
+static int parse_conn(server *S, int ci, km_error *err)
+{
+    conn *c = &S->conns[ci];
+    while (!c->closing && c->inlen - c->used >= KM_MTLP_HEADER) {
+        const unsigned char *h = c->in + c->used;
+        uint64_t len = (uint64_t)h[0] | (uint64_t)h[1] << 8 | (uint64_t)h[2] << 16 |
+                       (uint64_t)h[3] << 24;
+        if (len < 1 || len > S->cfg->max_message) {
+            op *o = new_op(S, ci, 0);
+            if (!o)
+                return -1;
+            if (len < 1)
+                refuse(o, KM_MTLP_EMALFORMED, "empty frame");
+            else
+                refuse(o, KM_MTLP_ETOOBIG, "frame of %llu bytes; at most %zu accepted",
+                       (unsigned long long)len, S->cfg->max_message);
+            c->closing = 1;
+            break;
+        }
+        if (c->inlen - c->used < len + 4)
+            break;
+        unsigned type = h[4];
+        int rc = parse(S, ci, type, h + KM_MTLP_HEADER, (size_t)len - 1, err);
+        if (rc < 0)
+            return -1;
+        c->used += (size_t)len + 4;
+        if (rc > 0)
+            c->closing = 1;
+        if (type == KM_MTLP_GET && !rc)
+            break;
+        if (S->jn && S->cfg->fsync_policy == KM_FSYNC_ALWAYS &&
+            S->ops[S->nops - 1].journaled && km_journal_commit(S->jn, 1, err))
+            return -2;
+    }
+    return 0;
+}
+
+int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
+{
+    server S = {0};
+    S.cfg = cfg;
+    int lfd = -1, rc = KM_OK;
+    struct pollfd *pfd = NULL;
+    if (!(S.mtl = km_mtl_new(&cfg->param, err)))
+        return err ? err->code : KM_EUSAGE;
+    for (int64_t k = 0; k < cfg->nsecrets && !rc; k++)
+        if (km_imap_get(&S.secret_of, cfg->secret_task[k]) >= 0)
+            rc = km_error_set(err, KM_EINPUT, "task %lld has two secrets",
+                              (long long)cfg->secret_task[k]);
+        else if (add_secret(&S, cfg->secret_task[k], cfg->secret[k]))
+            rc = km_error_nomem(err, "secrets");
+    km_buf hdr = {0};
+    km_mtlp_put_param(&hdr, &cfg->param, cfg->n_features);
+    int64_t dropped = 0;
+    if (!rc && cfg->journal) {
+        S.jn = km_journal_open(cfg->journal, hdr.p, hdr.len, replay, &S, &dropped, err);
+        if (!S.jn)
+            rc = err ? err->code : KM_EINPUT;
+        else
+            logf_(&S, "journal %s: %lld records replayed (%lld triples, %lld unique inputs, "
+                  "version %lld)%s", cfg->journal, (long long)km_journal_records(S.jn),
+                  (long long)S.triples, (long long)km_mtl_n(S.mtl),
+                  (long long)km_mtl_version(S.mtl), dropped ? "; a torn last record dropped" : "");
+    }
+    km_buf_free(&hdr);
+    int port = 0;
+    if (!rc && (lfd = listen_on(cfg->bind, cfg->port, &port, err)) < 0)
+        rc = err ? err->code : KM_EINPUT;
+    if (!rc && !(pfd = malloc((size_t)(cfg->max_clients + 1) * sizeof *pfd)))
+        rc = km_error_nomem(err, "poll set");
+    if (!rc && !(S.conns = calloc((size_t)cfg->max_clients, sizeof *S.conns)))
+        rc = km_error_nomem(err, "connections");
+    if (!rc) {
+        logf_(&S, "listening on %s:%d", cfg->bind, port);
+        if (cfg->ready)
+            cfg->ready(cfg->ctx, port);
+    }
+    int again = 0;
+    while (!rc && !*cfg->stop) {
+        int np = 0;
+        pfd[np++] = (struct pollfd){lfd, POLLIN, 0};
+        for (int i = 0; i < S.nconn; i++) {
+            conn *c = &S.conns[i];
+            short ev = c->out.len > c->outoff ? POLLOUT : (c->closing || c->eof ? 0 : POLLIN);
+            pfd[np++] = (struct pollfd){c->fd, ev, 0};
+        }
+        struct timespec zero = {0, 0};
+        int k = ppoll(pfd, (nfds_t)np, again ? &zero : NULL, cfg->poll_mask);
+        again = 0;
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = km_error_set(err, KM_EINTERNAL, "poll: %s", strerror(errno));
+            break;
+        }
+        /* read, then parse every connection's complete frames */
+        int nc = S.nconn;
+        for (int i = 0; i < nc; i++)
+            if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+                read_conn(&S, &S.conns[i]);
+        S.nops = 0;
+        for (int i = 0; i < nc && !rc; i++) {
+            conn *c = &S.conns[i];
+            if (c->out.len > c->outoff)
+                continue;
+            if (parse_conn(&S, i, err))
+                rc = err && err->code ? err->code : KM_EINTERNAL;
+            if (c->eof && !frame_waiting(&S, c))
+                c->closing = 1;   /* all it sent is answered (or incomplete) */
+            if (frame_waiting(&S, c))
+                again = 1;        /* parsed next round without waiting for input */
+        }
+        /* commit, then apply and answer in arrival order */
+        if (!rc && S.jn && cfg->fsync_policy != KM_FSYNC_ALWAYS &&
+            km_journal_commit(S.jn, cfg->fsync_policy == KM_FSYNC_BATCH, err))
+            rc = KM_EINPUT;   /* fatal: nothing of this round is acknowledged */
+        for (int i = 0; i < S.nops && !rc; i++)
+            rc = answer(&S, &S.ops[i], err);
+        /* compact inputs, write outputs, close finished connections */
+        for (int i = 0; i < S.nconn; i++) {
+            conn *c = &S.conns[i];
+            if (c->used) {
+                memmove(c->in, c->in + c->used, c->inlen - c->used);
+                c->inlen -= c->used;
+                c->used = 0;
+            }
+            while (c->out.len > c->outoff) {
+                ssize_t w = send(c->fd, c->out.p + c->outoff, c->out.len - c->outoff,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w > 0) {
+                    c->outoff += (size_t)w;
+                    continue;
+                }
+                if (w < 0 && (errno == EAGAIN || errno == EINTR))
+                    break;
+                c->closing = 1;
+                c->outoff = c->out.len;
+            }
+            if (c->out.len == c->outoff) {
+                c->out.len = c->outoff = 0;
+                if (c->out.cap > (1u << 20)) {   /* give a large reply's buffer back */
+                    km_buf_free(&c->out);
+                }
+            }
+        }
+        for (int i = S.nconn - 1; i >= 0; i--)
+            if (S.conns[i].closing && S.conns[i].out.len == 0)
+                drop_conn(&S, i);
+        /* new connections */
+        if (pfd[0].revents & POLLIN) {
+            int fd;
+            while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+                if (S.nconn == cfg->max_clients) {
+                    close(fd);
+                    continue;
+                }
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                S.conns[S.nconn++] = (conn){.fd = fd};
+            }
+        }
+    }
+    if (rc == KM_OK) {
+        rc = S.jn ? km_journal_commit(S.jn, 1, err) : KM_OK;
+        logf_(&S, "stopped at version %lld (%lld unique inputs, %lld triples)",
+              (long long)km_mtl_version(S.mtl), (long long)km_mtl_n(S.mtl),
+              (long long)S.triples);
+    }
+    while (S.nconn)
+        drop_conn(&S, S.nconn - 1);
+    if (lfd >= 0)
+        close(lfd);
+    free(pfd);
+    free(S.conns);
+    free(S.ops);
+    free(S.xi);
+    free(S.xv);
+    for (int64_t k = 0; k < S.nsec; k++)
+        free(S.secrets[k]);
+    free(S.secrets);
+    km_imap_free(&S.secret_of);
+    km_mtl_disclosed_free(&S.disc);
+    km_journal_close(S.jn);
+    km_mtl_free(S.mtl);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* mtlserver.h - the mtl-server event loop (thesis section 5.3: the server collects triples
+ * from the clients and publishes the disclosed data), one poll() loop in one thread: updates
+ * are applied in one order and every reply sees whole requests only. */
+#ifndef KM_MTLSERVER_H
+#define KM_MTLSERVER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "mtl.h"
+#include "mtlproto.h"
+
+enum {
+    KM_FSYNC_NONE,    /* write() before acknowledging; the OS flushes (survives kill -9) */
+    KM_FSYNC_BATCH,   /* one fdatasync per loop round, before its replies go out */
+    KM_FSYNC_ALWAYS   /* one fdatasync per SEND or REGISTER request */
+};
+
+typedef struct km_mtl_server_config {
+    km_mtl_param param;
+    int32_t n_features;       /* triples with a feature index >= this are refused; 0: any */
+    const char *bind;         /* address to listen on ("127.0.0.1") */
+    int port;                 /* 0: any free port (see ready) */
+    const char *journal;      /* NULL: no journal (nothing survives a restart) */
+    int fsync_policy;
+    int allow_register;       /* REGISTER issues secrets to tasks without one */
+    size_t max_message;       /* longer request frames are refused and the connection closed */
+    int max_clients;          /* more connections are closed at once */
+    int64_t nsecrets;         /* configured secrets: task ids and secrets */
+    const int64_t *secret_task;
+    char *const *secret;
+    void (*log)(void *ctx, const char *msg);   /* progress and events (may be NULL) */
+    void (*ready)(void *ctx, int port);        /* called once listening */
+    void *ctx;
+    volatile sig_atomic_t *stop;   /* the loop ends when *stop becomes non-zero */
+    const sigset_t *poll_mask;     /* signal mask during poll (ppoll), NULL: unchanged */
+} km_mtl_server_config;
+
+/* Replays the journal, listens and serves until *stop; then commits and closes everything.
+ * KM_EINPUT for a bad journal or address, KM_EINTERNAL when out of memory. */
+int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err);
+
+#endif

@@ -1,0 +1,415 @@
+/* mtl-client.c - command-line front end: a client of mtl-server (Dinuzzo's thesis ch. 5):
+ * sends a task's examples (active client), or computes its estimate from the disclosed data
+ * and private examples that never leave the machine (Algorithm 9). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "cli.h"
+#include "imap.h"
+#include "model.h"
+#include "mtlproto.h"
+#include "svmlight.h"
+
+static const char usage[] =
+    "Usage: mtl-client [options] COMMAND [FILE]\n"
+    "A client of mtl-server (Dinuzzo's thesis ch. 5; protocol: doc/mtl-protocol.md).\n"
+    "commands:\n"
+    "  register           ask the server for a secret for task -T (server --register);\n"
+    "                     prints it\n"
+    "  send FILE          send the examples of FILE (svmlight; the task of a row is its qid,\n"
+    "                     or -T for rows without one; weight 1) as triples (x, y, 1)\n"
+    "  status             version, unique inputs n, task -T's inputs and triples, parameters\n"
+    "  estimate [FILE]    task -T's estimate g_j from the disclosed data (Algorithm 9) and\n"
+    "                     FILE: --passive (default): examples the server never saw, added\n"
+    "                     locally (Algorithm 5 on the client); --active: the examples this\n"
+    "                     client sent; written with -o as a kernel model for predict when\n"
+    "                     g_j uses one kernel (alpha 0 or 1, or K = K~), and its values on\n"
+    "                     the rows of --eval FILE with -e\n"
+    "options:\n"
+    "  --host HOST        server address (default 127.0.0.1)\n"
+    "  -p PORT            server port (default 7353)\n"
+    "  -T TASK            the task (an integer)\n"
+    "  -k SECRET          task -T's secret\n"
+    "  -K FILE            secrets of several tasks, lines 'TASK SECRET' (send)\n"
+    "  --active, --passive   see estimate\n"
+    "  -o MODEL           estimate: model file\n"
+    "  --eval FILE -e OUT estimate: write g_j of each row of FILE to OUT, one per line\n"
+    "  --batch N          send: at most N triples per request (default 4096)\n"
+    "  -q                 no progress messages\n"
+    "  -h                 this help\n";
+
+typedef struct opts {
+    const char *host;
+    int port;
+    int64_t task;
+    int has_task;
+    const char *secret;
+    const char *secrets_file;
+    int active;
+    const char *model, *eval, *eval_out;
+    int batch;
+    int quiet;
+} opts;
+
+/* Secrets of several tasks (-K). */
+typedef struct secrets {
+    km_imap of;
+    char **s;
+    int64_t n;
+} secrets;
+
+static void read_secrets(const char *path, secrets *S)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        km_cli_die(2, "%s: %s", path, strerror(errno));
+    char *line = NULL, sec[KM_MTLP_SECRET_MAX + 2];
+    size_t len = 0;
+    long long no = 0, t;
+    int64_t cap = 0;
+    while (getline(&line, &len, f) > 0) {
+        no++;
+        char *p = line + strspn(line, " \t");
+        if (!*p || *p == '#' || *p == '\n' || *p == '\r')
+            continue;
+        int used = 0;
+        if (sscanf(p, "%lld %65[!-~]%n", &t, sec, &used) != 2 ||
+            strlen(sec) > KM_MTLP_SECRET_MAX || p[used + strspn(p + used, " \t\r\n")])
+            km_cli_die(2, "%s:%lld: expected 'TASK SECRET'", path, no);
+        if (S->n == cap) {
+            cap = cap ? 2 * cap : 64;
+            if (!(S->s = realloc(S->s, (size_t)cap * sizeof *S->s)))
+                km_cli_die(3, "out of memory (secrets)");
+        }
+        if (!(S->s[S->n] = strdup(sec)) || km_imap_put(&S->of, t, S->n))
+            km_cli_die(3, "out of memory (secrets)");
+        S->n++;
+    }
+    fclose(f);
+    free(line);
+}
+
+static km_mtlp_conn *connect_or_die(const opts *o)
+{
+    km_error err;
+    km_mtlp_conn *c = km_mtlp_connect(o->host, o->port, &err);
+    if (!c)
+        km_cli_die(2, "%s", err.msg);
+    return c;
+}
+
+static void need_task(const opts *o, const char *cmd)
+{
+    if (!o->has_task)
+        km_cli_die(1, "%s needs the task (-T)", cmd);
+    if (!o->secret && strcmp(cmd, "register"))
+        km_cli_die(1, "%s needs task %lld's secret (-k)", cmd, (long long)o->task);
+}
+
+/* ---- send ---- */
+
+typedef struct sender {
+    km_mtlp_conn *c;
+    km_buf b;           /* frames not yet written */
+    size_t frame;       /* the open SEND frame's offset, or SIZE_MAX */
+    size_t count_at;    /* offset of its triple count */
+    uint32_t count;
+    int64_t task;
+    int inflight;       /* requests written, replies not read */
+    uint64_t version;
+    int64_t acked;
+} sender;
+
+#define WINDOW 32
+
+static int on_ack(void *ctx, unsigned type, km_rd *r, km_error *err)
+{
+    sender *s = ctx;
+    uint64_t v = km_rd_u64(r);
+    uint32_t n = km_rd_u32(r);
+    if (type != KM_MTLP_ACK || r->bad)
+        return km_error_set(err, KM_EINPUT, "server: unexpected reply 0x%x to SEND", type);
+    s->version = v;
+    s->acked += n;
+    return KM_OK;
+}
+
+static void close_frame(sender *s)
+{
+    if (s->frame == SIZE_MAX)
+        return;
+    for (int i = 0; i < 4; i++)
+        s->b.p[s->count_at + (size_t)i] = (unsigned char)(s->count >> (8 * i));
+    km_buf_end(&s->b, s->frame);
+    s->frame = SIZE_MAX;
+    s->inflight++;
+}
+
+/* Writes the closed frames; reads replies down to `keep` in flight. */
+static void flush(sender *s, int keep, const char *what)
+{
+    km_error err;
+    close_frame(s);
+    if (s->b.len && km_mtlp_write(s->c, &s->b, &err))
+        km_cli_die(2, "%s: %s", what, err.msg);
+    s->b.len = 0;
+    while (s->inflight > keep) {
+        if (km_mtlp_read(s->c, on_ack, s, &err))
+            km_cli_die(2, "%s: %s", what, err.msg);
+        s->inflight--;
+    }
+}
+
+static int cmd_send(const opts *o, const char *path)
+{
+    secrets S = {0};
+    if (o->secrets_file)
+        read_secrets(o->secrets_file, &S);
+    km_error err;
+    km_svmlight_reader *rd = km_svmlight_open(path, &err);
+    if (!rd)
+        km_cli_die(2, "%s", err.msg);
+    sender s = {connect_or_die(o), {0}, SIZE_MAX, 0, 0, 0, 0, 0, 0};
+    km_row row;
+    int rc;
+    int64_t rows = 0;
+    double t0 = km_cli_now(), last = t0;
+    while ((rc = km_svmlight_next(rd, &row, &err)) > 0) {
+        int64_t task = row.has_qid ? row.qid : o->task;
+        if (!row.has_qid && !o->has_task)
+            km_cli_die(2, "%s:%lld: no qid: and no -T for the task", path, (long long)row.line);
+        if (s.frame == SIZE_MAX || task != s.task || s.count >= (uint32_t)o->batch ||
+            s.b.len > (1u << 20)) {
+            close_frame(&s);
+            if (s.b.len > (1u << 20) || s.inflight >= WINDOW)
+                flush(&s, WINDOW / 2, path);
+            const char *secret = NULL;
+            if (o->secret && o->has_task && task == o->task)
+                secret = o->secret;
+            int64_t k = km_imap_get(&S.of, task);
+            if (!secret && k >= 0)
+                secret = S.s[k];
+            if (!secret)
+                km_cli_die(2, "%s:%lld: no secret for task %lld (-k with -T, or -K)", path,
+                           (long long)row.line, (long long)task);
+            s.frame = km_buf_begin(&s.b, KM_MTLP_SEND);
+            km_mtlp_put_auth(&s.b, task, secret);
+            s.count_at = s.b.len;
+            km_buf_u32(&s.b, 0);
+            s.count = 0;
+            s.task = task;
+        }
+        km_mtlp_put_triple(&s.b, row.y, 1.0, row.index, row.value, row.nnz);
+        if (s.b.failed)
+            km_cli_die(3, "out of memory (request)");
+        s.count++;
+        rows++;
+        double now = km_cli_now();
+        if (!o->quiet && now - last >= 1) {
+            fprintf(stderr, "mtl-client: %lld triples read, %lld acknowledged (%.0f/s)\n",
+                    (long long)rows, (long long)s.acked, s.acked / (now - t0));
+            last = now;
+        }
+    }
+    if (rc < 0)
+        km_cli_die(err.code, "%s", err.msg);
+    km_svmlight_close(rd);
+    flush(&s, 0, path);
+    double dt = km_cli_now() - t0;
+    if (!o->quiet)
+        fprintf(stderr, "mtl-client: %lld triples acknowledged in %.2f s (%.0f/s), server "
+                "version %" PRIu64 "\n", (long long)s.acked, dt, dt > 0 ? s.acked / dt : 0.0,
+                s.version);
+    km_buf_free(&s.b);
+    km_mtlp_close(s.c);
+    for (int64_t k = 0; k < S.n; k++)
+        free(S.s[k]);
+    free(S.s);
+    km_imap_free(&S.of);
+    return 0;
+}
+
+/* ---- estimate ---- */
+
+static void eval_rows(const km_mtl_estimate *e, const char *in, const char *out)
+{
+    km_error err;
+    km_svmlight_reader *rd = km_svmlight_open(in, &err);
+    if (!rd)
+        km_cli_die(2, "%s", err.msg);
+    FILE *f = km_cli_open_out(out);
+    km_row row;
+    int rc;
+    while ((rc = km_svmlight_next(rd, &row, &err)) > 0)
+        fprintf(f, "%.17g\n", km_mtl_estimate_eval(e, row.index, row.value, row.nnz));
+    if (rc < 0) {
+        km_cli_discard(out);
+        km_cli_die(err.code, "%s", err.msg);
+    }
+    km_svmlight_close(rd);
+    km_cli_close_out(f, out);
+}
+
+static int cmd_estimate(const opts *o, const char *path)
+{
+    need_task(o, "estimate");
+    if (!o->model && !o->eval_out)
+        km_cli_die(1, "estimate: nothing to write (-o MODEL and/or --eval FILE -e OUT)");
+    if (!o->eval != !o->eval_out)
+        km_cli_die(1, "estimate: --eval and -e go together");
+    km_error err;
+    km_mtlp_conn *c = connect_or_die(o);
+    km_mtlp_status st;
+    km_mtl_disclosed d = {0};
+    int changed;
+    if (km_mtlp_get_status(c, o->task, o->secret, &st, &err) ||
+        km_mtlp_get(c, o->task, o->secret, &d, &changed, &err))
+        km_cli_die(2, "%s", err.msg);
+    km_mtlp_close(c);
+    km_mtl *s = km_mtl_from_disclosed(&st.param, &d, &err);   /* lines 1-7 */
+    if (!s)
+        km_cli_die(err.code, "%s", err.msg);
+    int32_t nfeat = d.X->n;
+    km_mtl_disclosed_free(&d);
+    int64_t rows = 0;
+    if (path) {   /* lines 8-12 (passive), or the task's own R_j (active) */
+        km_svmlight_reader *rd = km_svmlight_open(path, &err);
+        if (!rd)
+            km_cli_die(2, "%s", err.msg);
+        km_row row;
+        int rc;
+        while ((rc = km_svmlight_next(rd, &row, &err)) > 0) {
+            if (row.has_qid && row.qid != o->task)
+                km_cli_die(2, "%s:%lld: qid %lld is not task %lld", path, (long long)row.line,
+                           (long long)row.qid, (long long)o->task);
+            rc = (o->active ? km_mtl_update_private : km_mtl_update)(
+                s, o->task, row.index, row.value, row.nnz, row.y, 1.0, &err);
+            if (rc)
+                km_cli_die(rc, "%s:%lld: %s", path, (long long)row.line, err.msg);
+            if (row.nnz && row.index[row.nnz - 1] + 1 > nfeat)
+                nfeat = row.index[row.nnz - 1] + 1;
+            rows++;
+        }
+        if (rc < 0)
+            km_cli_die(err.code, "%s", err.msg);
+        km_svmlight_close(rd);
+    }
+    km_mtl_estimate *e;
+    if (km_mtl_estimate_task(s, o->task, &e, &err))   /* lines 13-15 */
+        km_cli_die(err.code, "%s", err.msg);
+    if (!o->quiet)
+        fprintf(stderr, "mtl-client: task %lld: %lld own examples (%s), %lld distinct inputs, "
+                "n = %lld, version %lld\n", (long long)o->task, (long long)rows,
+                o->active ? "active" : "passive", (long long)e->l, (long long)e->X->l,
+                (long long)km_mtl_version(s));
+    if (o->model) {
+        km_model *m;
+        if (km_mtl_estimate_model(e, nfeat, &m, &err))
+            km_cli_die(err.code, "-o: %s", err.msg);
+        if (km_model_write(m, o->model, &err))
+            km_cli_die(err.code, "%s", err.msg);
+        km_model_free(m);
+    }
+    if (o->eval)
+        eval_rows(e, o->eval, o->eval_out);
+    km_mtl_estimate_free(e);
+    km_mtl_free(s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    km_cli_init("mtl-client");
+    opts o = {.host = "127.0.0.1", .port = 7353, .batch = 4096};
+    const char *cmd = NULL, *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--host")) {
+            o.host = NEXT();
+        } else if (!strcmp(a, "-p")) {
+            o.port = (int)km_cli_integer(a, NEXT(), 1, 65535);
+        } else if (!strcmp(a, "-T")) {
+            o.task = (int64_t)km_cli_integer(a, NEXT(), INT64_MIN, INT64_MAX);
+            o.has_task = 1;
+        } else if (!strcmp(a, "-k")) {
+            o.secret = NEXT();
+            if (strlen(o.secret) > KM_MTLP_SECRET_MAX || !*o.secret)
+                km_cli_die(1, "-k: a secret has 1 to %d characters", KM_MTLP_SECRET_MAX);
+        } else if (!strcmp(a, "-K")) {
+            o.secrets_file = NEXT();
+        } else if (!strcmp(a, "--active")) {
+            o.active = 1;
+        } else if (!strcmp(a, "--passive")) {
+            o.active = 0;
+        } else if (!strcmp(a, "-o")) {
+            o.model = NEXT();
+        } else if (!strcmp(a, "--eval")) {
+            o.eval = NEXT();
+        } else if (!strcmp(a, "-e")) {
+            o.eval_out = NEXT();
+        } else if (!strcmp(a, "--batch")) {
+            o.batch = (int)km_cli_integer(a, NEXT(), 1, 1 << 20);
+        } else if (!strcmp(a, "-q")) {
+            o.quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            km_cli_die(1, "unknown option '%s'", a);
+        } else if (!cmd) {
+            cmd = a;
+        } else if (!file) {
+            file = a;
+        } else {
+            km_cli_die(1, "too many arguments ('%s')", a);
+        }
+#undef NEXT
+    }
+    if (!cmd)
+        km_cli_die(1, "no command (register, send, status or estimate)");
+    openblas_set_num_threads(1);
+    km_error err;
+    if (!strcmp(cmd, "register")) {
+        need_task(&o, cmd);
+        km_mtlp_conn *c = connect_or_die(&o);
+        char secret[KM_MTLP_SECRET_MAX + 1];
+        if (km_mtlp_register(c, o.task, secret, &err))
+            km_cli_die(2, "%s", err.msg);
+        printf("%lld %s\n", (long long)o.task, secret);
+        km_mtlp_close(c);
+        return 0;
+    }
+    if (!strcmp(cmd, "status")) {
+        need_task(&o, cmd);
+        km_mtlp_conn *c = connect_or_die(&o);
+        km_mtlp_status st;
+        if (km_mtlp_get_status(c, o.task, o.secret, &st, &err))
+            km_cli_die(2, "%s", err.msg);
+        km_mtlp_close(c);
+        const km_mtl_param *p = &st.param;
+        printf("version %" PRIu64 "\nunique_inputs %" PRIu64 "\ntask %lld\ntask_inputs %" PRIu64
+               "\ntask_triples %" PRIu64 "\nalpha %.17g\nlambda %.17g\n"
+               "kernel %s %.17g %.17g %d\ntask_kernel %s %.17g %.17g %d\nfeatures %d\n",
+               st.version, st.n, (long long)o.task, st.l, st.triples, p->alpha, p->lambda,
+               km_kernel_name(p->K.type), p->K.gamma, p->K.coef0, p->K.degree,
+               km_kernel_name(p->Kt.type), p->Kt.gamma, p->Kt.coef0, p->Kt.degree,
+               (int)st.n_features);
+        return 0;
+    }
+    if (!strcmp(cmd, "send")) {
+        if (!file)
+            km_cli_die(1, "send needs a file");
+        if (!o.secrets_file)
+            need_task(&o, cmd);
+        return cmd_send(&o, file);
+    }
+    if (!strcmp(cmd, "estimate"))
+        return cmd_estimate(&o, file);
+    km_cli_die(1, "unknown command '%s'", cmd);
+}

@@ -1,0 +1,235 @@
+/* mtl-server.c - command-line front end: the client-server multi-task learning server of
+ * Dinuzzo's thesis ch. 5 (Algorithm 5), over TCP with a journal (doc/mtl-protocol.md). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "atomic.h"
+#include "cli.h"
+#include "mtlserver.h"
+
+static const char usage[] =
+    "Usage: mtl-server [options]\n"
+    "Collects triples (x, y, w) from the clients of many tasks and keeps the mixed-effect\n"
+    "multi-task estimate up to date (Dinuzzo's thesis ch. 5, Algorithm 5); each client\n"
+    "downloads the disclosed data (unique inputs, ybar, H) to compute its own estimate.\n"
+    "Protocol: doc/mtl-protocol.md. Stops cleanly on SIGTERM or SIGINT.\n"
+    "options:\n"
+    "  -p PORT          TCP port (default 7353; 0: any free port, see --port-file)\n"
+    "  -b ADDRESS       address to listen on (default 127.0.0.1)\n"
+    "  -t KERNEL        common kernel K: linear, poly, rbf, laplacian, expdot, spline\n"
+    "                   (default expdot)\n"
+    "  -g GAMMA -r COEF0 -d DEGREE   parameters of K (default 1, 0, 3)\n"
+    "  --task-kernel K  individual kernel K~ (default linear)\n"
+    "  --task-gamma G --task-coef0 C --task-degree D   parameters of K~ (default 1, 0, 3)\n"
+    "  -a ALPHA         weight of K in the mixed-effect kernel (5.2), in [0, 1] (default 0.5)\n"
+    "  -l LAMBDA        regularization parameter (default 1)\n"
+    "  --features N     refuse triples with a feature index above N (default: any)\n"
+    "  -j FILE          journal: accepted triples are appended before they are acknowledged\n"
+    "                   and replayed at start (default: none, nothing survives a restart)\n"
+    "  --fsync POLICY   batch (one fdatasync per loop round, default), always (one per\n"
+    "                   request), none (write() only: survives kill -9, not power loss)\n"
+    "  -k FILE          secrets: lines 'TASK SECRET' (SECRET: 1 to 64 characters without\n"
+    "                   blanks), '#' comments\n"
+    "  --register       issue secrets to tasks that ask for one (REGISTER)\n"
+    "  --max-message N  longest request frame accepted, bytes (default 16777216)\n"
+    "  --max-clients N  connections at once (default 256)\n"
+    "  --port-file FILE write the port to FILE once listening\n"
+    "  -q               no messages but errors\n"
+    "  -h               this help\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void log_line(void *ctx, const char *msg)
+{
+    if (!*(int *)ctx)
+        fprintf(stderr, "mtl-server: %s\n", msg);
+}
+
+static const char *port_file;
+
+static int write_port(FILE *f, const void *ctx)
+{
+    return fprintf(f, "%d\n", *(const int *)ctx) < 0;
+}
+
+static void ready(void *ctx, int port)
+{
+    (void)ctx;
+    km_error err;
+    if (port_file && km_write_atomic(port_file, "port", write_port, &port, &err))
+        km_cli_warn("%s", err.msg);
+}
+
+/* Reads the secrets file: lines "TASK SECRET". */
+static void read_secrets(const char *path, km_mtl_server_config *cfg)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        km_cli_die(2, "%s: %s", path, strerror(errno));
+    int64_t cap = 0, n = 0, *task = NULL;
+    char **sec = NULL, *line = NULL;
+    size_t len = 0;
+    long long no = 0;
+    while (getline(&line, &len, f) > 0) {
+        no++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p || *p == '#' || *p == '\n' || *p == '\r')
+            continue;
+        char *end;
+        long long t = strtoll(p, &end, 10);
+        char secret[KM_MTLP_SECRET_MAX + 2];
+        int used = 0;
+        if (end == p || sscanf(end, " %65[!-~]%n", secret, &used) != 1 ||
+            strlen(secret) > KM_MTLP_SECRET_MAX || end[used + strspn(end + used, " \t\r\n")])
+            km_cli_die(2, "%s:%lld: expected 'TASK SECRET' (SECRET: 1 to %d characters "
+                       "without blanks)", path, no, KM_MTLP_SECRET_MAX);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            task = realloc(task, (size_t)cap * sizeof *task);
+            sec = realloc(sec, (size_t)cap * sizeof *sec);
+            if (!task || !sec)
+                km_cli_die(3, "out of memory (secrets)");
+        }
+        task[n] = t;
+        if (!(sec[n++] = strdup(secret)))
+            km_cli_die(3, "out of memory (secrets)");
+    }
+    if (ferror(f))
+        km_cli_die(2, "%s: %s", path, strerror(errno));
+    fclose(f);
+    free(line);
+    cfg->nsecrets = n;
+    cfg->secret_task = task;
+    cfg->secret = sec;
+}
+
+static km_kernel_type kernel_type(const char *opt, const char *name)
+{
+    int t = km_kernel_from_name(name);
+    if (t < 0)
+        km_cli_die(1, "%s: unknown kernel '%s'", opt, name);
+    return (km_kernel_type)t;
+}
+
+int main(int argc, char **argv)
+{
+    km_cli_init("mtl-server");
+    km_mtl_server_config cfg = {
+        .param = {0.5, 1.0, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}},
+        .bind = "127.0.0.1",
+        .port = 7353,
+        .fsync_policy = KM_FSYNC_BATCH,
+        .max_message = 16u << 20,
+        .max_clients = 256,
+    };
+    int quiet = 0;
+    const char *secrets = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "-p")) {
+            cfg.port = (int)km_cli_integer(a, NEXT(), 0, 65535);
+        } else if (!strcmp(a, "-b")) {
+            cfg.bind = NEXT();
+        } else if (!strcmp(a, "-t")) {
+            cfg.param.K.type = kernel_type(a, NEXT());
+        } else if (!strcmp(a, "-g")) {
+            cfg.param.K.gamma = km_cli_number(a, NEXT());
+        } else if (!strcmp(a, "-r")) {
+            cfg.param.K.coef0 = km_cli_number(a, NEXT());
+        } else if (!strcmp(a, "-d")) {
+            cfg.param.K.degree = (int)km_cli_integer(a, NEXT(), 1, 100);
+        } else if (!strcmp(a, "--task-kernel")) {
+            cfg.param.Kt.type = kernel_type(a, NEXT());
+        } else if (!strcmp(a, "--task-gamma")) {
+            cfg.param.Kt.gamma = km_cli_number(a, NEXT());
+        } else if (!strcmp(a, "--task-coef0")) {
+            cfg.param.Kt.coef0 = km_cli_number(a, NEXT());
+        } else if (!strcmp(a, "--task-degree")) {
+            cfg.param.Kt.degree = (int)km_cli_integer(a, NEXT(), 1, 100);
+        } else if (!strcmp(a, "-a")) {
+            cfg.param.alpha = km_cli_number(a, NEXT());
+        } else if (!strcmp(a, "-l")) {
+            cfg.param.lambda = km_cli_number(a, NEXT());
+        } else if (!strcmp(a, "--features")) {
+            cfg.n_features = (int32_t)km_cli_integer(a, NEXT(), 1, INT32_MAX);
+        } else if (!strcmp(a, "-j")) {
+            cfg.journal = NEXT();
+        } else if (!strcmp(a, "--fsync")) {
+            const char *v = NEXT();
+            if (!strcmp(v, "batch"))
+                cfg.fsync_policy = KM_FSYNC_BATCH;
+            else if (!strcmp(v, "always"))
+                cfg.fsync_policy = KM_FSYNC_ALWAYS;
+            else if (!strcmp(v, "none"))
+                cfg.fsync_policy = KM_FSYNC_NONE;
+            else
+                km_cli_die(1, "--fsync: batch, always or none (got '%s')", v);
+        } else if (!strcmp(a, "-k")) {
+            secrets = NEXT();
+        } else if (!strcmp(a, "--register")) {
+            cfg.allow_register = 1;
+        } else if (!strcmp(a, "--max-message")) {
+            cfg.max_message = (size_t)km_cli_integer(a, NEXT(), 64, UINT32_MAX - 8);
+        } else if (!strcmp(a, "--max-clients")) {
+            cfg.max_clients = (int)km_cli_integer(a, NEXT(), 1, 100000);
+        } else if (!strcmp(a, "--port-file")) {
+            port_file = NEXT();
+        } else if (!strcmp(a, "-q")) {
+            quiet = 1;
+        } else {
+            km_cli_die(1, "unknown option '%s'", a);
+        }
+#undef NEXT
+    }
+    km_error err;
+    if (km_mtl_param_check(&cfg.param, cfg.n_features, &err))
+        km_cli_die(1, "%s", err.msg);
+    if (secrets)
+        read_secrets(secrets, &cfg);
+    if (!cfg.nsecrets && !cfg.allow_register)
+        km_cli_warn("no secrets (-k) and no --register: no client can authenticate");
+    openblas_set_num_threads(1);   /* one loop, one core; the other is the clients' */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigprocmask(SIG_BLOCK, &block, &old);   /* delivered only inside ppoll */
+    sigdelset(&old, SIGTERM);
+    sigdelset(&old, SIGINT);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    cfg.log = log_line;
+    cfg.ready = ready;
+    cfg.ctx = &quiet;
+    cfg.stop = &stop;
+    cfg.poll_mask = &old;
+    int rc = km_mtl_server_run(&cfg, &err);
+    for (int64_t k = 0; k < cfg.nsecrets; k++)
+        free(cfg.secret[k]);
+    free((void *)cfg.secret);
+    free((void *)cfg.secret_task);
+    if (rc)
+        km_cli_die(rc, "%s", err.msg);
+    return 0;
+}

@@ -1,0 +1,684 @@
+/* test_mtlserver.c - mtl-server over loopback (the binary beside this test's directory):
+ * concurrent clients' interleaved triples give every task the direct solution of (5.4);
+ * SIGTERM and restart replay the journal to the same bits; kill -9 loses no acknowledged
+ * triple; a torn last journal record is dropped, a damaged one in the middle refused; a
+ * task's secret gets an error for every request about another task; malformed, oversized
+ * and random frames get errors and never stop the server. Bounded: a few seconds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "mtl.h"
+#include "mtlproto.h"
+#include "rng.h"
+#include "test.h"
+#include "testutil.h"
+
+static char server_bin[4096], dir[256];
+static pid_t server_pid = -1;
+static int port;
+
+static void kill_server(void)
+{
+    if (server_pid > 0) {
+        kill(server_pid, SIGKILL);
+        waitpid(server_pid, NULL, 0);
+        server_pid = -1;
+    }
+}
+
+static void cleanup(void)
+{
+    kill_server();
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (dir[0] && system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* Starts mtl-server with the common options plus extra; returns 0 once it listens. */
+static int start_server(const char *extra)
+{
+    char pf[512], cmd[8192];
+    snprintf(pf, sizeof pf, "%s/port", dir);
+    unlink(pf);
+    snprintf(cmd, sizeof cmd, "exec '%s' -q -p 0 --port-file '%s' -k '%s/secrets' -j "
+             "'%s/journal' -t rbf -g 0.5 --task-kernel linear -a 0.5 -l 0.5 --features 5 "
+             "--max-message 100000 %s 2>>'%s/server.log'", server_bin, pf, dir, dir, extra,
+             dir);
+    server_pid = fork();
+    if (server_pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    for (int k = 0; k < 500; k++) {   /* up to 10 s */
+        FILE *f = fopen(pf, "r");
+        if (f) {
+            int ok = fscanf(f, "%d", &port) == 1;
+            fclose(f);
+            if (ok)
+                return 0;
+        }
+        int st;
+        if (waitpid(server_pid, &st, WNOHANG) == server_pid) {
+            server_pid = -1;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        }
+        sleep_ms(20);
+    }
+    return -1;
+}
+
+/* SIGTERM; the exit status (or -1 if it had to be killed after 10 s). */
+static int stop_server(void)
+{
+    kill(server_pid, SIGTERM);
+    for (int k = 0; k < 500; k++) {
+        int st;
+        if (waitpid(server_pid, &st, WNOHANG) == server_pid) {
+            server_pid = -1;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        sleep_ms(20);
+    }
+    kill_server();
+    return -1;
+}
+
+static km_mtlp_conn *conn(void)
+{
+    km_error err;
+    km_mtlp_conn *c = km_mtlp_connect("127.0.0.1", port, &err);
+    if (!c)
+        printf("# connect: %s\n", err.msg);
+    return c;
+}
+
+/* ---- the data: tasks 0..M-1 over a pool of inputs in 5 dimensions ---- */
+
+#define D 5
+#define NPOOL 40
+#define M 5
+#define L 240
+
+typedef struct triple {
+    int64_t task;
+    int x;
+    double y, w;
+} triple;
+
+static double pool[NPOOL][D];
+static triple data[L];
+static const char *secret[M] = {"alpha0", "b-1", "c.2", "d_3", "e4e4e4"};
+
+static void make_data(uint64_t seed)
+{
+    km_rng r;
+    km_rng_seed(&r, seed);
+    for (int i = 0; i < NPOOL; i++)
+        for (int j = 0; j < D; j++)
+            pool[i][j] = unif(&r) < 0.2 ? 0 : 2 * unif(&r) - 1;
+    for (int i = 0; i < L; i++) {
+        data[i].task = (int64_t)km_rng_below(&r, M);
+        data[i].x = unif(&r) < 0.3 ? (int)data[i].task : (int)km_rng_below(&r, NPOOL);
+        data[i].y = 2 * unif(&r) - 1;
+        data[i].w = 0.5 + unif(&r);
+    }
+}
+
+static int64_t x_sparse(int k, int32_t *ix, double *v)
+{
+    int64_t n = 0;
+    for (int j = 0; j < D; j++)
+        if (pool[k][j] != 0) {
+            ix[n] = j;
+            v[n++] = pool[k][j];
+        }
+    return n;
+}
+
+static void put_send(km_buf *b, int64_t task, const char *sec, const triple *t, int count)
+{
+    size_t f = km_buf_begin(b, KM_MTLP_SEND);
+    km_mtlp_put_auth(b, task, sec);
+    km_buf_u32(b, (uint32_t)count);
+    for (int k = 0; k < count; k++) {
+        int32_t ix[D];
+        double v[D];
+        int64_t n = x_sparse(t[k].x, ix, v);
+        km_mtlp_put_triple(b, t[k].y, t[k].w, ix, v, n);
+    }
+    km_buf_end(b, f);
+}
+
+typedef struct ack {
+    uint64_t version;
+    uint32_t count;
+} ack;
+
+static int on_ack(void *ctx, unsigned type, km_rd *r, km_error *err)
+{
+    ack *a = ctx;
+    a->version = km_rd_u64(r);
+    a->count = km_rd_u32(r);
+    return type == KM_MTLP_ACK && !r->bad ? 0 : km_error_set(err, KM_EINPUT, "not an ACK");
+}
+
+/* Sends triples idx[0..n) (all of one task per request, random request sizes). */
+static int send_list(km_mtlp_conn *c, const int *idx, int n, km_rng *r)
+{
+    km_error err;
+    for (int a = 0; a < n;) {
+        triple t[8];
+        int k = 0, lim = 1 + (int)km_rng_below(r, 8);
+        int64_t task = data[idx[a]].task;
+        while (a < n && k < lim && data[idx[a]].task == task)
+            t[k++] = data[idx[a++]];
+        km_buf b = {0};
+        put_send(&b, task, secret[task], t, k);
+        ack ak;
+        int rc = km_mtlp_call(c, &b, 1, on_ack, &ak, &err);
+        km_buf_free(&b);
+        if (rc) {
+            printf("# send: %s\n", err.msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The direct solution of (5.4) over triples idx[0..n): c. */
+static double *direct(const km_mtl_param *p, const int *idx, int n)
+{
+    double *A = malloc((size_t)n * n * sizeof *A), *c = malloc((size_t)n * sizeof *c);
+    for (int a = 0; a < n; a++) {
+        const triple *ta = &data[idx[a]];
+        for (int b = 0; b < n; b++) {
+            const triple *tb = &data[idx[b]];
+            double dot = 0, d2 = 0;
+            for (int j = 0; j < D; j++) {
+                dot += pool[ta->x][j] * pool[tb->x][j];
+                d2 += (pool[ta->x][j] - pool[tb->x][j]) * (pool[ta->x][j] - pool[tb->x][j]);
+            }
+            A[a + b * n] = p->alpha * exp(-p->K.gamma * d2) +
+                           (ta->task == tb->task ? (1 - p->alpha) * dot : 0);
+        }
+        A[a + a * n] += p->lambda * ta->w;
+        c[a] = ta->y;
+    }
+    LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', n, 1, A, n, c, n);
+    free(A);
+    return c;
+}
+
+/* Largest relative error of g_task on the pool: estimate e against the direct c. */
+static double pool_error(const km_mtl_param *p, const km_mtl_estimate *e, int64_t task,
+                         const int *idx, int n, const double *c)
+{
+    double num = 0, den = 0;
+    for (int k = 0; k < NPOOL; k++) {
+        int32_t ix[D];
+        double v[D];
+        int64_t nz = x_sparse(k, ix, v);
+        double g = km_mtl_estimate_eval(e, ix, v, nz), want = 0;
+        for (int a = 0; a < n; a++) {
+            const triple *t = &data[idx[a]];
+            double dot = 0, d2 = 0;
+            for (int j = 0; j < D; j++) {
+                dot += pool[t->x][j] * pool[k][j];
+                d2 += (pool[t->x][j] - pool[k][j]) * (pool[t->x][j] - pool[k][j]);
+            }
+            want += c[a] * (p->alpha * exp(-p->K.gamma * d2) +
+                            (t->task == task ? (1 - p->alpha) * dot : 0));
+        }
+        num = fmax(num, fabs(g - want));
+        den = fmax(den, fabs(want));
+    }
+    return num / den;
+}
+
+/* The estimate of task from the server's disclosure, adding the task's triples idx as an
+ * active (private = 1) or passive client. */
+static km_mtl_estimate *client_estimate(const km_mtl_param *p, const km_mtl_disclosed *d,
+                                        int64_t task, const int *idx, int n, int private_)
+{
+    km_error err;
+    km_mtl *s = km_mtl_from_disclosed(p, d, &err);
+    km_mtl_estimate *e = NULL;
+    for (int a = 0; s && a < n; a++) {
+        if (data[idx[a]].task != task)
+            continue;
+        int32_t ix[D];
+        double v[D];
+        int64_t nz = x_sparse(data[idx[a]].x, ix, v);
+        if ((private_ ? km_mtl_update_private : km_mtl_update)(s, task, ix, v, nz,
+                                                                 data[idx[a]].y,
+                                                                 data[idx[a]].w, &err))
+            printf("# client update: %s\n", err.msg);
+    }
+    if (s && km_mtl_estimate_task(s, task, &e, &err))
+        printf("# estimate: %s\n", err.msg);
+    km_mtl_free(s);
+    return e;
+}
+
+static int get(km_mtlp_conn *c, int64_t task, km_mtl_disclosed *d)
+{
+    km_error err;
+    int changed;
+    memset(d, 0, sizeof *d);
+    int rc = km_mtlp_get(c, task, secret[task], d, &changed, &err);
+    if (rc)
+        printf("# get: %s\n", err.msg);
+    return rc;
+}
+
+static int same_disclosed(const km_mtl_disclosed *a, const km_mtl_disclosed *b)
+{
+    return a->version == b->version && a->n == b->n && a->X->nnz == b->X->nnz &&
+           !memcmp(a->X->value, b->X->value, a->X->nnz * sizeof *a->X->value) &&
+           !memcmp(a->ybar, b->ybar, a->n * sizeof *a->ybar) &&
+           !memcmp(a->H, b->H, a->n * a->n * sizeof *a->H);
+}
+
+/* An error reply's code, or 0 for another reply, -1 for a closed connection. */
+static int on_any(void *ctx, unsigned type, km_rd *r, km_error *err)
+{
+    (void)r;
+    (void)err;
+    *(unsigned *)ctx = type;
+    return 0;
+}
+
+static int request_code(km_mtlp_conn *c, const km_buf *b)
+{
+    km_error err;
+    unsigned type = 0;
+    int rc = km_mtlp_call(c, b, 1, on_any, &type, &err);
+    if (!rc)
+        return 0;
+    unsigned code;
+    return sscanf(err.msg, "server: error %u", &code) == 1 ? (int)code : -1;
+}
+
+static void concurrent_and_restart(const km_mtl_param *p)
+{
+    /* task 4 stays passive: the server never sees it */
+    int idx[L], n = 0, passive[L], np = 0;
+    for (int i = 0; i < L; i++) {
+        if (data[i].task == 4)
+            passive[np++] = i;
+        else
+            idx[n++] = i;
+    }
+    CHECK(start_server("") == 0, "server starts on a free loopback port");
+    /* three clients at once, each with the triples of some tasks in random request sizes */
+    pid_t kids[3];
+    for (int k = 0; k < 3; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            km_rng r;
+            km_rng_seed(&r, 77 + k);
+            int mine[L], m = 0;
+            for (int a = 0; a < n; a++)
+                if (data[idx[a]].task % 3 == k)
+                    mine[m++] = idx[a];
+            km_mtlp_conn *c = conn();
+            _exit(!c || send_list(c, mine, m, &r));
+        }
+    }
+    int ok = 1;
+    for (int k = 0; k < 3; k++) {
+        int st;
+        waitpid(kids[k], &st, 0);
+        ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    CHECK(ok, "three clients send %d triples of 4 tasks at once, every request acknowledged", n);
+    km_mtlp_conn *c = conn();
+    km_mtl_disclosed d;
+    get(c, 0, &d);
+    double *cd = direct(p, idx, n);
+    double worst = 0;
+    for (int64_t t = 0; t < 4; t++) {
+        km_mtl_estimate *e = client_estimate(p, &d, t, idx, n, 1);
+        worst = fmax(worst, e ? pool_error(p, e, t, idx, n, cd) : INFINITY);
+        km_mtl_estimate_free(e);
+    }
+    CHECK(worst <= 1e-8, "after the interleaving, each active client's g_j = direct (5.4) on "
+          "all triples (rel err %.2g)", worst);
+    /* the passive client adds task 4 locally: the direct solution over everything */
+    int all[L];
+    memcpy(all, idx, n * sizeof *idx);
+    memcpy(all + n, passive, np * sizeof *passive);
+    double *ca = direct(p, all, n + np);
+    km_mtl_estimate *e = client_estimate(p, &d, 4, passive, np, 0);
+    double err4 = e ? pool_error(p, e, 4, all, n + np, ca) : INFINITY;
+    CHECK(err4 <= 1e-8, "a passive client's g_j = direct (5.4) with its %d private triples "
+          "(rel err %.2g)", np, err4);
+    km_mtl_estimate_free(e);
+    free(ca);
+    free(cd);
+    /* a delta download equals the full one */
+    km_mtlp_status st;
+    km_error err;
+    km_mtlp_get_status(c, 2, secret[2], &st, &err);
+    int64_t l2 = 0;
+    for (int a = 0; a < n; a++)
+        l2 += data[idx[a]].task == 2;
+    CHECK(st.version == (uint64_t)n && st.triples == (uint64_t)l2 && st.n == (uint64_t)d.n &&
+          st.param.alpha == p->alpha, "STATUS: version %llu, task 2's %llu triples, n %llu",
+          (unsigned long long)st.version, (unsigned long long)st.triples,
+          (unsigned long long)st.n);
+    int changed = 1;
+    km_mtlp_get(c, 0, secret[0], &d, &changed, &err);
+    CHECK(!changed, "GET at the version held: UNCHANGED");
+    km_mtlp_close(c);
+    /* SIGTERM, restart: the journal replays to the same bits */
+    CHECK(stop_server() == 0, "SIGTERM: clean exit 0");
+    CHECK(start_server("") == 0, "restart on the journal");
+    c = conn();
+    km_mtl_disclosed d2;
+    get(c, 1, &d2);
+    CHECK(same_disclosed(&d, &d2), "replay: version %lld, Xbar, ybar and H the same bits as "
+          "before the restart", (long long)d2.version);
+    km_mtl_disclosed_free(&d2);
+    km_mtlp_close(c);
+    CHECK(stop_server() == 0, "second SIGTERM: clean exit");
+    /* a torn last record is dropped; a damaged one inside is refused */
+    char jp[512];
+    snprintf(jp, sizeof jp, "%s/journal", dir);
+    struct stat sb;
+    stat(jp, &sb);
+    FILE *f = fopen(jp, "ab");
+    fwrite("\x40\x00\x00\x00\x12\x34\x56\x78\x02garbage", 1, 16, f);
+    fclose(f);
+    CHECK(start_server("") == 0, "restart after a torn last record");
+    c = conn();
+    get(c, 1, &d2);
+    CHECK(same_disclosed(&d, &d2), "the torn record dropped, the state intact");
+    km_mtl_disclosed_free(&d2);
+    km_mtlp_close(c);
+    stop_server();
+    struct stat sb2;
+    stat(jp, &sb2);
+    CHECK(sb2.st_size == sb.st_size, "the journal cut back to its %lld good bytes",
+          (long long)sb.st_size);
+    int fd = open(jp, O_RDWR);
+    unsigned char byte;
+    off_t mid = sb.st_size / 2;
+    if (pread(fd, &byte, 1, mid) == 1) {
+        byte ^= 0x55;
+        if (pwrite(fd, &byte, 1, mid) != 1)
+            printf("# pwrite failed\n");
+    }
+    CHECK(start_server("") == 2, "a damaged record inside the journal: the server refuses to "
+          "start (exit 2)");
+    byte ^= 0x55;
+    if (pwrite(fd, &byte, 1, mid) != 1)
+        printf("# pwrite failed\n");
+    close(fd);
+    km_mtl_disclosed_free(&d);
+}
+
+static void kill9(const km_mtl_param *p)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -f '%s/journal'", dir);
+    if (system(cmd) != 0)
+        return;
+    int idx[L];
+    for (int i = 0; i < L; i++)
+        idx[i] = i;
+    int worst_lost = 0, rounds = 3, same = 1;
+    uint64_t acked_total = 0;
+    for (int round = 0; round < rounds; round++) {
+        if (start_server(round == 1 ? "--fsync none" : round == 2 ? "--fsync always" : ""))
+            break;
+        km_mtlp_conn *c = conn();
+        km_mtlp_status st;
+        km_error err;
+        km_mtlp_get_status(c, 0, secret[0], &st, &err);
+        uint64_t from = st.version, acked = from;
+        /* one triple per request, acknowledgements read 3 requests late; killed mid-way */
+        int upto = (int)from + 40 + 20 * round;
+        if (upto > L)
+            upto = L;
+        int inflight = 0;
+        for (int a = (int)from; a < upto; a++) {
+            km_buf b = {0};
+            put_send(&b, data[a].task, secret[data[a].task], &data[a], 1);
+            km_mtlp_write(c, &b, &err);
+            km_buf_free(&b);
+            if (++inflight > 3) {
+                ack ak;
+                if (km_mtlp_read(c, on_ack, &ak, &err))
+                    break;
+                acked = ak.version;
+                inflight--;
+            }
+        }
+        kill(server_pid, SIGKILL);
+        waitpid(server_pid, NULL, 0);
+        server_pid = -1;
+        km_mtlp_close(c);
+        if (start_server(""))
+            break;
+        c = conn();
+        km_mtl_disclosed d;
+        get(c, 0, &d);
+        km_mtlp_close(c);
+        if ((uint64_t)d.version < acked)
+            worst_lost = (int)(acked - (uint64_t)d.version);
+        acked_total = (uint64_t)d.version;
+        /* the state = the first d.version triples fed in order, bit for bit */
+        km_error e2;
+        km_mtl *s = km_mtl_new(p, &e2);
+        for (int a = 0; a < d.version; a++) {
+            int32_t ix[D];
+            double v[D];
+            int64_t nz = x_sparse(data[a].x, ix, v);
+            km_mtl_update(s, data[a].task, ix, v, nz, data[a].y, data[a].w, &e2);
+        }
+        km_mtl_disclosed ref;
+        km_mtl_disclose(s, 0, &ref, &e2);
+        same &= same_disclosed(&d, &ref);
+        km_mtl_disclosed_free(&ref);
+        km_mtl_free(s);
+        km_mtl_disclosed_free(&d);
+        stop_server();
+    }
+    (void)idx;
+    CHECK(worst_lost == 0, "kill -9 mid-stream (fsync batch, none, always), restart: no "
+          "acknowledged triple lost (%llu kept)", (unsigned long long)acked_total);
+    CHECK(same, "after each kill -9 the replayed state = the acknowledged prefix fed in order, "
+          "bit for bit");
+}
+
+static void privacy_and_bad_input(void)
+{
+    CHECK(start_server("") == 0, "server up for the privacy and bad-input checks");
+    km_mtlp_conn *c = conn();
+    km_error err;
+    km_mtlp_status st0;
+    km_mtlp_get_status(c, 0, secret[0], &st0, &err);
+    int all_refused = 1;
+    for (int j = 0; j < M; j++)
+        for (int k = 0; k < M; k++) {
+            if (j == k)
+                continue;
+            km_buf b = {0};
+            size_t f = km_buf_begin(&b, KM_MTLP_STATUS);
+            km_mtlp_put_auth(&b, k, secret[j]);
+            km_buf_end(&b, f);
+            f = km_buf_begin(&b, KM_MTLP_GET);
+            km_mtlp_put_auth(&b, k, secret[j]);
+            km_buf_u64(&b, UINT64_MAX);
+            km_buf_u64(&b, 0);
+            km_buf_end(&b, f);
+            put_send(&b, k, secret[j], &data[0], 1);
+            /* three requests, three error replies */
+            km_buf one = {0};
+            size_t at = 0;
+            for (int r = 0; r < 3; r++) {
+                uint32_t len = (uint32_t)b.p[at] | (uint32_t)b.p[at + 1] << 8 |
+                               (uint32_t)b.p[at + 2] << 16 | (uint32_t)b.p[at + 3] << 24;
+                one.len = 0;
+                km_buf_bytes(&one, b.p + at, len + 4);
+                all_refused &= request_code(c, &one) == KM_MTLP_EAUTH;
+                at += len + 4;
+            }
+            km_buf_free(&one);
+            km_buf_free(&b);
+        }
+    km_mtlp_status st;
+    km_mtlp_get_status(c, 0, secret[0], &st, &err);
+    CHECK(all_refused && st.version == st0.version, "task j's secret: STATUS, GET and SEND "
+          "about every other task k refused (error %d), nothing applied", KM_MTLP_EAUTH);
+    km_buf b = {0};
+    size_t f = km_buf_begin(&b, KM_MTLP_STATUS);
+    km_mtlp_put_auth(&b, 99, "whatever");
+    km_buf_end(&b, f);
+    CHECK(request_code(c, &b) == KM_MTLP_EAUTH, "an unknown task: authentication error");
+    b.len = 0;
+    f = km_buf_begin(&b, KM_MTLP_REGISTER);
+    km_buf_u64(&b, 99);
+    km_buf_end(&b, f);
+    CHECK(request_code(c, &b) == KM_MTLP_EREFUSED, "REGISTER without --register: refused");
+    /* bad triples: the whole request refused, the connection stays usable */
+    triple t = data[0];
+    t.w = 0;
+    b.len = 0;
+    put_send(&b, t.task, secret[t.task], &t, 1);
+    int w0 = request_code(c, &b);
+    b.len = 0;
+    f = km_buf_begin(&b, KM_MTLP_SEND);
+    km_mtlp_put_auth(&b, 0, secret[0]);
+    km_buf_u32(&b, 1);
+    int32_t ix[] = {D};   /* feature D + 1 > --features 5 */
+    double v[] = {1};
+    km_mtlp_put_triple(&b, 1, 1, ix, v, 1);
+    km_buf_end(&b, f);
+    int dim = request_code(c, &b);
+    km_mtlp_get_status(c, 0, secret[0], &st, &err);
+    CHECK(w0 == KM_MTLP_EINPUT && dim == KM_MTLP_EINPUT && st.version == st0.version,
+          "w = 0 and a feature beyond --features refused (error %d), nothing applied",
+          KM_MTLP_EINPUT);
+    km_mtlp_close(c);
+    /* an oversized frame: error, then the connection is closed */
+    c = conn();
+    b.len = 0;
+    km_buf_u32(&b, 200000);
+    km_buf_u8(&b, KM_MTLP_SEND);
+    CHECK(request_code(c, &b) == KM_MTLP_ETOOBIG, "a frame over --max-message: error %d",
+          KM_MTLP_ETOOBIG);
+    km_mtlp_close(c);
+    /* fuzz: random bytes, random frames, mutated valid frames, cut connections */
+    km_rng r;
+    km_rng_seed(&r, 2024);
+    int sent = 0;
+    for (int round = 0; round < 200; round++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {0};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons((uint16_t)port);
+        sa.sin_addr.s_addr = htonl(0x7f000001);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+            close(fd);
+            break;
+        }
+        b.len = 0;
+        int kind = (int)km_rng_below(&r, 4);
+        if (kind == 0) {   /* random bytes */
+            int n = 1 + (int)km_rng_below(&r, 300);
+            for (int k = 0; k < n; k++)
+                km_buf_u8(&b, (unsigned)km_rng_below(&r, 256));
+        } else if (kind == 1) {   /* a frame of a random type and body */
+            int n = (int)km_rng_below(&r, 100);
+            size_t fr = km_buf_begin(&b, (unsigned)km_rng_below(&r, 256));
+            for (int k = 0; k < n; k++)
+                km_buf_u8(&b, (unsigned)km_rng_below(&r, 256));
+            km_buf_end(&b, fr);
+        } else {   /* a valid request with bytes flipped, or cut short */
+            int64_t task = (int64_t)km_rng_below(&r, M);
+            put_send(&b, task, secret[task], &data[km_rng_below(&r, L)], 1);
+            size_t fr = km_buf_begin(&b, KM_MTLP_GET);
+            km_mtlp_put_auth(&b, task, secret[task]);
+            km_buf_u64(&b, km_rng_next(&r));
+            km_buf_u64(&b, km_rng_next(&r) % 64);
+            km_buf_end(&b, fr);
+            for (int k = 0; k < 1 + (int)km_rng_below(&r, 4); k++)
+                b.p[km_rng_below(&r, b.len)] ^= (unsigned char)(1 + km_rng_below(&r, 255));
+            if (kind == 3)
+                b.len = km_rng_below(&r, b.len);
+        }
+        if (send(fd, b.p, b.len, MSG_NOSIGNAL) > 0)
+            sent++;
+        if (km_rng_below(&r, 2)) {   /* sometimes read what comes back, briefly */
+            struct timeval tv = {0, 20000};
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+            char sink[4096];
+            while (recv(fd, sink, sizeof sink, 0) > 0)
+                ;
+        }
+        close(fd);
+    }
+    km_buf_free(&b);
+    c = conn();
+    int alive = c && !km_mtlp_get_status(c, 0, secret[0], &st, &err);
+    CHECK(alive, "after %d fuzzed connections the server answers (version %llu)", sent,
+          (unsigned long long)st.version);
+    km_mtlp_close(c);
+    int pid = server_pid;
+    CHECK(stop_server() == 0, "and exits cleanly on SIGTERM (pid %d)", pid);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    openblas_set_num_threads(1);
+    const char *slash = strrchr(argv[0], '/');
+    int len = slash ? (int)(slash - argv[0]) : 0;
+    snprintf(server_bin, sizeof server_bin, "%.*s/../mtl-server", len, argv[0]);
+    if (access(server_bin, X_OK) != 0)
+        snprintf(server_bin, sizeof server_bin, "%s%.*s../mtl-server", slash ? "" : "./", len,
+                 argv[0]);
+    snprintf(dir, sizeof dir, "/tmp/kmtk-mtlserver-XXXXXX");
+    if (!mkdtemp(dir)) {
+        printf("FAIL - mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    atexit(cleanup);
+    signal(SIGPIPE, SIG_IGN);
+    char path[512];
+    snprintf(path, sizeof path, "%s/secrets", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# task secret\n");
+    for (int j = 0; j < M; j++)
+        fprintf(f, "%d %s\n", j, secret[j]);
+    fclose(f);
+    make_data(5);
+    km_mtl_param p = {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}};
+    concurrent_and_restart(&p);
+    kill9(&p);
+    privacy_and_bad_input();
+    TEST_EXIT();
+}
