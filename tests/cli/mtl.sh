@@ -1,0 +1,93 @@
+# mtl.sh - command-line tests of mtl-server, mtl-client and gen_music (loopback only, a
+# server on a free port, killed on exit).
+. "$(dirname "$0")/lib.bash"
+S=$BIN/mtl-server C=$BIN/mtl-client G=$BIN/datasets/gen_music PR=$BIN/predict
+SPID=
+trap 'if [ -n "$SPID" ]; then kill -9 $SPID 2>/dev/null; fi; rm -rf "$TMP"' EXIT
+
+# ---- gen_music: thesis 5.4 at a small size
+$G --items 60 -m 30 --seed 3 "$TMP/mu"
+check "gen_music: 60 items, 30 users x 5 ratings, 30 user lines" bash -c \
+    "test \$(wc -l <$TMP/mu.items) -eq 60 && test \$(wc -l <$TMP/mu.train) -eq 150 &&
+     test \$(wc -l <$TMP/mu.users) -eq 30"
+check "items: non-negative tags on the unit sphere" awk '
+    { s = 0; for (i = 2; i <= NF; i++) { split($i, a, ":"); if (a[2] < 0) exit 1; s += a[2] * a[2] }
+      if (s < 1 - 1e-12 || s > 1 + 1e-12) exit 1 }' "$TMP/mu.items"
+check "ratings: y = 0.25 h(x) + 0.75 theta_j'x within 5 sigma (sigma 0.01)" awk '
+    FILENAME ~ /items$/ { key = ""; for (i = 2; i <= NF; i++) key = key " " $i; h[key] = $1; next }
+    FILENAME ~ /users$/ { for (t = 2; t <= NF; t++) th[$1, t - 1] = $t; next }
+    { split($2, q, ":"); key = ""; g = 0
+      for (i = 3; i <= NF; i++) { key = key " " $i; split($i, a, ":"); g += 0.75 * th[q[2], a[1]] * a[2] }
+      g += 0.25 * h[key]; d = $1 - g; if (d < 0) d = -d; if (d > 0.05) exit 1 }' \
+    "$TMP/mu.items" "$TMP/mu.users" "$TMP/mu.train"
+check "each user rates 5 distinct items" bash -c \
+    "cut -d' ' -f2- $TMP/mu.train | sed 's/^qid:\\([0-9]*\\) /\\1|/' | sort | uniq -d | grep -c . | grep -qx 0"
+
+# ---- usage errors
+expect_fail "mtl-client without a command: usage error" 1 'no command' $C
+expect_fail "mtl-client estimate without -T: usage error" 1 'needs the task' $C estimate
+expect_fail "mtl-server: alpha outside [0, 1]" 1 'alpha' $S -a 1.5
+expect_fail "mtl-server: sigmoid refused" 1 'indefinite' $S -t sigmoid
+expect_fail "mtl-server: bad secrets file" 2 'secrets:1: expected' \
+    bash -c "echo 'x' >$TMP/secrets; $S -k $TMP/secrets"
+
+# ---- a server (same kernel for K and K~: the estimate is a kernel model predict reads)
+for j in $(seq 1 30); do echo "$j s$j"; done >"$TMP/secrets"
+$S -q -p 0 --port-file "$TMP/port" -k "$TMP/secrets" -j "$TMP/journal" -t rbf -g 2 \
+    --task-kernel rbf --task-gamma 2 -a 0.4 -l 0.1 --features 19 &
+SPID=$!
+for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.05; done
+P=$(cat "$TMP/port")
+check "the server writes its port" test -n "$P"
+grep -v 'qid:7 ' "$TMP/mu.train" >"$TMP/others"
+grep 'qid:7 ' "$TMP/mu.train" >"$TMP/u7"
+$C -p "$P" -K "$TMP/secrets" send "$TMP/others" 2>"$TMP/send.err"
+check "send: 145 triples of 29 users acknowledged" grep -q '145 triples acknowledged' "$TMP/send.err"
+$C -p "$P" -T 3 -k s3 status >"$TMP/status"
+check "status: version 145, task 3's 5 triples" bash -c \
+    "grep -qx 'version 145' $TMP/status && grep -qx 'task_triples 5' $TMP/status"
+expect_fail "task 3's secret cannot ask about task 4" 2 'error 3' $C -p "$P" -T 4 -k s3 status
+expect_fail "task 7 cannot send rows of task 8 with its secret" 2 'no secret for task 8' \
+    $C -p "$P" -T 7 -k s7 send <(grep 'qid:8 ' "$TMP/mu.train")
+# user 7 passive: its ratings stay here; then active: sent, and its R_j rebuilt locally
+$C -q -p "$P" -T 7 -k s7 estimate --passive "$TMP/u7" -o "$TMP/p7.model" \
+    --eval "$TMP/mu.items" -e "$TMP/p7.g"
+$C -q -p "$P" -T 7 -k s7 send "$TMP/u7"
+$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" -o "$TMP/a7.model" \
+    --eval "$TMP/mu.items" -e "$TMP/a7.g"
+check "passive and active estimates of user 7 agree on all items (1e-8 relative)" \
+    awk 'NR == FNR { p[FNR] = $1; m = (p[FNR] < 0 ? -p[FNR] : p[FNR]) > m ? (p[FNR] < 0 ? -p[FNR] : p[FNR]) : m; next }
+         { d = $1 - p[FNR]; if (d < 0) d = -d; if (d > e) e = d }
+         END { exit !(e <= 1e-8 * m) }' "$TMP/p7.g" "$TMP/a7.g"
+$PR -q "$TMP/mu.items" "$TMP/a7.model" "$TMP/a7.pred"
+check "predict with the estimate's model = the estimate's values (1e-12 relative)" \
+    awk 'NR == FNR { g[FNR] = $1; next }
+         { d = $1 - g[FNR]; if (d < 0) d = -d; s = g[FNR] < 0 ? -g[FNR] : g[FNR]
+           if (d > 1e-12 * (s > 1 ? s : 1)) exit 1 }' "$TMP/a7.g" "$TMP/a7.pred"
+kill -TERM $SPID
+wait $SPID
+st=$?
+SPID=
+check "SIGTERM: the server exits 0" test "$st" -eq 0
+$S -q -p 0 --port-file "$TMP/port2" -k "$TMP/secrets" -j "$TMP/journal" -t rbf -g 2 \
+    --task-kernel rbf --task-gamma 2 -a 0.4 -l 0.1 --features 19 &
+SPID=$!
+for _ in $(seq 100); do [ -s "$TMP/port2" ] && break; sleep 0.05; done
+P=$(cat "$TMP/port2")
+$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" --eval "$TMP/mu.items" -e "$TMP/r7.g"
+check "after a restart the journal gives the same estimate, bit for bit" cmp -s "$TMP/a7.g" "$TMP/r7.g"
+expect_fail "a journal with other parameters is refused" 2 'other parameters' \
+    $S -q -p 0 -j "$TMP/journal" -k "$TMP/secrets" -a 0.3
+kill -TERM $SPID
+wait $SPID
+SPID=
+# the thesis kernels (expdot and linear): no single-kernel model, values with --eval
+$S -q -p 0 --port-file "$TMP/port3" -k "$TMP/secrets" -a 0.5 -l 0.01 &
+SPID=$!
+for _ in $(seq 100); do [ -s "$TMP/port3" ] && break; sleep 0.05; done
+P=$(cat "$TMP/port3")
+expect_fail "estimate -o with two kernels: error, the reason" 1 'mixes two kernels' \
+    $C -q -p "$P" -T 7 -k s7 estimate "$TMP/u7" -o "$TMP/x.model"
+kill -TERM $SPID
+wait $SPID
+SPID=
