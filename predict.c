@@ -183,19 +183,24 @@ int main(int argc, char **argv)
     int got;
     while ((got = km_svmlight_next(r, &row, &err)) == 1) {
         if (row.nout > 1 && !model->has_okl)
-            km_cli_die(2, "%s:%lld: a label with %d outputs; only okl models (train -s okl) "
-                       "predict multi-output data", args[0], (long long)row.line, (int)row.nout);
-        if (model->has_okl && row.nout != 1 && row.nout != b.nout)
-            km_cli_die(2, "%s:%lld: a label with %d outputs; the model has %lld (or give one "
-                       "placeholder label)", args[0], (long long)row.line, (int)row.nout,
-                       (long long)b.nout);
+            got = km_error_set(&err, KM_EINPUT, "%s:%lld: a label with %d outputs; only okl "
+                               "models (train -s okl) predict multi-output data", args[0],
+                               (long long)row.line, (int)row.nout);
+        else if (model->has_okl && row.nout != 1 && row.nout != b.nout)
+            got = km_error_set(&err, KM_EINPUT, "%s:%lld: a label with %d outputs; the model "
+                               "has %lld (or give one placeholder label)", args[0],
+                               (long long)row.line, (int)row.nout, (long long)b.nout);
+        if (got != 1)
+            break;
         if (add_row(&b, &row))
             km_cli_die(3, "out of memory");
         if (b.P.l == b.rows)
             flush(&b, model, threads, decision, out, &mt, &sc);
     }
-    if (got < 0)
+    if (got != 0) {
+        km_svmlight_close(r);
         km_cli_die(err.code, "%s", err.msg);
+    }
     flush(&b, model, threads, decision, out, &mt, &sc);
     km_svmlight_close(r);
     if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))

@@ -414,7 +414,8 @@ static void test_okl(const char *dir)
         CHECK(strcmp(t1, t2) == 0, "okl model file rewritten identically");
         /* outputs = B * codes, codes = sum_s A_s K(sv_s, x): check on the first sv row */
         double codes[8], out[8];
-        CHECK(km_model_decision_rows(q, sv, NULL, 1, codes, 1, &err) == KM_OK, "codes");
+        int64_t first = 0;
+        CHECK(km_model_decision_rows(q, sv, &first, 1, codes, 1, &err) == KM_OK, "codes");
         km_model_outputs(q, codes, out);
         double worst = 0;
         for (int64_t j = 0; j < m_out; j++) {
