@@ -23,6 +23,7 @@ typedef struct kentry {
     int64_t r;
     double *M;
     double norm;     /* an upper bound on ||P K_u P'||_2 over the bank's rows */
+    int shared;      /* M lies in the bank's block */
 } kentry;
 
 struct km_kbank {
@@ -31,6 +32,8 @@ struct km_kbank {
     kgroup *grp;
     kentry *ent;
     int *order;      /* kernels sorted by group */
+    double *block;   /* the rank-one factors of groups with distinct rows, l values each, in
+                        kernel order: linear RLS2's matrix X, read in one stream */
 };
 
 void km_kbank_free(km_kbank *B)
@@ -40,7 +43,9 @@ void km_kbank_free(km_kbank *B)
     for (int g = 0; g < B->ng; g++)
         free(B->grp[g].map);
     for (int k = 0; k < B->m; k++)
-        free(B->ent[k].M);
+        if (!B->ent[k].shared)
+            free(B->ent[k].M);
+    free(B->block);
     free(B->grp);
     free(B->ent);
     free(B->order);
@@ -70,6 +75,24 @@ static km_kbank *bank_alloc(int64_t l, int m, int ng, km_error *err)
 }
 
 static int set_norms(km_kbank *B);
+
+/* Kernel k goes to the block: a rank-one factor on distinct rows. */
+static int in_block(const km_kbank *B, int k)
+{
+    return B->ent[k].r == 1 && B->grp[B->ent[k].g].ident;
+}
+
+/* B->block for the kernels in_block (by the groups' ident and the entries' r); *pos gets
+ * each one's column (m values). 0, or -1 when out of memory. */
+static int block_alloc(km_kbank *B, int64_t *pos)
+{
+    int64_t n = 0;
+    for (int k = 0; k < B->m; k++)
+        pos[k] = in_block(B, k) ? n++ : -1;
+    if (n > 0 && !(B->block = malloc((size_t)n * (size_t)B->l * sizeof *B->block)))
+        return -1;
+    return 0;
+}
 
 /* ---- building ---- */
 
@@ -477,6 +500,20 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
     }
     free(src);
     csc_free(&T);
+    int64_t *pos = failed ? NULL : malloc((size_t)(m > 0 ? m : 1) * sizeof *pos);
+    if (!failed && (!pos || block_alloc(B, pos))) {
+        failed = 1;
+        km_error_nomem(&first, "kernel bank");
+    }
+    for (int k = 0; k < m && !failed; k++) /* the rank-one factors into the block */
+        if (pos[k] >= 0) {
+            double *v = B->block + pos[k] * B->l;
+            memcpy(v, B->ent[k].M, (size_t)B->l * sizeof *v);
+            free(B->ent[k].M);
+            B->ent[k].M = v;
+            B->ent[k].shared = 1;
+        }
+    free(pos);
     if (!failed && set_norms(B)) {
         failed = 1;
         km_error_nomem(&first, "kernel bank");
@@ -497,9 +534,11 @@ km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_e
         umax = B->grp[g].u > umax ? B->grp[g].u : umax;
     int64_t *newidx = malloc((size_t)(umax > 0 ? umax : 1) * sizeof *newidx);
     int64_t *sel = malloc((size_t)(umax > 0 ? umax : 1) * sizeof *sel);
-    if (!S || !newidx || !sel)
+    int64_t *pos = malloc((size_t)(B->m > 0 ? B->m : 1) * sizeof *pos);
+    if (!S || !newidx || !sel || !pos)
         goto nomem;
     memcpy(S->order, B->order, (size_t)B->m * sizeof *B->order);
+    /* the groups' maps first (which kernels go to the block depends on them) */
     for (int g = 0; g < B->ng; g++) {
         const kgroup *G = &B->grp[g];
         kgroup *H = &S->grp[g];
@@ -513,10 +552,8 @@ km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_e
         int64_t u = 0;
         for (int64_t j = 0; j < n; j++) {
             int32_t a = G->map[rows[j]];
-            if (newidx[a] < 0) {
-                newidx[a] = u;
-                sel[u++] = a;
-            }
+            if (newidx[a] < 0)
+                newidx[a] = u++;
             H->map[j] = (int32_t)newidx[a];
         }
         H->u = u;
@@ -525,21 +562,36 @@ km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_e
             H->ident = H->map[j] == j;
         for (int t = G->first; t < G->first + G->count; t++) {
             int k = B->order[t];
+            S->ent[k].g = g;
+            /* a factor of rank <= 1 never gets denser; others while r < u / 3 */
+            S->ent[k].r = B->ent[k].r >= 0 && (B->ent[k].r <= 1 || B->ent[k].r * 3 < u)
+                              ? B->ent[k].r : -1;
+        }
+    }
+    if (block_alloc(S, pos))
+        goto nomem;
+    for (int g = 0; g < B->ng; g++) {
+        const kgroup *G = &B->grp[g];
+        const kgroup *H = &S->grp[g];
+        int64_t u = H->u, Gu = G->u;
+        for (int64_t j = 0; j < n; j++)
+            sel[H->map[j]] = G->map[rows[j]];
+        for (int t = G->first; t < G->first + G->count; t++) {
+            int k = B->order[t];
             const kentry *E = &B->ent[k];
             kentry *F = &S->ent[k];
-            F->g = g;
-            F->r = E->r;
-            int64_t Gu = G->u;
-            if (E->r >= 0 && E->r * 3 < u) {
-                F->M = malloc((size_t)u * (size_t)(E->r > 0 ? E->r : 1) * sizeof *F->M);
+            if (F->r >= 0) {
+                F->shared = pos[k] >= 0;
+                F->M = F->shared ? S->block + pos[k] * n
+                                 : malloc((size_t)u * (size_t)(F->r > 0 ? F->r : 1) *
+                                          sizeof *F->M);
                 if (!F->M)
                     goto nomem;
-                for (int64_t c = 0; c < E->r; c++)
+                for (int64_t c = 0; c < F->r; c++)
                     for (int64_t a = 0; a < u; a++)
                         F->M[a + c * u] = E->M[sel[a] + c * Gu];
                 continue;
             }
-            F->r = -1;
             F->M = malloc((size_t)u * (size_t)u * sizeof *F->M);
             if (!F->M)
                 goto nomem;
@@ -567,14 +619,17 @@ km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_e
     }
     free(newidx);
     free(sel);
+    free(pos);
     newidx = NULL;
     sel = NULL;
+    pos = NULL;
     if (set_norms(S))
         goto nomem;
     return S;
 nomem:
     free(newidx);
     free(sel);
+    free(pos);
     km_kbank_free(S);
     km_error_nomem(err, "kernel bank slice");
     return NULL;
@@ -671,6 +726,40 @@ int km_kbank_products(const km_kbank *B, const double *c, const unsigned char *a
     }
     free(list);
     return failed ? km_error_nomem(err, "kernel products") : KM_OK;
+}
+
+int km_kbank_rank_one(const km_kbank *B)
+{
+    for (int k = 0; k < B->m; k++)
+        if (B->ent[k].r < 0 || B->ent[k].r > 1)
+            return 0;
+    return 1;
+}
+
+int km_kbank_vectors(const km_kbank *B, const double **x, double **own, km_error *err)
+{
+    int64_t l = B->l, n = 0;
+    *own = NULL;
+    if (!km_kbank_rank_one(B))
+        return km_error_set(err, KM_EINTERNAL, "kernel vectors of a bank not of rank one");
+    for (int k = 0; k < B->m; k++)
+        n += !(B->grp[B->ent[k].g].ident && B->ent[k].r == 1);
+    if (n > 0 && !(*own = malloc((size_t)n * (size_t)(l > 0 ? l : 1) * sizeof **own)))
+        return km_error_nomem(err, "kernel vectors");
+    double *next = *own;
+    for (int k = 0; k < B->m; k++) {
+        const kentry *E = &B->ent[k];
+        const kgroup *G = &B->grp[E->g];
+        if (G->ident && E->r == 1) {
+            x[k] = E->M;
+            continue;
+        }
+        for (int64_t i = 0; i < l; i++)
+            next[i] = E->r == 1 ? E->M[G->map[i]] : 0;
+        x[k] = next;
+        next += l;
+    }
+    return KM_OK;
 }
 
 int km_kbank_combine(const km_kbank *B, const double *w, double *K, km_error *err)

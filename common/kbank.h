@@ -43,6 +43,15 @@ int km_kbank_size(const km_kbank *B);
 int km_kbank_products(const km_kbank *B, const double *c, const unsigned char *active,
                       double *V, int threads, km_error *err);
 
+/* 1 when every kernel is stored as a factor of rank <= 1, K~^k = x^k x^k' (a linear kernel
+ * on one feature: linear RLS2, thesis (4.5)); 0 otherwise. */
+int km_kbank_rank_one(const km_kbank *B);
+
+/* For such a bank, x[k] = x^k over the bank's rows (l values; zeros for rank 0): a pointer
+ * into the bank when the kernel's rows are all distinct, else into *own, allocated here
+ * (the caller frees it; NULL when nothing had to be gathered). */
+int km_kbank_vectors(const km_kbank *B, const double **x, double **own, km_error *err);
+
 /* K += sum_k w_k K~^k over the kernels with w_k != 0 (K l x l, column-major; the upper
  * triangle only). */
 int km_kbank_combine(const km_kbank *B, const double *w, double *K, km_error *err);

@@ -10,6 +10,8 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "rls2lin.h"
+
 
 static double now(void)
 {
@@ -24,6 +26,7 @@ void km_rls2_param_default(km_rls2_param *par)
     par->max_iter = 1000;
     par->smo_eps = 0;
     par->threads = 1;
+    par->general = 0;
 }
 
 /* ---- the d-step (4.4) ---- */
@@ -291,6 +294,9 @@ struct km_rls2 {
     int unscreened;          /* iterations left that compute every column (screening did
                                 not pay lately) */
     int factored;            /* K holds the Cholesky factor of K(d') + lambda' I */
+    km_rls2lin *lin;         /* rank-one kernels: the solver of (4.9) instead */
+    const double **x;        /* its x^k */
+    double *xown;            /* the x^k gathered from the bank */
 };
 
 void km_rls2_free(km_rls2 *R)
@@ -304,6 +310,9 @@ void km_rls2_free(km_rls2 *R)
     free(R->skip);
     free(R->work);
     free(R->off);
+    km_rls2lin_free(R->lin);
+    free(R->x);
+    free(R->xown);
     free(R);
 }
 
@@ -326,7 +335,8 @@ km_rls2 *km_rls2_new(const km_kbank *B, const double *s, const double *y,
     R->y = malloc(L * sizeof *R->y);
     R->d = calloc(M, sizeof *R->d);
     R->c = calloc(L, sizeof *R->c);
-    R->V = calloc(L * M, sizeof *R->V);
+    int linear = !par->general && km_kbank_rank_one(B);
+    R->V = linear ? NULL : calloc(L * M, sizeof *R->V);
     R->fit = calloc(L, sizeof *R->fit);
     R->u = malloc(L * sizeof *R->u);
     R->w = malloc(M * sizeof *R->w);
@@ -343,8 +353,8 @@ km_rls2 *km_rls2_new(const km_kbank *B, const double *s, const double *y,
     R->skip = malloc(M);
     R->work = malloc(M);
     R->off = malloc(M);
-    if (!R->s || !R->y || !R->d || !R->c || !R->V || !R->fit || !R->u || !R->w || !R->K ||
-        !R->g || !R->qd || !R->r || !R->z || !R->p || !R->q || !R->nrm || !R->cprev || !R->stamp ||
+    if (!R->s || !R->y || !R->d || !R->c || (!R->V && !linear) || !R->fit || !R->u ||
+        !R->w || !R->K || !R->g || !R->qd || !R->r || !R->z || !R->p || !R->q || !R->nrm || !R->cprev || !R->stamp ||
         !R->skip || !R->work || !R->off) {
         km_rls2_free(R);
         km_error_nomem(err, "RLS2 (the l x l system and the l x m products)");
@@ -372,6 +382,19 @@ km_rls2 *km_rls2_new(const km_kbank *B, const double *s, const double *y,
     km_kbank_norms(B, R->nrm);
     for (int k = 0; k < m; k++)
         R->nrm[k] *= R->s[k];
+    if (linear) {
+        R->x = malloc(M * sizeof *R->x);
+        if (!R->x) {
+            km_rls2_free(R);
+            km_error_nomem(err, "linear RLS2");
+            return NULL;
+        }
+        if (km_kbank_vectors(B, R->x, &R->xown, err) ||
+            !(R->lin = km_rls2lin_new(l, m, R->x, R->s, R->y, err))) {
+            km_rls2_free(R);
+            return NULL;
+        }
+    }
     return R;
 }
 
@@ -379,12 +402,12 @@ const double *km_rls2_d(const km_rls2 *R) { return R->d; }
 const double *km_rls2_c(const km_rls2 *R) { return R->c; }
 const double *km_rls2_fit(const km_rls2 *R) { return R->fit; }
 
-void km_rls2_start(km_rls2 *R, const double *d)
+void km_rls2_restart(km_rls2 *R)
 {
-    R->started = d != NULL;
-    if (d)
-        memcpy(R->d, d, (size_t)R->m * sizeof *R->d);
+    R->started = 0;
     memset(R->work, 1, (size_t)R->m);
+    if (R->lin)
+        km_rls2lin_restart(R->lin);
 }
 
 /* V[:, k] = s_k K~^k c for the usable kernels with want[k] (all when want is NULL). */
@@ -405,6 +428,13 @@ static int products(km_rls2 *R, const double *c, const unsigned char *want, km_e
 
 int km_rls2_alignment(km_rls2 *R, double *a, km_error *err)
 {
+    if (R->lin) { /* y'K^k y = s_k (x^k'y)^2 */
+        for (int k = 0; k < R->m; k++) {
+            double t = cblas_ddot((blasint)R->l, R->x[k], 1, R->y, 1);
+            a[k] = R->skip[k] ? -INFINITY : R->s[k] * t * t;
+        }
+        return KM_OK;
+    }
     int rc = products(R, R->y, NULL, err);
     for (int k = 0; k < R->m && rc == KM_OK; k++)
         a[k] = R->skip[k] ? -INFINITY
@@ -615,6 +645,9 @@ int km_rls2_solve(km_rls2 *R, double lambda, km_rls2_info *info, km_error *err)
     if (!(lambda > 0) || !isfinite(lambda))
         return km_error_set(err, KM_EUSAGE, "lambda must be a finite number > 0, not %g",
                             lambda);
+    if (R->lin) /* (4.9) by coordinate descent: the relative duality gap <= delta^2 */
+        return km_rls2lin_solve(R->lin, lambda, R->par.delta * R->par.delta, R->par.max_iter,
+                                R->d, R->c, R->fit, info, err);
     double ynorm = cblas_dnrm2((blasint)l, R->y, 1);
     if (!R->started) {
         /* Lemma 6: d = e_i, i = argmax_k y'K^k y */

@@ -15,13 +15,14 @@ typedef struct km_rls2_param {
     double smo_eps;   /* d-step: stop when the gradient gap <= smo_eps * its scale
                          (0: delta * 1e-4, at least 1e-15) */
     int threads;
+    int general;      /* 1: Algorithm 3 also for rank-one kernels (default 0: rls2lin.h) */
 } km_rls2_param;
 
-/* delta 1e-2, max_iter 1000, smo_eps 0 (from delta), threads 1. */
+/* delta 1e-2, max_iter 1000, smo_eps 0 (from delta), threads 1, general 0. */
 void km_rls2_param_default(km_rls2_param *par);
 
 typedef struct km_rls2_info {
-    int iter;         /* iterations of Algorithm 3 (at least 1) */
+    int iter;         /* iterations of Algorithm 3, or sweeps of rls2lin.h (at least 1) */
     int converged;    /* 0 when max_iter stopped it */
     int kernels;      /* d_k > 0 */
     double objective; /* (4.1) at the returned (c, d) */
@@ -44,6 +45,13 @@ typedef struct km_rls2_info {
  *    and the last candidates) and screens the others safely with a bound on how far
  *    their stale columns can be from the true ones (rls2.c, d_step): a kernel joins when
  *    the bound cannot rule out that it enters d, so d is (4.4)'s on every kernel.
+ *
+ * When every kernel of B is rank one (K~^k = x^k x^k': linear RLS2, km_kbank_rank_one) and
+ * par->general is 0, the solve is not Algorithm 3 but the solver of the equivalent problem
+ * (4.9) in rls2lin.h (coordinate descent and Newton steps), mapped back to (d, c) by
+ * (4.7): it stops when the duality gap is at most delta^2 of the objective (1e-4 at the
+ * default delta) or the optimality conditions hold exactly; info->iter counts its sweeps
+ * (smo_steps stays 0). Same optimum, d, c and predictions as Algorithm 3 (tested).
  */
 typedef struct km_rls2 km_rls2;
 
@@ -51,11 +59,11 @@ km_rls2 *km_rls2_new(const km_kbank *B, const double *s, const double *y,
                      const km_rls2_param *par, km_error *err);
 void km_rls2_free(km_rls2 *R);
 
-/* Algorithm 3 at lambda > 0. */
+/* Algorithm 3 (or the linear solver, above) at lambda > 0. */
 int km_rls2_solve(km_rls2 *R, double lambda, km_rls2_info *info, km_error *err);
 
-/* The next solve starts from d (m values on the simplex), or from Lemma 6 if d is NULL. */
-void km_rls2_start(km_rls2 *R, const double *d);
+/* The next solve starts cold: from Lemma 6. */
+void km_rls2_restart(km_rls2 *R);
 
 const double *km_rls2_d(const km_rls2 *R);    /* m kernel weights */
 const double *km_rls2_c(const km_rls2 *R);    /* l coefficients */

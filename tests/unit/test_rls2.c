@@ -370,7 +370,7 @@ static void test_algorithm3(void)
               "lambda %g: d is optimal for (4.3) (KKT gap %.2g)", lambdas[t],
               ref_simplex_kkt(g, km_rls2_d(R), m));
         /* the same from a cold start (Lemma 6) */
-        km_rls2_start(Rc, NULL);
+        km_rls2_restart(Rc);
         km_rls2_solve(Rc, lambdas[t], &ic, &err);
         double fc = ref_rls2_eval((const double *const *)K, m, (int)P->l, P->y, lambdas[t],
                                   km_rls2_d(Rc), cc, g);
@@ -395,7 +395,7 @@ static void test_algorithm3(void)
     int best = 0;
     for (int k = 1; k < m; k++)
         best = a[k] > a[best] ? k : best;
-    km_rls2_start(R, NULL);
+    km_rls2_restart(R);
     km_rls2_info info;
     km_rls2_solve(R, 1e9, &info, &err);
     CHECK(km_rls2_d(R)[best] == 1 && info.iter == 1,
