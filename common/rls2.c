@@ -645,9 +645,9 @@ int km_rls2_solve(km_rls2 *R, double lambda, km_rls2_info *info, km_error *err)
     if (!(lambda > 0) || !isfinite(lambda))
         return km_error_set(err, KM_EUSAGE, "lambda must be a finite number > 0, not %g",
                             lambda);
-    if (R->lin) /* (4.9) by coordinate descent: the relative duality gap <= delta^2 */
-        return km_rls2lin_solve(R->lin, lambda, R->par.delta * R->par.delta, R->par.max_iter,
-                                R->d, R->c, R->fit, info, err);
+    if (R->lin) /* (4.9): the relative duality gap <= delta^2 (not below rounding) */
+        return km_rls2lin_solve(R->lin, lambda, fmax(R->par.delta * R->par.delta, 1e-14),
+                                R->par.max_iter, R->d, R->c, R->fit, info, err);
     double ynorm = cblas_dnrm2((blasint)l, R->y, 1);
     if (!R->started) {
         /* Lemma 6: d = e_i, i = argmax_k y'K^k y */

@@ -49,8 +49,9 @@ typedef struct km_rls2_info {
  * When every kernel of B is rank one (K~^k = x^k x^k': linear RLS2, km_kbank_rank_one) and
  * par->general is 0, the solve is not Algorithm 3 but the solver of the equivalent problem
  * (4.9) in rls2lin.h (coordinate descent and Newton steps), mapped back to (d, c) by
- * (4.7): it stops when the duality gap is at most delta^2 of the objective (1e-4 at the
- * default delta) or the optimality conditions hold exactly; info->iter counts its sweeps
+ * (4.7): it stops when the duality gap is at most max(delta^2, 1e-14) of the objective
+ * (1e-4 at the default delta) or the optimality conditions hold exactly up to rounding;
+ * info->iter counts its sweeps
  * (smo_steps stays 0). Same optimum, d, c and predictions as Algorithm 3 (tested).
  */
 typedef struct km_rls2 km_rls2;

@@ -140,6 +140,18 @@ static double dual(const km_rls2lin *L, double lambda, double U)
     return den > 0 ? yr * yr / den : 0;
 }
 
+/* r = y - A b afresh (no drift from the updates; b != 0 only on the working set). */
+static void residual(km_rls2lin *L)
+{
+    memcpy(L->r, L->y, (size_t)L->l * sizeof *L->r);
+    for (int t = 0; t < L->nw; t++) {
+        int k = L->W[t];
+        if (L->b[k] != 0)
+            cblas_daxpy((blasint)L->l, -L->rs[k] * L->b[k], L->x[k], 1, L->r, 1);
+    }
+}
+
+/* Room for n columns in the factor. 0, or -1 when out of memory. */
 static int fac_room(km_rls2lin *L, int n)
 {
     if (n <= L->cap)
@@ -229,39 +241,42 @@ static int fac_add(km_rls2lin *L, int k)
  * (A_S'A_S + lambda sigma sigma') bN = A_S'y: with the Cholesky factor R'R = A_S'A_S (kept
  * from step to step, updated as kernels join and leave) and Sherman-Morrison,
  * bN = u - lambda (sigma'u) / (1 + lambda sigma'v) v, u = (R'R)^-1 A_S'y, v = (R'R)^-1 sigma.
+ * Kernels of the support that the factor cannot take (a_k a combination of the others:
+ * more kernels than the rows tell apart) stay fixed, the step is on the others:
+ * u = (R'R)^-1 A_S'(y - A_F b_F), and sigma'u + ||b_F||_1 in place of sigma'u.
  * P is convex along the segment from b_S to bN and decreases towards bN: the step goes to
- * bN, or to the first point where a coordinate reaches 0 (it leaves the support). No step
- * when A_S'A_S is singular (more kernels than the rows tell apart) or P would not decrease
- * (rounding). Returns 2 after a full step (b_S is then the minimizer on its orthant), 1
- * after a step that stopped at a 0, 0 without a step, -1 when out of memory.
+ * bN, or to the first point where a coordinate reaches 0 (it leaves the support); none when
+ * P would increase beyond rounding (an ill-conditioned factor). Returns 2 after a full step on the whole support (b_S is
+ * then the minimizer on its orthant), 1 after a step that stopped at a 0, 0 otherwise, -1
+ * when out of memory.
  */
 static int newton(km_rls2lin *L, double lambda)
 {
     int64_t l = L->l;
+    double P0 = primal(L, lambda), TF = 0;
     for (int j = L->nf - 1; j >= 0; j--)
         if (L->b[L->fac[j]] == 0)
             fac_remove(L, j);
-    int ns = 0;
+    memcpy(L->r, L->y, (size_t)l * sizeof *L->r); /* y - A_F b_F */
     for (int t = 0; t < L->nw; t++) {
-        int k = L->W[t];
-        if (L->b[k] == 0)
+        int k = L->W[t], rc;
+        if (L->b[k] == 0 || L->at[k] >= 0)
             continue;
-        ns++;
-        if (L->at[k] < 0) {
-            int rc = fac_add(L, k);
-            if (rc <= 0)
-                return rc;
+        if ((rc = fac_add(L, k)) < 0)
+            return -1;
+        if (rc == 0) {
+            TF += fabs(L->b[k]);
+            cblas_daxpy((blasint)l, -L->rs[k] * L->b[k], L->x[k], 1, L->r, 1);
         }
     }
     int n = L->nf;
-    if (n == 0 || n != ns)
-        return 0;
-    double *u = L->u, *v = L->v, *bN = L->bN, su = 0, sv = 0;
-    for (int a = 0; a < n; a++) {
-        u[a] = L->ay[L->fac[a]];
+    double *u = L->u, *v = L->v, *bN = L->bN, su = TF, sv = 0, t = 1;
+    if (n > 0)
+        cblas_dgemv(CblasColMajor, CblasTrans, (blasint)l, n, 1.0, L->AS, (blasint)l, L->r,
+                    1, 0.0, u, 1);
+    for (int a = 0; a < n; a++)
         v[a] = copysign(1, L->b[L->fac[a]]);
-    }
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 2 && n > 0; pass++) {
         double *z = pass ? v : u;
         cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, n, L->R, L->cap, z, 1);
         cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, L->R, L->cap, z,
@@ -272,35 +287,31 @@ static int newton(km_rls2lin *L, double lambda)
         su += sa * u[a];
         sv += sa * v[a];
     }
-    double f = lambda * su / (1 + lambda * sv), t = 1, P0 = primal(L, lambda);
+    double f = lambda * su / (1 + lambda * sv);
     for (int a = 0; a < n; a++) {
         double ba = L->b[L->fac[a]];
         bN[a] = u[a] - f * v[a];
         if (!(bN[a] * ba > 0))
             t = fmin(t, ba / (ba - bN[a]));
     }
-    if (!(t > 0))
-        return 0;
-    double T = 0;
+    double T = TF, Told = L->T;
     for (int a = 0; a < n; a++) { /* bN becomes the step's end point */
         double ba = L->b[L->fac[a]], e = ba + t * (bN[a] - ba);
         bN[a] = e * ba > 0 ? e : 0;
         T += fabs(bN[a]);
     }
-    memcpy(L->r, L->y, (size_t)l * sizeof *L->r);
-    cblas_dgemv(CblasColMajor, CblasNoTrans, (blasint)l, n, -1.0, L->AS, (blasint)l, bN, 1,
-                1.0, L->r, 1);
-    double Told = L->T;
-    L->T = T;
-    if (primal(L, lambda) <= P0) {
-        for (int a = 0; a < n; a++)
-            L->b[L->fac[a]] = bN[a];
-        return t < 1 ? 1 : 2;
+    if (n > 0 && t > 0) {
+        cblas_dgemv(CblasColMajor, CblasNoTrans, (blasint)l, n, -1.0, L->AS, (blasint)l, bN,
+                    1, 1.0, L->r, 1);
+        L->T = T;
+        if (primal(L, lambda) <= P0 * (1 + 1e-13)) {
+            for (int a = 0; a < n; a++)
+                L->b[L->fac[a]] = bN[a];
+            return t < 1 ? 1 : TF > 0 ? 0 : 2;
+        }
+        L->T = Told; /* no decrease: back to b */
     }
-    L->T = Told; /* no decrease: back to b */
-    memcpy(L->r, L->y, (size_t)l * sizeof *L->r);
-    for (int a = 0; a < n; a++)
-        cblas_daxpy((blasint)l, -L->b[L->fac[a]], L->AS + (size_t)a * (size_t)l, 1, L->r, 1);
+    residual(L);
     return 0;
 }
 
@@ -317,12 +328,7 @@ static int newton(km_rls2lin *L, double lambda)
 static int check(km_rls2lin *L, double lambda, int join, double *U)
 {
     int64_t l = L->l;
-    memcpy(L->r, L->y, (size_t)l * sizeof *L->r);
-    for (int t = 0; t < L->nw; t++) {
-        int k = L->W[t];
-        if (L->b[k] != 0)
-            cblas_daxpy((blasint)l, -L->rs[k] * L->b[k], L->x[k], 1, L->r, 1);
-    }
+    residual(L);
     if (L->nh == HISTORY) /* start the history anew: every kernel exactly */
         L->nh = 0;
     int s = L->nh++;

@@ -456,6 +456,135 @@ static void test_linear(void)
     km_problem_free(P);
 }
 
+/* The solver km_rls2 picks for rank-one kernels (rls2lin.h) against Algorithm 3 run tight
+ * (par.general) and the independent solver of (4.9): the same path. Features with few
+ * values (their vectors gathered from the bank), continuous ones (read in place from the
+ * bank's block), a constant one (s_k = 0 when centered), more features than rows (supports
+ * up to l), 80 lambdas (more optimality checks than the remembered residuals: the history
+ * restarts). Algorithm 3 crawls at small lambda: it is compared down to lambda 3e-3, the
+ * reference (4.9) solver at the smallest lambdas. */
+static void test_linear_solver(void)
+{
+    km_error err = {0};
+    km_problem *P = toy(30, 45, 11, 0);
+    km_basis_set set;
+    km_basis_linear(P->n, &set, &err);
+    km_kbank *A = km_kbank_new(P, &set, 1, &err);
+    int64_t rows[30];
+    for (int i = 0; i < 30; i++)
+        rows[i] = i;
+    /* training rows 0..23, in a shuffled order (a slice); 24..29 held out */
+    for (int i = 0; i < 24; i++) {
+        int64_t t = rows[i];
+        rows[i] = rows[(i * 7) % 24];
+        rows[(i * 7) % 24] = t;
+    }
+    int l = 24, m = set.m;
+    km_kbank *B = km_kbank_slice(A, rows, l, &err);
+    CHECK(km_kbank_rank_one(B), "a linear bank is rank one");
+    /* the vectors: x^k x^k' = the dense kernel */
+    const double **x = malloc((size_t)m * sizeof *x);
+    double *own = NULL, worst = 0, X[24 * 45];
+    CHECK(km_kbank_vectors(B, x, &own, &err) == KM_OK && own != NULL, "vectors: %s", err.msg);
+    for (int k = 0; k < m; k++) {
+        double *K = dense_kernel(&set.b[k], P, rows, l, rows, l);
+        for (int i = 0; i < l; i++)
+            for (int j = 0; j < l; j++)
+                worst = fmax(worst, fabs(x[k][i] * x[k][j] - K[i + j * l]));
+        free(K);
+    }
+    CHECK(worst < 1e-14, "x^k x^k' = K~^k on the slice's rows (%.2g)", worst);
+    double s[45], y[24], ones[45];
+    int zero;
+    km_kbank_scales(B, KM_SCALE_TRACE, 1, NULL, l, NULL, s, &zero, &err);
+    CHECK(zero == 1, "centered: the constant feature has scale 0");
+    for (int i = 0; i < l; i++)
+        y[i] = P->y[rows[i]];
+    for (int k = 0; k < m; k++) { /* (4.9) without the left-out kernel */
+        ones[k] = 1;
+        for (int i = 0; i < l; i++)
+            X[i + k * l] = sqrt(s[k]) * x[k][i];
+    }
+    km_rls2_param par = tight(), gen = tight(), loose;
+    gen.general = 1;
+    km_rls2_param_default(&loose);
+    km_rls2 *R = km_rls2_new(B, s, y, &par, &err), *G = km_rls2_new(B, s, y, &gen, &err);
+    km_rls2 *D = km_rls2_new(B, s, y, &loose, &err), *C = km_rls2_new(B, s, y, &par, &err);
+    double lambda[80];
+    km_rls2_lambdas(1e-4, 1e2, 80, lambda);
+    double eobj = 0, ed = 0, ec = 0, efit = 0, epred = 0, ecold = 0, eloose = 0, eref = 0;
+    int64_t smo_lin = 0, smo_gen = 0;
+    int conv = 1, maxk = 0;
+    for (int t = 0; t < 80; t++) {
+        km_rls2_info a, b, c3, d3;
+        km_rls2_solve(R, lambda[t], &a, &err);
+        km_rls2_solve(D, lambda[t], &d3, &err);
+        conv &= a.converged && d3.converged;
+        smo_lin += a.smo_steps;
+        maxk = a.kernels > maxk ? a.kernels : maxk;
+        eloose = fmax(eloose, (d3.objective - a.objective) / a.objective);
+        if (t >= 70) {
+            double w[45];
+            double Fref = ref_sql1(X, l, m, y, ones, lambda[t], w);
+            eref = fmax(eref, fabs(a.objective - Fref) / Fref);
+        }
+        if (t % 8 != 7)
+            continue;
+        km_rls2_restart(C);
+        km_rls2_solve(C, lambda[t], &c3, &err);
+        conv &= c3.converged;
+        ecold = fmax(ecold, fabs(c3.objective - a.objective) / a.objective);
+        if (lambda[t] < 3e-3)
+            continue;
+        km_rls2_solve(G, lambda[t], &b, &err);
+        conv &= b.converged;
+        smo_gen += b.smo_steps;
+        eobj = fmax(eobj, fabs(a.objective - b.objective) / b.objective);
+        const double *da = km_rls2_d(R), *db = km_rls2_d(G);
+        for (int k = 0; k < m; k++)
+            ed = fmax(ed, fabs(da[k] - db[k]));
+        const double *ca = km_rls2_c(R), *cb = km_rls2_c(G);
+        const double *fa = km_rls2_fit(R), *fb = km_rls2_fit(G);
+        for (int i = 0; i < l; i++) {
+            ec = fmax(ec, fabs(ca[i] - cb[i]) / maxabs(cb, l));
+            efit = fmax(efit, fabs(fa[i] - fb[i]) / maxabs(fb, l));
+        }
+        /* predictions on the held-out rows from (d, s, c), as the model computes them */
+        double wa[45], wb[45], pa[6], pb[6];
+        for (int k = 0; k < m; k++) {
+            wa[k] = da[k] * s[k];
+            wb[k] = db[k] * s[k];
+        }
+        km_kbank_cross(A, rows + 24, 6, rows, l, wa, ca, pa, &err);
+        km_kbank_cross(A, rows + 24, 6, rows, l, wb, cb, pb, &err);
+        for (int i = 0; i < 6; i++)
+            epred = fmax(epred, fabs(pa[i] - pb[i]) / maxabs(pb, 6));
+    }
+    CHECK(conv, "80 lambdas: every solve converged");
+    CHECK(smo_lin == 0 && smo_gen > 0, "rank-one kernels: the linear solver was chosen (no "
+          "SMO steps), Algorithm 3 with par.general (%lld)", (long long)smo_gen);
+    CHECK(maxk >= 22, "supports up to %d kernels on %d rows", maxk, l);
+    CHECK(eobj < 1e-9, "(4.1) = Algorithm 3's (worst relative difference %.2g)", eobj);
+    CHECK(ed < 1e-6 && ec < 1e-6, "d and c = Algorithm 3's (worst %.2g, %.2g)", ed, ec);
+    CHECK(efit < 1e-6 && epred < 1e-6, "training fit K(d)c and held-out predictions = "
+          "Algorithm 3's (worst %.2g, %.2g)", efit, epred);
+    CHECK(eref < 1e-9, "the 10 smallest lambdas: (4.1) = the reference optimum of (4.9) (worst "
+          "%.2g)", eref);
+    CHECK(ecold < 1e-12, "cold starts give the warm path (%.2g)", ecold);
+    CHECK(eloose >= -1e-12 && eloose <= 1e-4, "default delta 1e-2: objective within delta^2 "
+          "of the optimum (worst %.2g)", eloose);
+    km_rls2_free(R);
+    km_rls2_free(G);
+    km_rls2_free(D);
+    km_rls2_free(C);
+    free(x);
+    free(own);
+    km_kbank_free(A);
+    km_kbank_free(B);
+    km_basis_set_free(&set);
+    km_problem_free(P);
+}
+
 /* The path driver: one-versus-all, cross-validation, the model, the table. */
 static void test_path(void)
 {
@@ -548,6 +677,7 @@ int main(void)
     test_simplex();
     test_algorithm3();
     test_linear();
+    test_linear_solver();
     test_path();
     TEST_EXIT();
 }
