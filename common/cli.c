@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "numparse.h"
+#include "report.h"
 
 static const char *prog_name = "kmtk";
 
@@ -122,7 +122,5 @@ char *km_cli_model_path(const char *data, const char *given)
 
 double km_cli_now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    return km_seconds();
 }

@@ -5,16 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "atomic.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "report.h"
 
 /* Kernel values between all rows of A and all rows of B (na x nb, row-major). */
 static double *kernel_matrix(const km_kernel *k, const km_problem *A, const km_problem *B,
@@ -106,7 +99,7 @@ int km_okl_run(const km_problem *P, const km_problem *V, const km_okl_setup *S,
     km_okl_param par = S->par;
     if (par.p == 0 && !par.identity)
         par.p = (int)(l < m ? l : m);
-    double t0 = now();
+    double t0 = km_seconds();
     double *K = kernel_matrix(&S->kernel, P, P, S->threads, err);
     double *Kv = K && V ? kernel_matrix(&S->kernel, V, P, S->threads, err) : NULL;
     km_okl *O = K && (Kv || !V) ? km_okl_new(K, P->y, l, m, Kv, V ? V->y : NULL, lv, &par, err)
@@ -127,14 +120,14 @@ int km_okl_run(const km_problem *P, const km_problem *V, const km_okl_setup *S,
     if (rc == KM_OK && !(hi > 0))
         rc = km_error_set(err, KM_EINPUT, "okl: Y'KY = 0 (all outputs 0, or K = 0): nothing "
                           "to learn; give lambdas with -L");
-    path->setup_seconds = now() - t0;
+    path->setup_seconds = km_seconds() - t0;
     double best = INFINITY;
     for (int t = 0; t < nl && rc == KM_OK; t++) {
         double lambda = t == 0 ? hi : t == nl - 1 ? lo  /* the ends exactly */
                         : exp(log(hi) + (log(lo) - log(hi)) * t / (nl - 1));
-        double ts = now();
+        double ts = km_seconds();
         rc = km_okl_solve(O, lambda, &path->row[t], err);
-        path->seconds[t] = now() - ts;
+        path->seconds[t] = km_seconds() - ts;
         path->path_seconds += path->seconds[t];
         if (rc != KM_OK)
             break;
@@ -164,14 +157,6 @@ void km_okl_path_free(km_okl_path *path)
     memset(path, 0, sizeof *path);
 }
 
-static void csv_number(FILE *f, double x)
-{
-    if (isnan(x))
-        fputs(",", f);
-    else
-        fprintf(f, ",%.10g", x);
-}
-
 static int write_csv(FILE *f, const void *ctx)
 {
     const km_okl_path *p = ctx;
@@ -179,11 +164,11 @@ static int write_csv(FILE *f, const void *ctx)
     for (int t = 0; t < p->nl; t++) {
         const km_okl_info *r = &p->row[t];
         fprintf(f, "%.10g", r->lambda);
-        csv_number(f, r->objective);
+        km_csv_number(f, r->objective);
         fprintf(f, ",%d,%lld", r->rank, (long long)r->iter);
-        csv_number(f, p->seconds[t]);
-        csv_number(f, r->train_mse);
-        csv_number(f, r->valid_mse);
+        km_csv_number(f, p->seconds[t]);
+        km_csv_number(f, r->train_mse);
+        km_csv_number(f, r->valid_mse);
         fprintf(f, ",%d\n", t == p->chosen);
     }
     return 0;
