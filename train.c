@@ -50,7 +50,8 @@ static const char usage[] =
     "  -h, --help   this help\n"
     "output kernel learning (-s okl; Dinuzzo and Fukumizu, Algorithm 1; kernel default\n"
     "linear, or any -t above):\n"
-    "  --rank p     rank of the output kernel L = BB' (default min(examples, outputs))\n"
+    "  --rank p     rank of the output kernel L = BB' (default and cap: min(examples,\n"
+    "               outputs); above the number of examples it cannot change the result)\n"
     "  -L MIN:MAX:N lambdas log-spaced in [MIN, MAX], from large to small (default 25 in\n"
     "               [1e-5 alpha, alpha], alpha = sqrt(||Y'KY||_2): above it L = 0)\n"
     "  --valid FILE validation data: MSE per lambda; the model takes the best lambda\n"
@@ -141,6 +142,9 @@ static int train_okl(km_okl_setup *S, int have_gamma, const char *data, const ch
         printf("alpha = %.8g; rank p = %d; outputs m = %d; chosen lambda = %.6g (%s)\n",
                path.alpha, path.p, (int)km_problem_nout(P), c->lambda,
                V ? "least validation MSE" : "the smallest; no --valid");
+        if (!S->par.identity && S->par.p > path.p)
+            printf("(--rank %d works as %d = the number of examples: an optimal L has no "
+                   "larger rank)\n", S->par.p, path.p);
         if (V)
             printf("validation MSE = %.8g\n", c->valid_mse);
         printf("path: %lld iterations, %.3f s (setup %.3f s); total %.3f s (read %.3f s)\n",

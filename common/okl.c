@@ -147,7 +147,9 @@ km_okl *km_okl_new(const double *K, const double *Y, int64_t l, int64_t m, const
     O->m = m;
     O->lv = lv;
     O->par = *par;
-    int64_t p = O->p = par->identity ? 0 : par->p;
+    /* p > l changes nothing but the start: an optimal L has rank <= rank K <= l (Lemma 8,
+     * (12)), so the iteration works with min(p, l) columns */
+    int64_t p = O->p = par->identity ? 0 : par->p < l ? par->p : (int)l;
     int fail = 0;
     O->U = alloc(l, l, &fail);
     O->s = alloc(l, 1, &fail);

@@ -49,7 +49,8 @@
  * output, C = (K + lambda I)^-1 Y; then A = C (l x m) and B = I.
  */
 typedef struct km_okl_param {
-    int p;              /* rank of L (1 <= p <= m) */
+    int p;              /* rank of L (1 <= p <= m); p > l works as p = l, which loses
+                         * nothing: an optimal L has rank <= rank K <= l (Lemma 8) */
     double delta;       /* stop when ||B - B_prev||_F < delta sqrt(alpha) (default 1e-6) */
     int64_t max_iter;   /* cap on iterations per lambda (default 10000) */
     int identity;       /* 1: the baseline L = I instead of learning L */
@@ -86,7 +87,7 @@ typedef struct km_okl_info {
  * km_okl_A / km_okl_B give the solution. */
 int km_okl_solve(km_okl *O, double lambda, km_okl_info *info, km_error *err);
 
-/* Codes dimension: p, or m for the baseline L = I. */
+/* Codes dimension: min(p, l), or m for the baseline L = I. */
 int64_t km_okl_ncodes(const km_okl *O);
 
 /* The solution's A (l x ncodes, row-major), optimal for the returned B (uses O's work

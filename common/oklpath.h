@@ -33,7 +33,7 @@ typedef struct km_okl_path {
     int chosen;             /* least validation MSE (ties: the larger lambda); without
                              * validation data the last (smallest) lambda */
     double alpha;           /* sqrt(||Y'KY||_2) */
-    int p;                  /* the rank used (m for the baseline L = I) */
+    int p;                  /* the rank used: min(p, l) (m for the baseline L = I) */
     int has_valid;
     double setup_seconds;   /* kernel matrices, eigendecomposition and products */
     double path_seconds;    /* all the solves */
