@@ -17,11 +17,9 @@
 # min-max.
 #
 # Usage: bench/okl/experiment1.sh > exp1.md     (after make)
-#   The default thins p to 27 values (1-100 and 200) and runs 3 seeds: about 6 minutes
-#   on 2 shared cores, most of it p = 200 (16-190 s a path). OKL_RANKS=all (p = 1..200,
-#   the paper's protocol) is far slower: a path costs ~4 s at p = 100 but 12-190 s for
-#   p > 100, where the iteration counts vary erratically (1,900-17,500): count an hour or
-#   more per seed.
+#   The default thins p to 27 values (1-100 and 200) and runs 3 seeds: about 2 minutes
+#   on 2 shared cores. OKL_RANKS=all (p = 1..200, the paper's protocol): a path costs ~3-4 s
+#   at p >= 100 (a rank above l = 100 works as l), so count ~10 minutes per seed.
 # Environment (all optional):
 #   OKL_RANKS        ranks p (default "1-10 12 14 16 18 20 22 25 30 35 40 50 60 70 80 90
 #                    100 200"; "all" = 1..M; ranges a-b allowed)
