@@ -38,9 +38,12 @@ struct km_okl {
     int start, zero, cur;
     double lambda;
     point pt[3], kept;   /* current, step and trial points; a kept solution (km_okl_keep) */
-    /* Anderson acceleration: the last AA_MEM + 1 steps x -> y = T(x): T(x) = y->M, G T(x)
-     * = y->YB, f = T(x) - x = D and G f (ring buffers, slot k % (AA_MEM + 1)) */
-    double *aT[AA_MEM + 1], *aGT[AA_MEM + 1], *aF[AA_MEM + 1], *aGF[AA_MEM + 1];
+    /* Anderson acceleration over the steps x -> y = T(x): the differences between
+     * consecutive steps of T(x) = y->M, G T(x) = y->YB, f = T(x) - x = D and G f (a ring of
+     * AA_MEM), the previous step's values (p*), and the Gram matrix aH_ij = <dF_i, G dF_j> */
+    double *aT[AA_MEM], *aGT[AA_MEM], *aF[AA_MEM], *aGF[AA_MEM];
+    double *pT, *pGT, *pF, *pGF;
+    double aH[AA_MEM * AA_MEM];
     int64_t na;          /* steps recorded since the last reset */
     double klambda;
     int kstart, kzero, has_kept;
@@ -71,12 +74,16 @@ void km_okl_free(km_okl *O)
                    O->HM, O->work, O->T1, O->N, O->u};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         free(v[i]);
-    for (int k = 0; k <= AA_MEM; k++) {
+    for (int k = 0; k < AA_MEM; k++) {
         free(O->aT[k]);
         free(O->aGT[k]);
         free(O->aF[k]);
         free(O->aGF[k]);
     }
+    free(O->pT);
+    free(O->pGT);
+    free(O->pF);
+    free(O->pGF);
     for (int k = 0; k < 3; k++)
         point_free(&O->pt[k]);
     point_free(&O->kept);
@@ -172,11 +179,17 @@ km_okl *km_okl_new(const double *K, const double *Y, int64_t l, int64_t m, const
         O->T1 = alloc(l, l, &fail);
         O->N = alloc(l, l, &fail);
         O->u = alloc(l, 2, &fail);
-        for (int k = 0; k <= AA_MEM && !par->plain; k++) {
+        for (int k = 0; k < AA_MEM && !par->plain; k++) {
             O->aT[k] = alloc(l, p, &fail);
             O->aGT[k] = alloc(l, p, &fail);
             O->aF[k] = alloc(l, p, &fail);
             O->aGF[k] = alloc(l, p, &fail);
+        }
+        if (!par->plain) {
+            O->pT = alloc(l, p, &fail);
+            O->pGT = alloc(l, p, &fail);
+            O->pF = alloc(l, p, &fail);
+            O->pGF = alloc(l, p, &fail);
         }
     }
     O->work = alloc(l, l, &fail);
@@ -314,11 +327,12 @@ static int b_step(km_okl *O, const point *x, point *y, double *d2, km_error *err
                 c += O->Yt[i * m + j] * y->M[i * p + j];
         *d2 = dot(l * p, y->M, y->YB) - 2 * c + (double)p;
     } else {
-        /* ||Y~'D||^2 = <D, G D>, not a difference of large numbers */
-        for (int64_t k = 0; k < l * p; k++)
+        /* ||Y~'D||^2 = <D, G D> with G D = Y~B_new - Y~B: the rounding of the difference
+         * stays relative to ||Y~B||, far below the tolerances of the stopping test */
+        for (int64_t k = 0; k < l * p; k++) {
             O->D[k] = y->M[k] - x->M[k];
-        cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, (blasint)l, (blasint)p, 1, O->G,
-                    (blasint)l, O->D, (blasint)p, 0, O->GD, (blasint)p);
+            O->GD[k] = y->YB[k] - x->YB[k];
+        }
         *d2 = dot(l * p, O->D, O->GD);
     }
     *d2 = *d2 > 0 ? *d2 : 0;
@@ -328,53 +342,44 @@ static int b_step(km_okl *O, const point *x, point *y, double *d2, km_error *err
 
 /* Anderson acceleration of the fixed-point map T of Algorithm 1 (x -> y), in the metric of
  * B = Y~'M (<D1, D2> = tr(D1' G D2)): records the step just taken, then builds the trial
- * z = T(x_k) - sum_i gamma_i (T(x_i+1) - T(x_i)) with gamma minimising
- * ||f_k - sum_i gamma_i (f_i+1 - f_i)||, f = T(x) - x, over the remembered steps. Returns 0
- * when there is no trial yet (fewer than two steps). */
+ * z = T(x_k) - sum_i gamma_i dT_i with gamma minimising ||f_k - sum_i gamma_i dF_i||, the
+ * d's the differences between consecutive steps (f = T(x) - x). Returns 0 when there is
+ * no trial yet (the first step after a reset). */
 static int anderson(km_okl *O, const point *y, point *z)
 {
     int64_t n = O->l * O->p, k = O->na++;
-    int cur = (int)(k % (AA_MEM + 1));
-    memcpy(O->aT[cur], y->M, (size_t)n * sizeof(double));
-    memcpy(O->aGT[cur], y->YB, (size_t)n * sizeof(double));
-    memcpy(O->aF[cur], O->D, (size_t)n * sizeof(double));
-    memcpy(O->aGF[cur], O->GD, (size_t)n * sizeof(double));
-    int q = (int)(k < AA_MEM ? k : AA_MEM); /* differences available */
-    if (q < 1)
-        return 0;
-    /* differences i = 0..q-1 between slots (k-q+i) and (k-q+i+1); normal equations */
-    double Hm[AA_MEM * AA_MEM], rhs[AA_MEM], trace = 0;
-    int sl[AA_MEM + 1];
-    for (int i = 0; i <= q; i++)
-        sl[i] = (int)((k - q + i) % (AA_MEM + 1));
-    for (int i = 0; i < q; i++) {
-        const double *GFa = O->aGF[sl[i]], *GFb = O->aGF[sl[i + 1]];
-        for (int j = 0; j <= i; j++) {
-            const double *Fc = O->aF[sl[j]], *Fd = O->aF[sl[j + 1]];
-            double h = 0;
+    double *cur[4] = {y->M, y->YB, O->D, O->GD}, *prev[4] = {O->pT, O->pGT, O->pF, O->pGF};
+    if (k > 0) {
+        int s = (int)((k - 1) % AA_MEM);
+        double *diff[4] = {O->aT[s], O->aGT[s], O->aF[s], O->aGF[s]};
+        for (int v = 0; v < 4; v++)
             for (int64_t t = 0; t < n; t++)
-                h += (Fd[t] - Fc[t]) * (GFb[t] - GFa[t]);
-            Hm[i * q + j] = Hm[j * q + i] = h;
-        }
-        double r = 0;
-        for (int64_t t = 0; t < n; t++)
-            r += (GFb[t] - GFa[t]) * O->aF[cur][t];
-        rhs[i] = r;
+                diff[v][t] = cur[v][t] - prev[v][t];
+        int q = (int)(k < AA_MEM ? k : AA_MEM);
+        for (int j = 0; j < q; j++)
+            O->aH[s * AA_MEM + j] = O->aH[j * AA_MEM + s] = dot(n, O->aF[s], O->aGF[j]);
+    }
+    for (int v = 0; v < 4; v++)
+        memcpy(prev[v], cur[v], (size_t)n * sizeof(double));
+    if (k == 0)
+        return 0;
+    int q = (int)(k < AA_MEM ? k : AA_MEM);
+    double Hm[AA_MEM * AA_MEM], gamma[AA_MEM], trace = 0;
+    for (int i = 0; i < q; i++) {
+        for (int j = 0; j < q; j++)
+            Hm[i * q + j] = O->aH[i * AA_MEM + j];
+        gamma[i] = dot(n, O->aGF[i], O->D);
         trace += Hm[i * q + i];
     }
     for (int i = 0; i < q; i++)
         Hm[i * q + i] += AA_REG * trace + 1e-300;
-    if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', q, 1, Hm, q, rhs, 1))
+    if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', q, 1, Hm, q, gamma, 1))
         return 0;
     memcpy(z->M, y->M, (size_t)n * sizeof(double));
     memcpy(z->YB, y->YB, (size_t)n * sizeof(double));
     for (int i = 0; i < q; i++) {
-        const double *Ta = O->aT[sl[i]], *Tb = O->aT[sl[i + 1]];
-        const double *GTa = O->aGT[sl[i]], *GTb = O->aGT[sl[i + 1]];
-        for (int64_t t = 0; t < n; t++) {
-            z->M[t] -= rhs[i] * (Tb[t] - Ta[t]);
-            z->YB[t] -= rhs[i] * (GTb[t] - GTa[t]);
-        }
+        cblas_daxpy((blasint)n, -gamma[i], O->aT[i], 1, z->M, 1);
+        cblas_daxpy((blasint)n, -gamma[i], O->aGT[i], 1, z->YB, 1);
     }
     gram(O, z);
     return 1;
