@@ -35,6 +35,7 @@ static const char usage[] =
     "PREFIX.users; see the comment at the top of datasets/gen_music.c.\n"
     "  --items N     items (artists, default 489)\n"
     "  --tags D      tag features (default 19)\n"
+    "  --genres G    genre prototypes of the tags (default 8)\n"
     "  -m M          users (default 100000)\n"
     "  --ratings R   ratings per user (default 5)\n"
     "  --sigma S     noise standard deviation (default 0.01)\n"
@@ -61,7 +62,7 @@ static FILE *open_or_die(const char *prefix, const char *ext)
 int main(int argc, char **argv)
 {
     km_cli_init("gen_music");
-    long long items = 489, tags = 19, m = 100000, ratings = 5, seed = 1;
+    long long items = 489, tags = 19, m = 100000, ratings = 5, seed = 1, genres = 8;
     double sigma = 0.01;
     const char *prefix = NULL;
     for (int i = 1; i < argc; i++) {
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
             tags = km_cli_integer(a, NEXT(), 1, 10000);
         } else if (!strcmp(a, "-m")) {
             m = km_cli_integer(a, NEXT(), 1, 100000000);
+        } else if (!strcmp(a, "--genres")) {
+            genres = km_cli_integer(a, NEXT(), 1, 100000);
         } else if (!strcmp(a, "--ratings")) {
             ratings = km_cli_integer(a, NEXT(), 1, 1000000);
         } else if (!strcmp(a, "--sigma")) {
@@ -107,18 +110,31 @@ int main(int argc, char **argv)
     int64_t *perm = malloc((size_t)n * sizeof *perm);
     if (!X || !K || !ev || !h || !theta || !perm)
         km_cli_die(3, "out of memory");
-    for (int64_t i = 0; i < n; i++) {   /* tags on the unit sphere, non-negative */
-        int64_t main_tag = (int64_t)km_rng_below(&r, (uint64_t)d);
+    /* genres: each a prototype weighting 2 to 5 tags; an item follows one genre (or two,
+     * with probability 0.3), its weights scaled by U[0.5, 1.5], plus stray tags; then on
+     * the unit sphere, non-negative */
+    double *proto = calloc((size_t)(genres * d), sizeof *proto);
+    if (!proto)
+        km_cli_die(3, "out of memory");
+    for (int64_t q = 0; q < genres; q++)
+        for (int64_t k = 0, nt = 2 + (int64_t)km_rng_below(&r, 4); k < nt; k++)
+            proto[q * d + (int64_t)km_rng_below(&r, (uint64_t)d)] = 0.3 + 0.7 * unif(&r);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t g1 = (int64_t)km_rng_below(&r, (uint64_t)genres);
+        int64_t g2 = unif(&r) < 0.3 ? (int64_t)km_rng_below(&r, (uint64_t)genres) : g1;
         double nrm = 0;
         for (int64_t t = 0; t < d; t++) {
-            double v = t == main_tag ? 0.5 + 0.5 * unif(&r)
-                                     : (unif(&r) < 0.15 ? 0.8 * unif(&r) : 0);
+            double v = (proto[g1 * d + t] + (g2 != g1 ? 0.5 * proto[g2 * d + t] : 0)) *
+                       (0.5 + unif(&r));
+            if (unif(&r) < 0.05)
+                v += 0.3 * unif(&r);
             X[i * d + t] = v;
             nrm += v * v;
         }
         for (int64_t t = 0; t < d; t++)
             X[i * d + t] /= sqrt(nrm);
     }
+    free(proto);
     /* h ~ GP(0, exp(x'y)) on the items: h = V diag(sqrt(max(ev, 0))) xi */
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)d, 1.0, X,
                 (int)d, X, (int)d, 0.0, K, (int)n);
