@@ -1,10 +1,12 @@
 /* mtl-server.c - command-line front end: the client-server multi-task learning server of
  * Dinuzzo's thesis ch. 5 (Algorithm 5), over TCP with a journal (doc/mtl-protocol.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -43,11 +45,18 @@ static const char usage[] =
     "  -h               this help\n";
 
 static volatile sig_atomic_t stop;
+static int wake[2] = {-1, -1};
 
+/* Any thread may take the signal (OpenBLAS starts its own): the pipe wakes the loop. */
 static void on_signal(int sig)
 {
     (void)sig;
+    int e = errno;
     stop = 1;
+    if (write(wake[1], "", 1) < 0) {
+        /* the pipe is full: the loop is already woken */
+    }
+    errno = e;
 }
 
 static void log_line(void *ctx, const char *msg)
@@ -206,13 +215,8 @@ int main(int argc, char **argv)
     if (!cfg.nsecrets && !cfg.allow_register)
         km_cli_warn("no secrets (-k) and no --register: no client can authenticate");
     openblas_set_num_threads(1);   /* one loop, one core; the other is the clients' */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigprocmask(SIG_BLOCK, &block, &old);   /* delivered only inside ppoll */
-    sigdelset(&old, SIGTERM);
-    sigdelset(&old, SIGINT);
+    if (pipe2(wake, O_NONBLOCK | O_CLOEXEC) != 0)
+        km_cli_die(3, "pipe: %s", strerror(errno));
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -223,7 +227,7 @@ int main(int argc, char **argv)
     cfg.ready = ready;
     cfg.ctx = &quiet;
     cfg.stop = &stop;
-    cfg.poll_mask = &old;
+    cfg.wake_fd = wake[0];
     int rc = km_mtl_server_run(&cfg, &err);
     for (int64_t k = 0; k < cfg.nsecrets; k++)
         free(cfg.secret[k]);

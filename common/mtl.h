@@ -106,9 +106,9 @@ typedef struct km_mtl_disclosed {
 int km_mtl_disclose(km_mtl *s, int64_t first, km_mtl_disclosed *out, km_error *err);
 void km_mtl_disclosed_free(km_mtl_disclosed *d);
 
-/* Appends a later disclosure (upd->first == d->n... or less: rows d already has are
- * skipped) to d: the rows after d's, ybar and H replaced. KM_EINPUT if upd->first > d->n
- * or upd is older. */
+/* Brings d up to a later disclosure upd (its inputs from upd->first <= d->n on; those d
+ * already has are skipped): the new inputs appended, ybar and H replaced; upd is emptied.
+ * KM_EINPUT if upd->first > d->n or upd is older than d (d and upd unchanged). */
 int km_mtl_disclosed_merge(km_mtl_disclosed *d, km_mtl_disclosed *upd, km_error *err);
 
 /* Algorithm 9 lines 1-7: a client's state from disclosed data (first must be 0): Xbar,

@@ -516,7 +516,7 @@ int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
     int port = 0;
     if (!rc && (lfd = listen_on(cfg->bind, cfg->port, &port, err)) < 0)
         rc = err ? err->code : KM_EINPUT;
-    if (!rc && !(pfd = malloc((size_t)(cfg->max_clients + 1) * sizeof *pfd)))
+    if (!rc && !(pfd = malloc((size_t)(cfg->max_clients + 2) * sizeof *pfd)))
         rc = km_error_nomem(err, "poll set");
     if (!rc && !(S.conns = calloc((size_t)cfg->max_clients, sizeof *S.conns)))
         rc = km_error_nomem(err, "connections");
@@ -529,13 +529,13 @@ int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
     while (!rc && !*cfg->stop) {
         int np = 0;
         pfd[np++] = (struct pollfd){lfd, POLLIN, 0};
+        pfd[np++] = (struct pollfd){cfg->wake_fd, POLLIN, 0};   /* fd -1: ignored */
         for (int i = 0; i < S.nconn; i++) {
             conn *c = &S.conns[i];
             short ev = c->out.len > c->outoff ? POLLOUT : (c->closing || c->eof ? 0 : POLLIN);
             pfd[np++] = (struct pollfd){c->fd, ev, 0};
         }
-        struct timespec zero = {0, 0};
-        int k = ppoll(pfd, (nfds_t)np, again ? &zero : NULL, cfg->poll_mask);
+        int k = poll(pfd, (nfds_t)np, again ? 0 : -1);
         again = 0;
         if (k < 0) {
             if (errno == EINTR)
@@ -545,8 +545,13 @@ int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
         }
         /* read, then parse every connection's complete frames */
         int nc = S.nconn;
+        if (pfd[1].revents & POLLIN) {   /* a signal: drain the pipe; *stop is set */
+            char sink[64];
+            while (read(cfg->wake_fd, sink, sizeof sink) > 0)
+                ;
+        }
         for (int i = 0; i < nc; i++)
-            if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+            if (pfd[i + 2].revents & (POLLIN | POLLHUP | POLLERR))
                 read_conn(&S, &S.conns[i]);
         S.nops = 0;
         for (int i = 0; i < nc && !rc; i++) {

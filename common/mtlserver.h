@@ -34,8 +34,9 @@ typedef struct km_mtl_server_config {
     void (*log)(void *ctx, const char *msg);   /* progress and events (may be NULL) */
     void (*ready)(void *ctx, int port);        /* called once listening */
     void *ctx;
-    volatile sig_atomic_t *stop;   /* the loop ends when *stop becomes non-zero */
-    const sigset_t *poll_mask;     /* signal mask during poll (ppoll), NULL: unchanged */
+    volatile sig_atomic_t *stop;   /* the loop ends when *stop becomes non-zero ... */
+    int wake_fd;                   /* ... checked whenever this fd (a self-pipe the signal
+                                    * handler writes to; -1: none) becomes readable */
 } km_mtl_server_config;
 
 /* Replays the journal, listens and serves until *stop; then commits and closes everything.

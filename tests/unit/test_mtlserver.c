@@ -91,6 +91,8 @@ static int start_server(const char *extra)
 /* SIGTERM; the exit status (or -1 if it had to be killed after 10 s). */
 static int stop_server(void)
 {
+    if (server_pid < 0)
+        return -2;
     kill(server_pid, SIGTERM);
     for (int k = 0; k < 500; k++) {
         int st;
@@ -139,7 +141,10 @@ static void make_data(uint64_t seed)
             pool[i][j] = unif(&r) < 0.2 ? 0 : 2 * unif(&r) - 1;
     for (int i = 0; i < L; i++) {
         data[i].task = (int64_t)km_rng_below(&r, M);
-        data[i].x = unif(&r) < 0.3 ? (int)data[i].task : (int)km_rng_below(&r, NPOOL);
+        /* task 4 (the passive one) alone has the last 5 inputs */
+        data[i].x = data[i].task == 4 ? NPOOL - 5 + (int)km_rng_below(&r, 5)
+                    : unif(&r) < 0.3  ? (int)data[i].task
+                                      : (int)km_rng_below(&r, NPOOL - 5);
         data[i].y = 2 * unif(&r) - 1;
         data[i].w = 0.5 + unif(&r);
     }
@@ -391,9 +396,25 @@ static void concurrent_and_restart(const km_mtl_param *p)
     int changed = 1;
     km_mtlp_get(c, 0, secret[0], &d, &changed, &err);
     CHECK(!changed, "GET at the version held: UNCHANGED");
+    /* task 4's triples arrive with its 5 new inputs: a GET with what the client holds
+     * brings only those, and the result equals a full download */
+    km_mtl_disclosed full;
+    int64_t n_before = d.n, v_before = d.version;
+    km_rng r;
+    km_rng_seed(&r, 9);
+    send_list(c, passive, np, &r);
+    get(c, 3, &full);
+    changed = 0;
+    int rc = km_mtlp_get(c, 0, secret[0], &d, &changed, &err);
+    CHECK(!rc && changed && same_disclosed(&d, &full) && full.n == n_before + 5,
+          "GET from version %lld (n %lld): the inputs after n merged = a full download "
+          "(version %lld, n %lld)", (long long)v_before, (long long)n_before,
+          (long long)full.version, (long long)full.n);
+    km_mtl_disclosed_free(&full);
     km_mtlp_close(c);
     /* SIGTERM, restart: the journal replays to the same bits */
-    CHECK(stop_server() == 0, "SIGTERM: clean exit 0");
+    int sst = stop_server();
+    CHECK(sst == 0, "SIGTERM: clean exit 0 (%d)", sst);
     CHECK(start_server("") == 0, "restart on the journal");
     c = conn();
     km_mtl_disclosed d2;
