@@ -91,3 +91,25 @@ expect_fail "estimate -o with two kernels: error, the reason" 1 'mixes two kerne
 kill -TERM $SPID
 wait $SPID
 SPID=
+# issued secrets: REGISTER, then the secret survives a restart (journaled)
+start_reg() {
+    rm -f "$TMP/port4"
+    $S -q -p 0 --port-file "$TMP/port4" --register -j "$TMP/journal4" &
+    SPID=$!
+    for _ in $(seq 100); do [ -s "$TMP/port4" ] && break; sleep 0.05; done
+    P=$(cat "$TMP/port4")
+}
+start_reg
+$C -p "$P" -T 5 register >"$TMP/reg"
+check "register prints 'TASK SECRET' (32 hex digits)" grep -Eqx '5 [0-9a-f]{32}' "$TMP/reg"
+sec=$(cut -d' ' -f2 "$TMP/reg")
+expect_fail "a second REGISTER of task 5 is refused" 2 'already has a secret' $C -p "$P" -T 5 register
+kill -TERM $SPID
+wait $SPID
+SPID=
+start_reg
+$C -p "$P" -T 5 -k "$sec" status >"$TMP/status5"
+check "after a restart the issued secret still works" grep -qx 'task 5' "$TMP/status5"
+kill -TERM $SPID
+wait $SPID
+SPID=
