@@ -283,7 +283,14 @@ static int cmd_estimate(const opts *o, const char *path)
             km_cli_die(2, "%s", err.msg);
         km_row row;
         int rc;
+        double t0 = km_cli_now(), last = t0;
         while ((rc = km_svmlight_next(rd, &row, &err)) > 0) {
+            double now = km_cli_now();
+            if (!o->quiet && now - last >= 1) {
+                fprintf(stderr, "mtl-client: %lld examples added (%.0f/s)\n", (long long)rows,
+                        rows / (now - t0));
+                last = now;
+            }
             if (row.has_qid && row.qid != o->task)
                 km_cli_die(2, "%s:%lld: qid %lld is not task %lld", path, (long long)row.line,
                            (long long)row.qid, (long long)o->task);
