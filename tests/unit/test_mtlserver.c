@@ -612,6 +612,34 @@ static void privacy_and_bad_input(void)
     CHECK(request_code(c, &b) == KM_MTLP_ETOOBIG, "a frame over --max-message: error %d",
           KM_MTLP_ETOOBIG);
     km_mtlp_close(c);
+    /* a client stalled in the middle of a frame, and one that asks for 200 disclosures
+     * without reading them, do not hold up a third */
+    int stall = socket(AF_INET, SOCK_STREAM, 0), flood = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa0 = {0};
+    sa0.sin_family = AF_INET;
+    sa0.sin_port = htons((uint16_t)port);
+    sa0.sin_addr.s_addr = htonl(0x7f000001);
+    int up = connect(stall, (struct sockaddr *)&sa0, sizeof sa0) == 0 &&
+             connect(flood, (struct sockaddr *)&sa0, sizeof sa0) == 0 &&
+             send(stall, "\x20\x00\x00", 3, MSG_NOSIGNAL) == 3;
+    b.len = 0;
+    for (int k = 0; k < 200; k++) {
+        size_t fr = km_buf_begin(&b, KM_MTLP_GET);
+        km_mtlp_put_auth(&b, 1, secret[1]);
+        km_buf_u64(&b, UINT64_MAX);
+        km_buf_u64(&b, 0);
+        km_buf_end(&b, fr);
+    }
+    struct timeval tv0 = {2, 0};
+    setsockopt(flood, SOL_SOCKET, SO_SNDTIMEO, &tv0, sizeof tv0);
+    up = up && send(flood, b.p, b.len, MSG_NOSIGNAL) > 0;
+    c = conn();
+    int answered = c && !km_mtlp_get_status(c, 2, secret[2], &st, &err);
+    CHECK(up && answered, "a stalled half frame and an unread flood of 200 GETs on two other "
+          "connections: a third client is answered");
+    km_mtlp_close(c);
+    close(stall);
+    close(flood);
     /* fuzz: random bytes, random frames, mutated valid frames, cut connections */
     km_rng r;
     km_rng_seed(&r, 2024);
