@@ -414,7 +414,7 @@ static void concurrent_and_restart(const km_mtl_param *p)
     km_mtlp_close(c);
     /* SIGTERM, restart: the journal replays to the same bits */
     int sst = stop_server();
-    CHECK(sst == 0, "SIGTERM: clean exit 0 (%d)", sst);
+    CHECK(sst == 0, "SIGTERM: clean exit 0");
     CHECK(start_server("") == 0, "restart on the journal");
     c = conn();
     km_mtl_disclosed d2;
