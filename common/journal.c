@@ -70,26 +70,23 @@ void km_journal_close(km_journal *j)
     free(j);
 }
 
-/* Reads the whole file; NULL with errno on failure (an empty file gives a 1-byte buffer). */
-static unsigned char *slurp(int fd, size_t *n)
+/* Reads n bytes at offset off; 0, or -1 with errno (EIO for a short read). */
+static int read_at(int fd, unsigned char *p, size_t n, off_t off)
 {
-    struct stat sb;
-    if (fstat(fd, &sb) != 0)
-        return NULL;
-    size_t size = (size_t)sb.st_size, got = 0;
-    unsigned char *p = malloc(size ? size : 1);
-    while (p && got < size) {
-        ssize_t k = pread(fd, p + got, size - got, (off_t)got);
+    while (n) {
+        ssize_t k = pread(fd, p, n, off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            free(p);
-            return NULL;
+            if (k == 0)
+                errno = EIO;
+            return -1;
         }
-        got += (size_t)k;
+        p += k;
+        n -= (size_t)k;
+        off += k;
     }
-    *n = size;
-    return p;
+    return 0;
 }
 
 km_journal *km_journal_open(const char *path, const void *hdr, size_t hdrlen,
@@ -104,32 +101,33 @@ km_journal *km_journal_open(const char *path, const void *hdr, size_t hdrlen,
         return NULL;
     }
     j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    size_t size = 0;
-    unsigned char *p = j->fd < 0 ? NULL : slurp(j->fd, &size);
-    if (!p) {
+    struct stat sb;
+    if (j->fd < 0 || fstat(j->fd, &sb) != 0) {
         km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
         km_journal_close(j);
         return NULL;
     }
-    size_t head = 8 + 4 + hdrlen + 4;
+    size_t size = (size_t)sb.st_size, head = 8 + 4 + hdrlen + 4;
+    size_t pcap = head > 4096 ? head : 4096;
+    unsigned char *p = malloc(pcap);   /* the header, then one record at a time */
+    if (!p) {
+        km_error_nomem(err, "journal");
+        km_journal_close(j);
+        return NULL;
+    }
     int rc = KM_OK;
     if (size < head) {
         /* new, or a header torn before anything could be acknowledged: start over */
-        unsigned char *h = malloc(head);
-        if (!h) {
-            rc = km_error_nomem(err, "journal");
-        } else {
-            memcpy(h, MAGIC, 8);
-            put32(h + 8, (uint32_t)hdrlen);
-            memcpy(h + 12, hdr, hdrlen);
-            put32(h + 12 + hdrlen, crc(hdr, hdrlen));
-            *dropped = (int64_t)size;
-            if (ftruncate(j->fd, 0) != 0 || write_all(j->fd, h, head) || fsync(j->fd) != 0)
-                rc = km_error_set(err, KM_EINPUT, "%s: cannot write: %s", path,
-                                  strerror(errno));
-            free(h);
-        }
+        memcpy(p, MAGIC, 8);
+        put32(p + 8, (uint32_t)hdrlen);
+        memcpy(p + 12, hdr, hdrlen);
+        put32(p + 12 + hdrlen, crc(hdr, hdrlen));
+        *dropped = (int64_t)size;
+        if (ftruncate(j->fd, 0) != 0 || write_all(j->fd, p, head) || fsync(j->fd) != 0)
+            rc = km_error_set(err, KM_EINPUT, "%s: cannot write: %s", path, strerror(errno));
         j->size = (off_t)head;
+    } else if (read_at(j->fd, p, head, 0)) {
+        rc = km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
     } else if (memcmp(p, MAGIC, 8) || le32(p + 8) != hdrlen ||
                le32(p + 12 + hdrlen) != crc(p + 12, hdrlen)) {
         rc = km_error_set(err, KM_EINPUT, "%s: not a kmtk mtl journal (or its header is "
@@ -137,14 +135,34 @@ km_journal *km_journal_open(const char *path, const void *hdr, size_t hdrlen,
     } else if (memcmp(p + 12, hdr, hdrlen)) {
         rc = km_error_set(err, KM_EINPUT, "%s: written with other parameters (alpha, lambda, "
                           "kernels or features): start with those or another journal", path);
-    } else {
+    } else {   /* records, one at a time: memory for the longest only */
         size_t at = head;
         while (!rc && at < size) {
             size_t left = size - at;
-            uint32_t len = left >= 8 ? le32(p + at) : 0;
+            unsigned char h8[8];
+            uint32_t len = 0;
+            if (left >= 8 && read_at(j->fd, h8, 8, (off_t)at)) {
+                rc = km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+                break;
+            }
+            if (left >= 8)
+                len = le32(h8);
             int whole = left >= 8 && len >= 1 && len <= left - 8;
-            if (whole && le32(p + at + 4) == crc(p + at + 8, len)) {
-                rc = replay(ctx, p[at + 8], p + at + 9, len - 1, err);
+            if (whole && len > pcap) {
+                unsigned char *q = realloc(p, len);
+                if (!q) {
+                    rc = km_error_nomem(err, "journal record");
+                    break;
+                }
+                p = q;
+                pcap = len;
+            }
+            if (whole && read_at(j->fd, p, len, (off_t)(at + 8))) {
+                rc = km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+                break;
+            }
+            if (whole && le32(h8 + 4) == crc(p, len)) {
+                rc = replay(ctx, p[0], p + 1, len - 1, err);
                 j->records++;
                 at += 8 + (size_t)len;
             } else if (!whole || at + 8 + len == size) {
