@@ -466,9 +466,6 @@ static void kill9(const km_mtl_param *p)
     snprintf(cmd, sizeof cmd, "rm -f '%s/journal'", dir);
     if (system(cmd) != 0)
         return;
-    int idx[L];
-    for (int i = 0; i < L; i++)
-        idx[i] = i;
     int worst_lost = 0, rounds = 3, same = 1;
     uint64_t acked_total = 0;
     for (int round = 0; round < rounds; round++) {
@@ -527,7 +524,6 @@ static void kill9(const km_mtl_param *p)
         km_mtl_disclosed_free(&d);
         stop_server();
     }
-    (void)idx;
     CHECK(worst_lost == 0, "kill -9 mid-stream (fsync batch, none, always), restart: no "
           "acknowledged triple lost (%llu kept)", (unsigned long long)acked_total);
     CHECK(same, "after each kill -9 the replayed state = the acknowledged prefix fed in order, "
