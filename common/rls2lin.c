@@ -28,6 +28,7 @@ struct km_rls2lin {
     int nh;
     double *alpha, *e;       /* r = alpha_s h_s + e_s at the last check: alpha_s, ||e_s|| */
     int *W, nw;              /* the working set: the coordinates descent visits */
+    int *list;               /* kernels check() computes exactly */
     unsigned char *inW;
     int first;               /* Lemma 6's kernel: the largest |a_k'y| */
     int *fac, nf;            /* Newton step: the kernels of the factor, in its order */
@@ -58,6 +59,7 @@ void km_rls2lin_free(km_rls2lin *L)
     free(L->inW);
     free(L->fac);
     free(L->at);
+    free(L->list);
     free(L);
 }
 
@@ -82,9 +84,11 @@ km_rls2lin *km_rls2lin_new(int64_t l, int m, const double *const *x, const doubl
         L->W = malloc(M * sizeof *L->W);
         L->inW = calloc(M, 1);
         L->at = malloc(M * sizeof *L->at);
+        L->list = malloc(M * sizeof *L->list);
     }
     if (!L || !L->rs || !L->q || !L->an || !L->y || !L->ay || !L->b || !L->r || !L->g ||
-        !L->stamp || !L->hist || !L->alpha || !L->e || !L->W || !L->inW || !L->at) {
+        !L->stamp || !L->hist || !L->alpha || !L->e || !L->W || !L->inW || !L->at ||
+        !L->list) {
         km_rls2lin_free(L);
         km_error_nomem(err, "linear RLS2");
         return NULL;
@@ -346,6 +350,7 @@ static int check(km_rls2lin *L, double lambda, int join, double *U)
     double thr = lambda * L->T;
     int joined = 0;
     *U = 0;
+    int n = 0;
     for (int k = 0; k < L->m; k++) {
         if (!(L->rs[k] > 0))
             continue;
@@ -357,6 +362,15 @@ static int check(km_rls2lin *L, double lambda, int join, double *U)
                 continue;
             }
         }
+        L->list[n++] = k;
+    }
+    /* the exact ones in the order of memory, each x^k fetched while the one before it is
+     * read: they are scattered over the kernels */
+    for (int j = 0; j < n; j++) {
+        int k = L->list[j];
+        if (j + 2 < n)
+            for (int64_t i = 0; i < l; i += 8)
+                __builtin_prefetch(L->x[L->list[j + 2]] + i);
         L->g[k] = dot(L, k, L->r);
         L->stamp[k] = (unsigned char)s;
         *U = fmax(*U, fabs(L->g[k]));
