@@ -27,8 +27,9 @@ static const char usage[] =
     "  --center       scales from kernels centered in feature space\n"
     "  --transductive trace scaling over the training and --test inputs\n"
     "  -L MIN:MAX:N   N lambdas log-spaced in [MIN, MAX] (default 1e-6:1e6:30)\n"
-    "  -e delta       stop when ||(K + lambda I)c - y|| <= delta ||y|| (default 1e-2)\n"
-    "  --max-iter N   iterations per lambda (default 1000)\n"
+    "  -e delta       stop when ||(K + lambda I)c - y|| <= delta ||y|| (default 1e-2);\n"
+    "                 -k linear: when the duality gap of (4.9) <= delta^2 of the objective\n"
+    "  --max-iter N   iterations per lambda (default 1000; -k linear: sweeps)\n"
     "  --task T       class or reg (default: class when the labels are integers with at\n"
     "                 most 32 values, else reg); classes: +-1 targets, one-versus-all for\n"
     "                 more than two; reg: outputs centered by their mean\n"
@@ -119,7 +120,7 @@ static void plot_path(const km_rls2_path *p, const char *path, km_error *err)
         {p->classification ? "Accuracy" : "RMSE", p->classification ? "accuracy (%)" : "RMSE",
          0, ms, nm, mark},
         {"Selected kernels", "kernels with d_k > 0", 0, &ks, 1, mark},
-        {"Iterations of Algorithm 3", "iterations", 0, &is, 1, mark},
+        {"Iterations per lambda", "iterations", 0, &is, 1, mark},
     };
     km_plot fig = {"RLS2 regularization path", "lambda", 1, x, n, panels, 3};
     if (km_plot_svg(&fig, path, err))
