@@ -240,28 +240,61 @@ static int fac_add(km_rls2lin *L, int k)
 }
 
 /*
+ * Kernel k of the support that fac_add could not take: a_k = A_F u with F the factor's
+ * kernels (u = R^-1 w, w as fac_add left it), so moving b_k by -t s and b_F by t s u leaves
+ * A b unchanged and changes T = ||b||_1 at the rate s (sigma_F'u - sigma_k). With s against
+ * that rate the move does not increase P; it goes until a coordinate reaches 0, which
+ * leaves the support (a support never needs more kernels than the rows tell apart).
+ */
+static void pivot(km_rls2lin *L, int k)
+{
+    int n = L->nf;
+    double *u = L->u, bk = L->b[k], sk = copysign(1, bk), rate = -sk;
+    memcpy(u, L->R + (size_t)n * (size_t)L->cap, (size_t)n * sizeof *u);
+    cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, L->R, L->cap, u, 1);
+    for (int a = 0; a < n; a++)
+        rate += copysign(1, L->b[L->fac[a]]) * u[a];
+    double s = rate > 0 ? -1 : rate < 0 ? 1 : sk, t = s == sk ? fabs(bk) : INFINITY;
+    for (int a = 0; a < n; a++) {
+        double ba = L->b[L->fac[a]];
+        if (s * u[a] * ba < 0)
+            t = fmin(t, fabs(ba / u[a]));
+    }
+    if (!isfinite(t))
+        return;
+    double T = 0;
+    L->b[k] = s == sk && t == fabs(bk) ? 0 : bk - t * s;
+    for (int a = 0; a < n; a++) {
+        double ba = L->b[L->fac[a]], e = ba + t * s * u[a];
+        L->b[L->fac[a]] = e * ba > 0 ? e : 0;
+        T += fabs(L->b[L->fac[a]]);
+    }
+    for (int t2 = 0; t2 < L->nw; t2++)
+        if (L->at[L->W[t2]] < 0)
+            T += fabs(L->b[L->W[t2]]);
+    L->T = T;
+    residual(L);
+}
+
+/*
  * Newton step on the support S with its signs sigma: on that orthant P is the quadratic
  * ||y - A_S b_S||^2 / (2 lambda) + (sigma'b_S)^2 / 2, least at the solution bN of
  * (A_S'A_S + lambda sigma sigma') bN = A_S'y: with the Cholesky factor R'R = A_S'A_S (kept
  * from step to step, updated as kernels join and leave) and Sherman-Morrison,
  * bN = u - lambda (sigma'u) / (1 + lambda sigma'v) v, u = (R'R)^-1 A_S'y, v = (R'R)^-1 sigma.
- * Kernels of the support that the factor cannot take (a_k a combination of the others:
- * more kernels than the rows tell apart) stay fixed, the step is on the others:
- * u = (R'R)^-1 A_S'(y - A_F b_F), and sigma'u + ||b_F||_1 in place of sigma'u.
  * P is convex along the segment from b_S to bN and decreases towards bN: the step goes to
  * bN, or to the first point where a coordinate reaches 0 (it leaves the support); none when
- * P would increase beyond rounding (an ill-conditioned factor). Returns 2 after a full step on the whole support (b_S is
- * then the minimizer on its orthant), 1 after a step that stopped at a 0, 0 otherwise, -1
- * when out of memory.
+ * P would increase beyond rounding (an ill-conditioned factor). A kernel of the support
+ * that the factor cannot take is pivoted out first (pivot()). Returns 2 after a full step
+ * (b_S is then the minimizer on its orthant), 1 after a step or pivot that brought a
+ * coordinate to 0, 0 otherwise, -1 when out of memory.
  */
 static int newton(km_rls2lin *L, double lambda)
 {
     int64_t l = L->l;
-    double P0 = primal(L, lambda), TF = 0;
     for (int j = L->nf - 1; j >= 0; j--)
         if (L->b[L->fac[j]] == 0)
             fac_remove(L, j);
-    memcpy(L->r, L->y, (size_t)l * sizeof *L->r); /* y - A_F b_F */
     for (int t = 0; t < L->nw; t++) {
         int k = L->W[t], rc;
         if (L->b[k] == 0 || L->at[k] >= 0)
@@ -269,18 +302,19 @@ static int newton(km_rls2lin *L, double lambda)
         if ((rc = fac_add(L, k)) < 0)
             return -1;
         if (rc == 0) {
-            TF += fabs(L->b[k]);
-            cblas_daxpy((blasint)l, -L->rs[k] * L->b[k], L->x[k], 1, L->r, 1);
+            pivot(L, k);
+            return 1;
         }
     }
     int n = L->nf;
-    double *u = L->u, *v = L->v, *bN = L->bN, su = TF, sv = 0, t = 1;
-    if (n > 0)
-        cblas_dgemv(CblasColMajor, CblasTrans, (blasint)l, n, 1.0, L->AS, (blasint)l, L->r,
-                    1, 0.0, u, 1);
-    for (int a = 0; a < n; a++)
+    if (n == 0)
+        return 0;
+    double *u = L->u, *v = L->v, *bN = L->bN, su = 0, sv = 0, t = 1, P0 = primal(L, lambda);
+    for (int a = 0; a < n; a++) {
+        u[a] = L->ay[L->fac[a]];
         v[a] = copysign(1, L->b[L->fac[a]]);
-    for (int pass = 0; pass < 2 && n > 0; pass++) {
+    }
+    for (int pass = 0; pass < 2; pass++) {
         double *z = pass ? v : u;
         cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, n, L->R, L->cap, z, 1);
         cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, L->R, L->cap, z,
@@ -298,23 +332,24 @@ static int newton(km_rls2lin *L, double lambda)
         if (!(bN[a] * ba > 0))
             t = fmin(t, ba / (ba - bN[a]));
     }
-    double T = TF, Told = L->T;
+    if (!(t > 0))
+        return 0;
+    double T = 0, Told = L->T;
     for (int a = 0; a < n; a++) { /* bN becomes the step's end point */
         double ba = L->b[L->fac[a]], e = ba + t * (bN[a] - ba);
         bN[a] = e * ba > 0 ? e : 0;
         T += fabs(bN[a]);
     }
-    if (n > 0 && t > 0) {
-        cblas_dgemv(CblasColMajor, CblasNoTrans, (blasint)l, n, -1.0, L->AS, (blasint)l, bN,
-                    1, 1.0, L->r, 1);
-        L->T = T;
-        if (primal(L, lambda) <= P0 * (1 + 1e-13)) {
-            for (int a = 0; a < n; a++)
-                L->b[L->fac[a]] = bN[a];
-            return t < 1 ? 1 : TF > 0 ? 0 : 2;
-        }
-        L->T = Told; /* no decrease: back to b */
+    memcpy(L->r, L->y, (size_t)l * sizeof *L->r);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, (blasint)l, n, -1.0, L->AS, (blasint)l, bN, 1,
+                1.0, L->r, 1);
+    L->T = T;
+    if (primal(L, lambda) <= P0 * (1 + 1e-13)) {
+        for (int a = 0; a < n; a++)
+            L->b[L->fac[a]] = bN[a];
+        return t < 1 ? 1 : 2;
     }
+    L->T = Told; /* no decrease: back to b */
     residual(L);
     return 0;
 }
