@@ -577,6 +577,35 @@ static void test_linear_solver(void)
     km_rls2_free(G);
     km_rls2_free(D);
     km_rls2_free(C);
+    /* 8 rows: supports reach the rank at small lambda and kernels that are combinations of
+     * the others get pivoted out */
+    km_kbank *B8 = km_kbank_slice(A, rows, 8, &err);
+    double X8[8 * 45], s8[45];
+    km_kbank_scales(B8, KM_SCALE_TRACE, 0, NULL, 8, NULL, s8, &zero, &err);
+    free(own);
+    km_kbank_vectors(B8, x, &own, &err);
+    for (int k = 0; k < m; k++)
+        for (int i = 0; i < 8; i++)
+            X8[i + k * 8] = s8[k] > 0 ? sqrt(s8[k]) * x[k][i] : 0;
+    R = km_rls2_new(B8, s8, y, &par, &err);
+    double e8 = 0;
+    conv = 1;
+    maxk = 0;
+    for (int t = 0; t < 80; t++) {
+        km_rls2_info a;
+        km_rls2_solve(R, lambda[t], &a, &err);
+        conv &= a.converged;
+        maxk = a.kernels > maxk ? a.kernels : maxk;
+        if (t % 10 == 9) {
+            double w[45];
+            double Fref = ref_sql1(X8, 8, m, y, ones, lambda[t], w);
+            e8 = fmax(e8, fabs(a.objective - Fref) / Fref);
+        }
+    }
+    CHECK(conv && maxk >= 7 && e8 < 1e-9, "8 rows, 45 kernels: every solve converged, supports "
+          "up to %d, (4.1) = the reference optimum of (4.9) (worst %.2g)", maxk, e8);
+    km_rls2_free(R);
+    km_kbank_free(B8);
     free(x);
     free(own);
     km_kbank_free(A);
