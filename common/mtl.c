@@ -53,6 +53,7 @@ struct km_mtl {
     double *Hview;
     double *z, *cbar;
     int64_t view_version;
+    int broken;        /* H could not be updated: every later call fails */
     /* scratch */
     double *work;      /* ncap: k, t, v */
     double *work2;     /* ncap */
@@ -468,6 +469,9 @@ int km_mtl_check_triple(const int32_t *index, const double *value, int64_t nnz, 
 static int update(km_mtl *s, int64_t id, const int32_t *index, const double *value,
                   int64_t nnz, double y, double w, int shared, km_error *err)
 {
+    if (s->broken)
+        return km_error_set(err, KM_EINTERNAL, "mtl: the state is unusable after an earlier "
+                            "failure");
     if (km_mtl_check_triple(index, value, nnz, y, w, 0, err))
         return err ? err->code : KM_EINPUT;
     int64_t m = canonical(s, index, value, nnz);
@@ -536,9 +540,11 @@ static int update(km_mtl *s, int64_t id, const int32_t *index, const double *val
         s->gam[s->npend++] = gamma;
         if (s->npend == KM_MTL_BATCH) {
             int rc = apply_pending(s, s->H, err);
-            if (rc)
-                return rc;
             s->npend = 0;
+            if (rc) {
+                s->broken = 1;
+                return rc;
+            }
         }
     }
     s->version++;
@@ -561,6 +567,9 @@ int km_mtl_update_private(km_mtl *s, int64_t task, const int32_t *index, const d
  * (Algorithm 9 lines 13-14). Kept until the next update. */
 static int refresh_view(km_mtl *s, km_error *err)
 {
+    if (s->broken)
+        return km_error_set(err, KM_EINTERNAL, "mtl: the state is unusable after an earlier "
+                            "failure");
     if (s->view_version == s->version || !s->n)
         return KM_OK;
     int64_t n = s->n, ld = s->ncap;
@@ -685,7 +694,7 @@ int km_mtl_disclosed_merge(km_mtl_disclosed *d, km_mtl_disclosed *upd, km_error 
 
 km_mtl *km_mtl_from_disclosed(const km_mtl_param *p, const km_mtl_disclosed *d, km_error *err)
 {
-    if (d->first != 0 || d->X->l != d->n) {
+    if (!d->X || d->first != 0 || d->X->l != d->n) {
         km_error_set(err, KM_EINPUT, "disclosure holds inputs %lld..%lld, not all %lld",
                      (long long)d->first, (long long)d->n, (long long)d->n);
         return NULL;

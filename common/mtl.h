@@ -79,8 +79,10 @@ int km_mtl_check_triple(const int32_t *index, const double *value, int64_t nnz, 
 
 /* Algorithm 5: receives (x, y, w) from task `task` (any 64-bit id; a new id starts a task)
  * and updates everything (Cases 1-3). x is a sparse row (0-based increasing indices; zero
- * values are dropped). KM_EINPUT for a bad triple (state unchanged), KM_EINTERNAL when out
- * of memory (the state is then unusable). */
+ * values are dropped). KM_EINPUT for a bad triple (state unchanged); KM_EINTERNAL when out
+ * of memory (the triple is not applied) or when H's batched update fails (its small
+ * system not positive definite, or out of memory there): then every later call on s fails
+ * with KM_EINTERNAL. */
 int km_mtl_update(km_mtl *s, int64_t task, const int32_t *index, const double *value,
                   int64_t nnz, double y, double w, km_error *err);
 
