@@ -500,6 +500,26 @@ static void test_linear_solver(void)
     CHECK(zero == 1, "centered: the constant feature has scale 0");
     for (int i = 0; i < l; i++)
         y[i] = P->y[rows[i]];
+    { /* Lemma 6's alignments y'K^k y = s_k y'K~^k y, against dense kernels */
+        km_rls2_param p0;
+        km_rls2_param_default(&p0);
+        km_rls2 *R0 = km_rls2_new(B, s, y, &p0, &err);
+        double al[45], ea = 0, Ky[24];
+        km_rls2_alignment(R0, al, &err);
+        for (int k = 0; k < m; k++) {
+            if (s[k] == 0) {
+                ea = fmax(ea, al[k] == -INFINITY ? 0 : 1);
+                continue;
+            }
+            double *K = dense_kernel(&set.b[k], P, rows, l, rows, l);
+            cblas_dgemv(CblasColMajor, CblasNoTrans, l, l, 1, K, l, y, 1, 0, Ky, 1);
+            double ref = s[k] * cblas_ddot(l, y, 1, Ky, 1);
+            ea = fmax(ea, fabs(al[k] - ref) / fmax(ref, 1e-300));
+            free(K);
+        }
+        CHECK(ea < 1e-12, "alignments y'K^k y of the linear solver = dense (%.2g)", ea);
+        km_rls2_free(R0);
+    }
     for (int k = 0; k < m; k++) { /* (4.9) without the left-out kernel */
         ones[k] = 1;
         for (int i = 0; i < l; i++)
