@@ -5,20 +5,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "report.h"
 #include "rls2lin.h"
-
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 void km_rls2_param_default(km_rls2_param *par)
 {
@@ -638,7 +630,7 @@ static double residual(km_rls2 *R, double lambda, double ynorm)
 
 int km_rls2_solve(km_rls2 *R, double lambda, km_rls2_info *info, km_error *err)
 {
-    double t0 = now();
+    double t0 = km_seconds();
     int64_t l = R->l;
     int m = R->m, rc;
     memset(info, 0, sizeof *info);
@@ -704,7 +696,7 @@ int km_rls2_solve(km_rls2 *R, double lambda, km_rls2_info *info, km_error *err)
     info->objective = loss / (2 * lambda) + pen / 2;
     for (int k = 0; k < m; k++)
         info->kernels += R->d[k] > 0;
-    info->seconds = now() - t0;
+    info->seconds = km_seconds() - t0;
     return KM_OK;
 }
 

@@ -4,10 +4,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cblas.h>
 #include <lapacke.h>
+
+#include "report.h"
 
 /* Residuals remembered for the bounds of check(); more checks start the history anew. */
 #define HISTORY 64
@@ -39,12 +40,6 @@ struct km_rls2lin {
     int started;
 };
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 void km_rls2lin_free(km_rls2lin *L)
 {
@@ -481,7 +476,7 @@ static int descend(km_rls2lin *L, double lambda, double tol, int *left, int *swe
 int km_rls2lin_solve(km_rls2lin *L, double lambda, double tol, int max_sweeps, double *d,
                      double *c, double *fit, km_rls2_info *info, km_error *err)
 {
-    double t0 = now(), U;
+    double t0 = km_seconds(), U;
     int64_t l = L->l;
     int m = L->m;
     memset(info, 0, sizeof *info);
@@ -562,6 +557,6 @@ int km_rls2lin_solve(km_rls2lin *L, double lambda, double tol, int max_sweeps, d
     }
     info->objective = loss / (2 * lambda) + pen / 2; /* (4.1) */
     info->residual = yy > 0 ? sqrt(res / yy) : 0;
-    info->seconds = now() - t0;
+    info->seconds = km_seconds() - t0;
     return KM_OK;
 }

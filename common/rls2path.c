@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "report.h"
 #include "rng.h"
 
 void km_rls2_path_free(km_rls2_path *p)
@@ -374,14 +375,6 @@ done:
 
 /* ---- outputs ---- */
 
-static void csv_number(FILE *f, double x)
-{
-    if (isnan(x))
-        fputs(",", f);
-    else
-        fprintf(f, ",%.10g", x);
-}
-
 static int write_csv(FILE *f, const void *ctx)
 {
     const km_rls2_path *p = ctx;
@@ -391,14 +384,14 @@ static int write_csv(FILE *f, const void *ctx)
     for (int t = 0; t < p->nl; t++) {
         const km_rls2_row *r = &p->row[t];
         fprintf(f, "%.10g", r->lambda);
-        csv_number(f, r->objective);
+        km_csv_number(f, r->objective);
         fprintf(f, ",%d,%d", r->kernels, r->iter);
-        csv_number(f, r->seconds);
-        csv_number(f, r->df);
-        csv_number(f, r->train);
-        csv_number(f, r->valid);
-        csv_number(f, r->valid_se);
-        csv_number(f, r->test);
+        km_csv_number(f, r->seconds);
+        km_csv_number(f, r->df);
+        km_csv_number(f, r->train);
+        km_csv_number(f, r->valid);
+        km_csv_number(f, r->valid_se);
+        km_csv_number(f, r->test);
         fprintf(f, ",%d\n", t == p->chosen);
     }
     return 0;
