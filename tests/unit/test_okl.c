@@ -43,6 +43,24 @@ static void signals(km_rng *r, int64_t n, int64_t m, double *x, double *Y)
     }
 }
 
+/* A signals problem: points x (l), outputs Y (l x m), the Laplacian kernel matrix K. */
+typedef struct signals_data {
+    double *x, *Y, *K;
+} signals_data;
+
+static signals_data make_signals(km_rng *r, int64_t l, int64_t m, double gamma)
+{
+    signals_data d = {malloc((size_t)l * 8), malloc((size_t)(l * m) * 8), NULL};
+    signals(r, l, m, d.x, d.Y);
+    d.K = laplacian(d.x, l, d.x, l, gamma);
+    return d;
+}
+
+static void free_signals(signals_data *d)
+{
+    free(d->x), free(d->Y), free(d->K);
+}
+
 static double frob(const double *A, int64_t n)
 {
     return cblas_dnrm2((blasint)n, A, 1);
@@ -63,11 +81,11 @@ static void test_reduced_equals_plain(int64_t l, int64_t m, int p, uint64_t seed
     km_rng r;
     km_rng_seed(&r, seed);
     int64_t lv = 7;
-    double *x = malloc((size_t)l * 8), *Y = malloc((size_t)(l * m) * 8);
+    signals_data S = make_signals(&r, l, m, 2);
+    double *Y = S.Y, *K = S.K;
     double *xv = malloc((size_t)lv * 8), *Yv = malloc((size_t)(lv * m) * 8);
-    signals(&r, l, m, x, Y);
     signals(&r, lv, m, xv, Yv);
-    double *K = laplacian(x, l, x, l, 2), *Kv = laplacian(xv, lv, x, l, 2);
+    double *Kv = laplacian(xv, lv, S.x, l, 2);
     km_okl_param par = km_okl_param_default();
     par.p = p;
     par.delta = 1e-9;
@@ -123,7 +141,7 @@ static void test_reduced_equals_plain(int64_t l, int64_t m, int p, uint64_t seed
     CHECK(worst_q < 1e-10 && worst_v < 1e-9 && worst_t < 1e-9, "objective (4), validation "
           "and training MSE = direct evaluation (%.2g, %.2g, %.2g)", worst_q, worst_v, worst_t);
     km_okl_free(O);
-    free(x), free(Y), free(xv), free(Yv), free(K), free(Kv), free(B), free(A), free(Bl);
+    free_signals(&S), free(xv), free(Yv), free(Kv), free(B), free(A), free(Bl);
     free(Al), free(L), free(Ll), free(AB), free(ABl);
 }
 
@@ -135,9 +153,8 @@ static void test_accelerated(void)
     km_rng r;
     km_rng_seed(&r, 17);
     int64_t l = 20, m = 10, p = 5;
-    double *x = malloc((size_t)l * 8), *Y = malloc((size_t)(l * m) * 8);
-    signals(&r, l, m, x, Y);
-    double *K = laplacian(x, l, x, l, 4);
+    signals_data S = make_signals(&r, l, m, 4);
+    double *Y = S.Y, *K = S.K;
     km_okl_param par = km_okl_param_default();
     par.p = (int)p;
     par.delta = 1e-8;
@@ -180,7 +197,7 @@ static void test_accelerated(void)
           "(13): ||C'KC||_2 <= 1 (max %.6f)", deficient, worst13);
     km_okl_free(O);
     km_okl_free(Op);
-    free(x), free(Y), free(K), free(B), free(C), free(KC), free(CKC), free(Z), free(w);
+    free_signals(&S), free(B), free(C), free(KC), free(CKC), free(Z), free(w);
 }
 
 /* Q(A, B) never increases: one iteration per call, each call's pair (A*(B_k), B_k). */
@@ -189,9 +206,8 @@ static void test_monotone(void)
     km_rng r;
     km_rng_seed(&r, 11);
     int64_t l = 15, m = 9;
-    double *x = malloc((size_t)l * 8), *Y = malloc((size_t)(l * m) * 8);
-    signals(&r, l, m, x, Y);
-    double *K = laplacian(x, l, x, l, 5);
+    signals_data S = make_signals(&r, l, m, 5);
+    double *Y = S.Y, *K = S.K;
     km_okl_param par = km_okl_param_default();
     par.p = 4;
     par.max_iter = 1;
@@ -213,7 +229,7 @@ static void test_monotone(void)
     }
     CHECK(up == 0, "Q(A, B) non-increasing over %d iterations at 4 lambdas", steps);
     km_okl_free(O);
-    free(x), free(Y), free(K);
+    free_signals(&S);
 }
 
 /* At p = m the converged pair satisfies Lemma 8: C of (11) gives (C'KC) B = B (12) and
@@ -223,9 +239,8 @@ static void test_lemma8(void)
     km_rng r;
     km_rng_seed(&r, 5);
     int64_t l = 9, m = 4;
-    double *x = malloc((size_t)l * 8), *Y = malloc((size_t)(l * m) * 8);
-    signals(&r, l, m, x, Y);
-    double *K = laplacian(x, l, x, l, 1);
+    signals_data S = make_signals(&r, l, m, 1);
+    double *Y = S.Y, *K = S.K;
     km_okl_param par = km_okl_param_default();
     par.p = (int)m;
     par.delta = 1e-13;
@@ -258,7 +273,7 @@ static void test_lemma8(void)
     CHECK(ranks_below > 0, "p = m: the rank of L drops below m for larger lambdas (%d of 8)",
           ranks_below);
     km_okl_free(O);
-    free(x), free(Y), free(K), free(B), free(C), free(KC), free(CKC), free(R), free(Z);
+    free_signals(&S), free(B), free(C), free(KC), free(CKC), free(R), free(Z);
 }
 
 /* L = 0 for lambda >= alpha: the plain iteration from B = I goes to 0 there, C = Y/lambda
@@ -268,9 +283,8 @@ static void test_zero_above_alpha(void)
     km_rng r;
     km_rng_seed(&r, 3);
     int64_t l = 10, m = 5, p = 2;
-    double *x = malloc((size_t)l * 8), *Y = malloc((size_t)(l * m) * 8);
-    signals(&r, l, m, x, Y);
-    double *K = laplacian(x, l, x, l, 2);
+    signals_data S = make_signals(&r, l, m, 2);
+    double *Y = S.Y, *K = S.K;
     km_okl_param par = km_okl_param_default();
     par.p = (int)p;
     km_error err = {0};
@@ -296,7 +310,7 @@ static void test_zero_above_alpha(void)
     CHECK(info.rank > 0, "below alpha the path restarts from B = I and finds L != 0 "
           "(rank %d)", info.rank);
     km_okl_free(O);
-    free(x), free(Y), free(K), free(B), free(A);
+    free_signals(&S), free(B), free(A);
 }
 
 /* Linear input kernel K = XX', lambda -> 0: the fit K A B' tends to reduced-rank regression
@@ -401,11 +415,11 @@ static void test_identity(void)
     km_rng r;
     km_rng_seed(&r, 8);
     int64_t l = 12, m = 6, lv = 5;
-    double *x = malloc((size_t)l * 8), *Y = malloc((size_t)(l * m) * 8);
+    signals_data S = make_signals(&r, l, m, 3);
+    double *Y = S.Y, *K = S.K;
     double *xv = malloc((size_t)lv * 8), *Yv = malloc((size_t)(lv * m) * 8);
-    signals(&r, l, m, x, Y);
     signals(&r, lv, m, xv, Yv);
-    double *K = laplacian(x, l, x, l, 3), *Kv = laplacian(xv, lv, x, l, 3);
+    double *Kv = laplacian(xv, lv, S.x, l, 3);
     km_okl_param par = km_okl_param_default();
     par.identity = 1;
     km_error err = {0};
@@ -431,7 +445,7 @@ static void test_identity(void)
     CHECK_CLOSE(info.valid_mse, ref_okl_mse(Kv, Yv, lv, l, m, m, C, Id), 1e-10,
                 "L = I: validation MSE");
     km_okl_free(O);
-    free(x), free(Y), free(xv), free(Yv), free(K), free(Kv), free(A), free(C), free(KI), free(Id);
+    free_signals(&S), free(xv), free(Yv), free(Kv), free(A), free(C), free(KI), free(Id);
 }
 
 static void test_errors(void)
@@ -441,9 +455,8 @@ static void test_errors(void)
         km_rng r;
         km_rng_seed(&r, 4);
         int64_t l = 6, m = 9;
-        double *x = malloc((size_t)l * 8), *Y = malloc((size_t)(l * m) * 8);
-        signals(&r, l, m, x, Y);
-        double *K = laplacian(x, l, x, l, 2);
+        signals_data S = make_signals(&r, l, m, 2);
+        double *Y = S.Y, *K = S.K;
         km_okl_param pa = km_okl_param_default(), pb = pa;
         pa.p = 9;
         pb.p = 6;
@@ -460,7 +473,7 @@ static void test_errors(void)
         CHECK(same, "p = 9 > l = 6 runs as p = 6: 6 codes, the same path bit for bit");
         km_okl_free(Oa);
         km_okl_free(Ob);
-        free(x), free(Y), free(K);
+        free_signals(&S);
     }
     double K = 1, Y[2] = {1, 2};
     km_okl_param par = km_okl_param_default();
