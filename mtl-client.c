@@ -27,9 +27,8 @@ static const char usage[] =
     "  estimate [FILE]    task -T's estimate g_j from the disclosed data (Algorithm 9) and\n"
     "                     FILE: --passive (default): examples the server never saw, added\n"
     "                     locally (Algorithm 5 on the client); --active: the examples this\n"
-    "                     client sent; written with -o as a kernel model for predict when\n"
-    "                     g_j uses one kernel (alpha 0 or 1, or K = K~), and its values on\n"
-    "                     the rows of --eval FILE with -e\n"
+    "                     client sent; written with -o as a model for predict (solver\n"
+    "                     mtl, one task), and its values on the rows of --eval FILE with -e\n"
     "options:\n"
     "  --host HOST        server address (default 127.0.0.1)\n"
     "  -p PORT            server port (default 7353)\n"
@@ -316,7 +315,7 @@ static int cmd_estimate(const opts *o, const char *path)
                 (long long)km_mtl_version(s));
     if (o->model) {
         km_model *m;
-        if (km_mtl_estimate_model(e, nfeat, &m, &err))
+        if (km_mtl_model(s, &o->task, 1, nfeat, &m, &err))
             km_cli_die(err.code, "-o: %s", err.msg);
         if (km_model_write(m, o->model, &err))
             km_cli_die(err.code, "%s", err.msg);

@@ -24,7 +24,10 @@ static const char usage[] =
     "and 'Squared correlation coefficient = x' for regression models. An okl model\n"
     "(train -s okl) writes its m outputs per line, space-separated, and prints the mean\n"
     "squared error over all outputs of the rows whose label has m outputs (rows with a\n"
-    "single placeholder label are predicted, not scored).\n";
+    "single placeholder label are predicted, not scored). An mtl model (train -s mtl)\n"
+    "predicts a row with the estimate of its task (qid:); a row of a task the model does\n"
+    "not have gets the average task, a row without qid the model's task when it has one\n"
+    "task (mtl-client estimate), else the average task.\n";
 
 /* Test rows are gathered in blocks so that kernel models evaluate them with BLAS; okl
  * models with many outputs take fewer rows per block (about 64 MB of outputs). */
@@ -61,6 +64,8 @@ static int add_row(block *b, const km_row *row)
         if (b->has[P->l])
             memcpy(b->ys + P->l * b->nout, row->ys, (size_t)b->nout * sizeof *b->ys);
     }
+    if (P->qid)   /* mtl models: the row's task */
+        P->qid[P->l] = row->has_qid ? row->qid : INT64_MIN;
     P->y[P->l++] = row->y;
     P->row_ptr[P->l] = P->nnz;
     return 0;
@@ -173,6 +178,8 @@ int main(int argc, char **argv)
             km_cli_die(3, "out of memory");
     }
     b.P.row_ptr = malloc((size_t)(b.rows + 1) * sizeof *b.P.row_ptr);
+    if (model->has_mtl && !(b.P.qid = malloc((size_t)b.rows * sizeof *b.P.qid)))
+        km_cli_die(3, "out of memory");
     b.P.y = malloc((size_t)b.rows * sizeof *b.P.y);
     b.dec = malloc((size_t)b.rows * (size_t)model->nr_w * sizeof *b.dec);
     if (!b.P.row_ptr || !b.P.y || !b.dec)
@@ -224,6 +231,7 @@ int main(int argc, char **argv)
         }
     }
     free(b.P.row_ptr);
+    free(b.P.qid);
     free(b.P.y);
     free(b.P.index);
     free(b.P.value);

@@ -7,6 +7,8 @@
 #include "cli.h"
 #include "linear.h"
 #include "metrics.h"
+#include "model.h"
+#include "mtl.h"
 #include "oklpath.h"
 #include "svmlight.h"
 
@@ -25,6 +27,8 @@ static const char usage[] =
     "               minimizes C sum_i L(y_i, w'x_i) + ||w||^2/2\n"
     "               okl    low-rank output kernel learning on multi-output data (labels\n"
     "                      y1,y2,...,ym): a path of lambdas, see 'output kernel' below\n"
+    "               mtl    multi-task learning with a mixed-effect kernel (task = qid:),\n"
+    "                      see 'multi-task' below\n"
     "  -c C         cost (default 1)\n"
     "  -p epsilon   epsilon of svr (default 0.1)\n"
     "  -e delta     stop when max_i |h_i| < delta over a macro-iteration, h_i the change\n"
@@ -63,6 +67,14 @@ static const char usage[] =
     "  -e delta     stop when ||B - B_prev||_F < delta sqrt(alpha) (default 1e-6)\n"
     "  --max-iter N cap on iterations per lambda (default 10000)\n"
     "  -n threads   BLAS threads (default 1)\n"
+    "multi-task learning (-s mtl; Dinuzzo's thesis ch. 5, Algorithm 4): the tasks are the\n"
+    "rows' qid:, the model solves (K + lambda W) c = y with the kernel\n"
+    "alpha K(x1, x2) + (1 - alpha) [t1 = t2] K~(x1, x2), K from -t -g -d -r (default\n"
+    "linear), weights 1:\n"
+    "  --alpha A    weight of K, in [0, 1] (default 0.5)\n"
+    "  --lambda L   regularization parameter (default 1)\n"
+    "  --task-kernel K, --task-gamma G, --task-coef0 C, --task-degree D\n"
+    "               the individual kernel K~ (default linear; gamma default 1/features)\n"
     "The model goes to model_file (default: data_file's name + .model).\n";
 
 typedef struct progress {
@@ -92,6 +104,41 @@ static void okl_progress(void *ctx, int t, int nl, const km_okl_info *row, doubl
     p->last = now;
     fprintf(stderr, "  lambda %d/%d = %.4g: %lld iterations, rank %d (%.1f s)\n", t + 1, nl,
             row->lambda, (long long)row->iter, row->rank, now - p->start);
+}
+
+/* -s mtl: reads the data, runs Algorithm 4, writes the model of every task. */
+static int train_mtl(km_mtl_param *p, int have_gamma, int have_tgamma, const char *data,
+                     const char *model_arg, int quiet)
+{
+    km_error err = {0};
+    char *model_path = km_cli_model_path(data, model_arg);
+    double t0 = km_cli_now();
+    km_problem *P = NULL;
+    if (km_svmlight_read(data, &P, &err) || km_problem_single(P, data, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    if (!P->qid)
+        km_cli_die(2, "%s: -s mtl needs task ids (qid:) on the rows", data);
+    double g = P->n > 0 ? 1.0 / P->n : 1;
+    if (!have_gamma)
+        p->K.gamma = g;
+    if (!have_tgamma)
+        p->Kt.gamma = g;
+    if (km_mtl_param_check(p, P->n, &err))
+        km_cli_die(1, "%s", err.msg);
+    km_mtl *s;
+    km_model *model;
+    if (km_mtl_offline(p, P, NULL, &s, &err) || km_mtl_model(s, NULL, 0, P->n, &model, &err) ||
+        km_model_write(model, model_path, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    if (!quiet)
+        printf("mtl: %lld examples, %lld tasks, %lld unique inputs; alpha %g, lambda %g "
+               "(%.2f s)\n", (long long)P->l, (long long)model->nr_task,
+               (long long)km_mtl_n(s), p->alpha, p->lambda, km_cli_now() - t0);
+    km_model_free(model);
+    km_mtl_free(s);
+    km_problem_free(P);
+    free(model_path);
+    return 0;
 }
 
 /* -s okl: reads the data, runs the path, prints the table, writes the model (and CSV). */
@@ -173,7 +220,9 @@ int main(int argc, char **argv)
     par.kernel.degree = 3;
     par.cache_bytes = (size_t)200 << 20;
     par.threads = 1;
-    int have_gamma = 0, okl = 0;
+    int have_gamma = 0, okl = 0, mtl = 0, have_tgamma = 0;
+    km_mtl_param mp = {0.5, 1.0, {KM_KERNEL_LINEAR, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}};
+    const char *alpha_arg = NULL, *mtl_only = NULL;
     km_okl_setup ok = {0};
     ok.par = km_okl_param_default();
     ok.par.p = 0;
@@ -194,9 +243,14 @@ int main(int argc, char **argv)
                 okl = 1;
                 continue;
             }
+            if (strcmp(s, "mtl") == 0) {
+                mtl = 1;
+                continue;
+            }
             int loss = km_loss_from_name(s);
             if (loss < 0)
-                km_cli_die(1, "-s: unknown loss '%s' (l1svm, l2svm, rls, rla, svr, okl)", s);
+                km_cli_die(1, "-s: unknown loss '%s' (l1svm, l2svm, rls, rla, svr, okl, mtl)",
+                           s);
             par.cd.loss = (km_loss)loss;
         } else if (strcmp(a, "-c") == 0) {
             par.C = km_cli_number(a, NEXT());
@@ -264,10 +318,27 @@ int main(int argc, char **argv)
                 km_cli_die(1, "-a: unknown solver '%s' (cd, fixedpoint)", s);
             par.fixedpoint = strcmp(s, "fixedpoint") == 0;
         } else if (strcmp(a, "--alpha") == 0) {
+            alpha_arg = NEXT();   /* -s mtl: a number; else the fixed-point step rule */
+        } else if (strcmp(a, "--lambda") == 0) {
+            mp.lambda = km_cli_number(a, NEXT());
+            mtl_only = a;
+        } else if (strcmp(a, "--task-kernel") == 0) {
             const char *s = NEXT();
-            if (strcmp(s, "trace") != 0 && strcmp(s, "norm2") != 0)
-                km_cli_die(1, "--alpha: expected trace or norm2, got '%s'", s);
-            par.alpha_rule = strcmp(s, "norm2") == 0 ? KM_ALPHA_NORM2 : KM_ALPHA_TRACE;
+            int t = km_kernel_from_name(s);
+            if (t < 0)
+                km_cli_die(1, "--task-kernel: unknown kernel '%s'", s);
+            mp.Kt.type = (km_kernel_type)t;
+            mtl_only = a;
+        } else if (strcmp(a, "--task-gamma") == 0) {
+            mp.Kt.gamma = km_cli_number(a, NEXT());
+            have_tgamma = 1;
+            mtl_only = a;
+        } else if (strcmp(a, "--task-coef0") == 0) {
+            mp.Kt.coef0 = km_cli_number(a, NEXT());
+            mtl_only = a;
+        } else if (strcmp(a, "--task-degree") == 0) {
+            mp.Kt.degree = (int)km_cli_integer(a, NEXT(), 1, 1000);
+            mtl_only = a;
         } else if (strcmp(a, "--rule") == 0) {
             const char *s = NEXT();
             int r = km_rule_from_name(s);
@@ -293,6 +364,24 @@ int main(int argc, char **argv)
         km_cli_die(1, "no data file given");
     if (okl_only && !okl)
         km_cli_die(1, "%s belongs to -s okl", okl_only);
+    if (mtl_only && !mtl)
+        km_cli_die(1, "%s belongs to -s mtl", mtl_only);
+    if (mtl) {
+        if (folds)
+            km_cli_die(1, "-v is not available with -s mtl");
+        if (alpha_arg)
+            mp.alpha = km_cli_number("--alpha", alpha_arg);
+        mp.K = par.kernel;
+        if (!par.use_kernel)
+            mp.K.type = KM_KERNEL_LINEAR;
+        return train_mtl(&mp, have_gamma, have_tgamma, args[0], nargs == 2 ? args[1] : NULL,
+                         quiet);
+    }
+    if (alpha_arg) {
+        if (strcmp(alpha_arg, "trace") != 0 && strcmp(alpha_arg, "norm2") != 0)
+            km_cli_die(1, "--alpha: expected trace or norm2, got '%s'", alpha_arg);
+        par.alpha_rule = strcmp(alpha_arg, "norm2") == 0 ? KM_ALPHA_NORM2 : KM_ALPHA_TRACE;
+    }
     if (okl) {
         if (folds)
             km_cli_die(1, "-v is not available with -s okl (use --valid FILE)");

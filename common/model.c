@@ -83,6 +83,10 @@ void km_model_free(km_model *m)
     free(m->basis_d);
     free(m->intercept);
     free(m->output_map);
+    free(m->task_id);
+    free(m->task_ptr);
+    free(m->task_row);
+    free(m->task_coef);
     free(m);
 }
 
@@ -113,6 +117,45 @@ int km_model_set_okl(km_model *m, const km_kernel *k, km_problem *sv, double *A,
         rc = km_error_set(err, KM_EUSAGE, "okl model: the identity output map needs nr_w = "
                           "nr_output");
     return rc;
+}
+
+int km_model_set_mtl(km_model *m, const km_kernel *K, const km_kernel *Kt, double alpha,
+                     double lambda, km_problem *sv, double *cbar, int64_t nr_task,
+                     int64_t *task_id, int64_t *task_ptr, int64_t *task_row, double *task_coef,
+                     km_error *err)
+{
+    m->has_mtl = 1;
+    m->loss = KM_LOSS_RLS;
+    m->alpha = alpha;
+    m->lambda = lambda;
+    m->task_kernel = *Kt;
+    m->nr_task = nr_task;
+    m->task_id = task_id;
+    m->task_ptr = task_ptr;
+    m->task_row = task_row;
+    m->task_coef = task_coef;
+    int rc = km_model_set_kernel(m, K, sv, cbar, err);
+    if (rc)
+        return rc;
+    if (!(alpha >= 0 && alpha <= 1) || m->nr_w != 1 || m->nr_class != 0)
+        return km_error_set(err, KM_EUSAGE, "mtl model: alpha must be in [0, 1] (got %g), "
+                            "nr_w 1, nr_class 0", alpha);
+    if (km_kernel_check(K, m->n, err) || km_kernel_check(Kt, m->n, err))
+        return err ? err->code : KM_EUSAGE;
+    if (task_ptr[0] != 0)
+        return km_error_set(err, KM_EUSAGE, "mtl model: task offsets start at 0");
+    for (int64_t t = 0; t < nr_task; t++) {
+        if (task_id[t] == INT64_MIN || (t && task_id[t] <= task_id[t - 1]) ||
+            task_ptr[t + 1] < task_ptr[t])
+            return km_error_set(err, KM_EUSAGE, "mtl model: task %lld: ids must increase and "
+                                "offsets not decrease", (long long)t + 1);
+        for (int64_t k = task_ptr[t]; k < task_ptr[t + 1]; k++)
+            if (task_row[k] < 0 || task_row[k] >= sv->l || !isfinite(task_coef[k]))
+                return km_error_set(err, KM_EUSAGE, "mtl model: task %lld: row %lld outside "
+                                    "1..%lld or coefficient not finite", (long long)task_id[t],
+                                    (long long)task_row[k] + 1, (long long)sv->l);
+    }
+    return KM_OK;
 }
 
 void km_model_outputs(const km_model *m, const double *codes, double *out)
@@ -283,14 +326,32 @@ static void write_output_map(const km_model *m, FILE *f)
     }
 }
 
+/* Writes the "tasks" section of an MTL model: "nr_task M", "tasks", then per task
+ * "ID L row:coef ..." (rows 1-based). */
+static void write_tasks(const km_model *m, FILE *f)
+{
+    fprintf(f, "nr_task %lld\ntasks\n", (long long)m->nr_task);
+    for (int64_t t = 0; t < m->nr_task; t++) {
+        fprintf(f, "%lld %lld", (long long)m->task_id[t],
+                (long long)(m->task_ptr[t + 1] - m->task_ptr[t]));
+        for (int64_t k = m->task_ptr[t]; k < m->task_ptr[t + 1]; k++)
+            fprintf(f, " %lld:%.17g", (long long)m->task_row[k] + 1, m->task_coef[k]);
+        fputc('\n', f);
+    }
+}
+
 /* Writes the whole model text to f; returns 0 or -1 on a write error. */
 static int write_text(const km_model *m, FILE *f)
 {
     fprintf(f, "%s %d\n", KM_MODEL_FORMAT, KM_MODEL_VERSION);
     fprintf(f, "solver %s\nloss %s\n", m->has_mkl ? "rls2" : m->has_okl ? "okl"
-            : m->has_kernel ? "kernel" : "linear", km_loss_name(m->loss));
-    if (m->has_mkl || m->has_okl)
+            : m->has_mtl ? "mtl" : m->has_kernel ? "kernel" : "linear", km_loss_name(m->loss));
+    if (m->has_mkl || m->has_okl || m->has_mtl)
         fprintf(f, "lambda %.17g\n", m->lambda);
+    if (m->has_mtl)
+        fprintf(f, "alpha %.17g\ntask_kernel %s\ntask_gamma %.17g\ntask_coef0 %.17g\n"
+                "task_degree %d\n", m->alpha, km_kernel_name(m->task_kernel.type),
+                m->task_kernel.gamma, m->task_kernel.coef0, m->task_kernel.degree);
     if (m->has_okl)
         fprintf(f, "nr_output %lld\n", (long long)m->nr_output);
     if (m->has_kernel)
@@ -316,6 +377,8 @@ static int write_text(const km_model *m, FILE *f)
         write_svs(m, f);
         if (m->has_okl)
             write_output_map(m, f);
+        if (m->has_mtl)
+            write_tasks(m, f);
     } else {
         fprintf(f, "nr_w %d\nw\n", m->nr_w);
         int64_t rows = (int64_t)m->n + (m->bias >= 0);
@@ -565,6 +628,93 @@ static int read_mkl(mreader *r, km_model *m, int nr_basis)
     return km_model_set_mkl(m, &set, s, d, icpt, sv, coef, r->err);
 }
 
+/* Reads an MTL model's tasks section after the support vectors: "nr_task M", "tasks",
+ * M lines "ID L row:coef ..." (rows 1..nr_sv), then sets the model up. */
+static int read_tasks(mreader *r, km_model *m, const km_kernel *K, const km_kernel *Kt,
+                      double alpha, double lambda, km_problem *sv, double *cbar)
+{
+    long long nt;
+    int64_t *id = NULL, *ptr = NULL, *row = NULL, cap = 0, cnt = 0;
+    double *coef = NULL;
+    int rc = KM_OK;
+    if (!next_line(r) || strncmp(r->line, "nr_task ", 8) ||
+        parse_int(r->line + 8, 0, INT64_MAX / 2, &nt))
+        rc = bad(r, "expected 'nr_task M' after the support vectors");
+    else if (!next_line(r) || strcmp(r->line, "tasks"))
+        rc = bad(r, "expected 'tasks'");
+    else if (!(id = malloc(((size_t)nt + 1) * sizeof *id)) ||
+             !(ptr = calloc((size_t)nt + 1, sizeof *ptr)))
+        rc = km_error_nomem(r->err, "mtl tasks");
+    for (long long t = 0; t < nt && rc == KM_OK; t++) {
+        if (!next_line(r)) {
+            rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (%lld of %lld tasks)",
+                              r->path, t, nt);
+            break;
+        }
+        char *p = r->line, *end;
+        errno = 0;
+        long long tid = strtoll(p, &end, 10), l;
+        if (errno || end == p || *end != ' ' || tid == INT64_MIN) {
+            rc = bad(r, "expected 'TASK L row:coef ...'");
+            break;
+        }
+        l = strtoll(p = end + 1, &end, 10);
+        if (errno || end == p || l < 0 || l > sv->l) {
+            rc = bad(r, "expected 'TASK L row:coef ...'");
+            break;
+        }
+        id[t] = tid;
+        p = end;
+        if (cnt + l > cap) {
+            int64_t c2 = cap ? 2 * cap : 64;
+            while (c2 < cnt + l)
+                c2 *= 2;
+            int64_t *nr = realloc(row, (size_t)c2 * sizeof *nr);
+            if (nr)
+                row = nr;
+            double *nc = realloc(coef, (size_t)c2 * sizeof *nc);
+            if (nc)
+                coef = nc;
+            if (!nr || !nc) {
+                rc = km_error_nomem(r->err, "mtl tasks");
+                break;
+            }
+            cap = c2;
+        }
+        for (long long k = 0; k < l && rc == KM_OK; k++) {
+            uint64_t ri;
+            int status;
+            if (*p++ != ' ' || (p = (char *)km_parse_uint(p, (uint64_t)sv->l, &ri, &status),
+                                status != KM_NUM_OK) || ri == 0 || *p++ != ':') {
+                rc = bad(r, "expected L pairs row:coef with rows in 1..nr_sv");
+                break;
+            }
+            p = (char *)km_parse_double(p, &coef[cnt], &status);
+            if (status != KM_NUM_OK) {
+                rc = bad(r, "expected a finite task coefficient");
+                break;
+            }
+            row[cnt++] = (int64_t)ri - 1;
+        }
+        if (rc == KM_OK && *p != '\0')
+            rc = bad(r, "unexpected text in a task line");
+        ptr[t + 1] = cnt;
+    }
+    if (rc == KM_OK && !row && (!(row = malloc(sizeof *row)) || !(coef = malloc(sizeof *coef))))
+        rc = km_error_nomem(r->err, "mtl tasks");
+    if (rc != KM_OK) {
+        km_problem_free(sv);
+        free(cbar);
+        free(id);
+        free(ptr);
+        free(row);
+        free(coef);
+        return rc;
+    }
+    rc = km_model_set_mtl(m, K, Kt, alpha, lambda, sv, cbar, nt, id, ptr, row, coef, r->err);
+    return rc ? km_error_set(r->err, KM_EINPUT, "%s: %s", r->path, r->err->msg) : KM_OK;
+}
+
 /* Reads the header and weights into *out. */
 static int read_model(mreader *r, km_model **out)
 {
@@ -582,13 +732,15 @@ static int read_model(mreader *r, km_model **out)
                  "reads version %d)", version, KM_MODEL_VERSION);
         return bad(r, msg);
     }
-    enum { LINEAR, KERNEL, RLS2, OKL };
-    static const char *const section[] = {"w", "sv", "basis", "sv"};
+    enum { LINEAR, KERNEL, RLS2, OKL, MTL };
+    static const char *const section[] = {"w", "sv", "basis", "sv", "sv"};
     int loss = -1, have_C = 0, have_eps = 0, have_bias = 0, solver = LINEAR;
     long long n = -1, nr_class = -1, nr_w = -1, nr_sv = -1, degree = 3, nr_basis = -1;
     long long nr_output = -1;
     int ktype = -1, kernel_keys = 0;
-    double gamma = 0, coef0 = 0, lambda = -1;
+    double gamma = 0, coef0 = 0, lambda = -1, alpha = -1, tgamma = 0, tcoef0 = 0;
+    long long tdegree = 3;
+    int ttype = -1, task_keys = 0;
     double C = 0, eps = 0, bias = -1;
     double *labels = NULL, *lw = NULL;
     int rc = KM_OK;
@@ -609,14 +761,36 @@ static int read_model(mreader *r, km_model **out)
         const char *key = r->line, *val = sp + 1;
         kernel_keys |= strcmp(key, "kernel") == 0 || strcmp(key, "gamma") == 0 ||
                        strcmp(key, "coef0") == 0 || strcmp(key, "degree") == 0;
+        task_keys |= strncmp(key, "task_", 5) == 0 || strcmp(key, "alpha") == 0;
         if (strcmp(key, "solver") == 0) {
-            static const char *const names[] = {"linear", "kernel", "rls2", "okl"};
+            static const char *const names[] = {"linear", "kernel", "rls2", "okl", "mtl"};
             solver = -1;
-            for (int q = 0; q < 4; q++)
+            for (int q = 0; q < 5; q++)
                 if (strcmp(val, names[q]) == 0)
                     solver = q;
             if (solver < 0) {
-                rc = bad(r, "unknown solver (expected 'linear', 'kernel', 'rls2' or 'okl')");
+                rc = bad(r, "unknown solver (expected 'linear', 'kernel', 'rls2', 'okl' or "
+                            "'mtl')");
+                break;
+            }
+        } else if (strcmp(key, "alpha") == 0) {
+            if (parse_numbers(val, &alpha, 1) || !(alpha >= 0 && alpha <= 1)) {
+                rc = bad(r, "bad alpha (expected a number in [0, 1])");
+                break;
+            }
+        } else if (strcmp(key, "task_kernel") == 0) {
+            if ((ttype = km_kernel_from_name(val)) < 0) {
+                rc = bad(r, "unknown task_kernel");
+                break;
+            }
+        } else if (strcmp(key, "task_gamma") == 0 || strcmp(key, "task_coef0") == 0) {
+            if (parse_numbers(val, key[5] == 'g' ? &tgamma : &tcoef0, 1)) {
+                rc = bad(r, "expected a number");
+                break;
+            }
+        } else if (strcmp(key, "task_degree") == 0) {
+            if (parse_int(val, 1, 1000, &tdegree)) {
+                rc = bad(r, "bad task_degree");
                 break;
             }
         } else if (strcmp(key, "nr_output") == 0) {
@@ -708,7 +882,7 @@ static int read_model(mreader *r, km_model **out)
                         "nr_feature, nr_class, labels, label_weights, nr_w)");
         else if (solver != OKL && nr_w != (nr_class > 2 ? nr_class : 1))
             rc = bad(r, "nr_w does not match nr_class");
-        else if ((solver == KERNEL || solver == OKL) && (ktype < 0 || nr_sv < 0))
+        else if ((solver == KERNEL || solver == OKL || solver == MTL) && (ktype < 0 || nr_sv < 0))
             rc = bad(r, "kernel model header incomplete (need kernel, nr_sv)");
         else if (solver == OKL && (nr_output < 0 || lambda < 0 || nr_class != 0 ||
                                    loss != KM_LOSS_RLS || bias >= 0))
@@ -716,8 +890,14 @@ static int read_model(mreader *r, km_model **out)
                         "nr_class 0, loss rls, bias -1)");
         else if (solver != OKL && nr_output >= 0)
             rc = bad(r, "nr_output belongs to okl models");
-        else if (solver != RLS2 && solver != OKL && lambda >= 0)
-            rc = bad(r, "lambda belongs to rls2 and okl models");
+        else if (solver == MTL && (lambda < 0 || alpha < 0 || ttype < 0 || nr_class != 0 ||
+                                   loss != KM_LOSS_RLS || bias >= 0))
+            rc = bad(r, "mtl model header incomplete or inconsistent (need lambda, alpha, "
+                        "task_kernel, nr_class 0, loss rls, bias -1)");
+        else if (solver != MTL && task_keys)
+            rc = bad(r, "alpha and task_ keys belong to mtl models");
+        else if (solver != RLS2 && solver != OKL && solver != MTL && lambda >= 0)
+            rc = bad(r, "lambda belongs to rls2 and okl models (and mtl models)");
         else if (solver != RLS2 && nr_basis >= 0)
             rc = bad(r, "nr_basis belongs to rls2 models");
         else if (solver == RLS2 && (lambda < 0 || nr_basis < 0))
@@ -759,6 +939,13 @@ static int read_model(mreader *r, km_model **out)
         } else if (solver == RLS2) {
             m->lambda = lambda;
             rc = read_mkl(r, m, (int)nr_basis);
+        } else if (solver == MTL) {
+            km_kernel k = {(km_kernel_type)ktype, gamma, coef0, (int)degree};
+            km_kernel kt = {(km_kernel_type)ttype, tgamma, tcoef0, (int)tdegree};
+            km_problem *sv = NULL;
+            double *coef = NULL;
+            if ((rc = read_svs(r, m, nr_sv, &sv, &coef)) == KM_OK)
+                rc = read_tasks(r, m, &k, &kt, alpha, lambda, sv, coef);
         }
         int64_t rows = solver == LINEAR ? n + (bias >= 0) : 0;
         for (int64_t j = 0; j < rows && rc == KM_OK; j++) {
@@ -769,7 +956,7 @@ static int read_model(mreader *r, km_model **out)
                 rc = bad(r, "expected nr_w weights");
         }
         const char *last = solver == LINEAR ? "weights" : solver == OKL ? "output map"
-                                                                 : "support vectors";
+                           : solver == MTL ? "tasks" : "support vectors";
         if (rc == KM_OK && !next_line(r)) {
             rc = km_error_set(r->err, KM_EINPUT, "%s: truncated model (no 'end' after the %s)",
                               r->path, last);
@@ -898,8 +1085,9 @@ static int mkl_block(const km_model *m, const km_problem *B, int64_t nb, double 
     return KM_OK;
 }
 
-int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
-                           int64_t count, double *dec, int threads, km_error *err)
+/* Decision values of the kernel expansion (or RLS2, linear) part of m. */
+static int expansion_rows(const km_model *m, const km_problem *X, const int64_t *rows,
+                          int64_t count, double *dec, int threads, km_error *err)
 {
     int nw = m->nr_w;
     if (!rows)
@@ -956,4 +1144,50 @@ int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t
     free(B.index);
     free(B.value);
     return rc;
+}
+
+/* The task of an MTL model with id qid: its index, or -1. */
+static int64_t mtl_task(const km_model *m, int64_t qid)
+{
+    int64_t lo = 0, hi = m->nr_task;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (m->task_id[mid] < qid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->nr_task && m->task_id[lo] == qid ? lo : -1;
+}
+
+int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
+                           int64_t count, double *dec, int threads, km_error *err)
+{
+    int rc = expansion_rows(m, X, rows, count, dec, threads, err);
+    if (rc || !m->has_mtl)
+        return rc;
+    if (!rows)
+        count = X->l;
+    /* (5.3): g_t(x) = alpha gbar(x) + (1 - alpha) sum_k c_k K~(sv_k, x), features > n ignored */
+    const km_problem *S = m->sv;
+    for (int64_t a = 0; a < count; a++) {
+        int64_t i = rows ? rows[a] : a, b = X->row_ptr[i], nnz = X->row_ptr[i + 1] - b;
+        int64_t t = X->qid && X->qid[i] != INT64_MIN ? mtl_task(m, X->qid[i])
+                    : m->nr_task == 1 ? 0 : -1;
+        while (nnz > 0 && X->index[b + nnz - 1] >= m->n)
+            nnz--;
+        double sq = 0, gt = 0;
+        for (int64_t q = b; q < b + nnz; q++)
+            sq += X->value[q] * X->value[q];
+        for (int64_t k = t < 0 ? 0 : m->task_ptr[t]; t >= 0 && k < m->task_ptr[t + 1]; k++) {
+            int64_t r = m->task_row[k], c = S->row_ptr[r], cn = S->row_ptr[r + 1] - c;
+            double sr = 0;
+            for (int64_t q = c; q < c + cn; q++)
+                sr += S->value[q] * S->value[q];
+            gt += m->task_coef[k] * km_kernel_eval(&m->task_kernel, S->index + c, S->value + c,
+                                                   cn, sr, X->index + b, X->value + b, nnz, sq);
+        }
+        dec[a] = m->alpha * dec[a] + (1 - m->alpha) * gt;
+    }
+    return KM_OK;
 }

@@ -25,6 +25,13 @@
  * RLS2 (has_mkl, thesis ch. 4): a learned combination of basis kernels,
  * f_j(x) = intercept[j] + sum_k s_kj d_kj sum_i sv_coef[i * nr_w + j] K~^k(sv_i, x),
  * with s_kj = basis_s[k * nr_w + j] and d_kj = basis_d[k * nr_w + j]; w is NULL.
+ * MTL (has_mtl, thesis ch. 5, train -s mtl): a kernel model over the unique inputs (sv,
+ * sv_coef = cbar, kernel K, nr_w 1) and per task the rows task_row[task_ptr[t] ..
+ * task_ptr[t + 1]) of sv with coefficients task_coef:
+ * g_t(x) = alpha sum_i cbar_i K(sv_i, x) + (1 - alpha) sum_k task_coef[k] K~(sv_task_row[k], x)
+ * for the task with id task_id[t]. A row's task is its qid; a row of a task the model does
+ * not have gets the average task alpha sum_i cbar_i K(sv_i, x), a row without qid the
+ * model's task when it has exactly one, else the average task.
  * OKL (has_okl, low-rank output kernel learning, seed 001): a kernel model (nr_class 0,
  * loss rls) whose nr_w = p decision values are the codes g1(x) = A'k(x) (A = sv_coef),
  * decoded into nr_output outputs g(x) = B g1(x) by output_map B (nr_output x nr_w,
@@ -55,6 +62,14 @@ typedef struct km_model {
     double *intercept;    /* nr_w values added to the decision values (0 for classification) */
     double lambda;        /* regularization parameter the model was trained with */
     km_mkl_cache *mkl;    /* sv projected on each feature subset of the basis (model.c) */
+    int has_mtl;          /* solver mtl: g_t as above */
+    double alpha;         /* weight of the common kernel */
+    km_kernel task_kernel;
+    int64_t nr_task;
+    int64_t *task_id;     /* nr_task ids, increasing (never INT64_MIN: no task) */
+    int64_t *task_ptr;    /* nr_task + 1 offsets into task_row / task_coef */
+    int64_t *task_row;    /* 0-based rows of sv */
+    double *task_coef;
     int has_okl;          /* solver okl: outputs = output_map * decision values */
     int64_t nr_output;    /* outputs m of an okl model */
     double *output_map;   /* nr_output * nr_w (B), or NULL: the identity (nr_w = nr_output) */
@@ -88,6 +103,15 @@ int km_model_set_okl(km_model *m, const km_kernel *k, km_problem *sv, double *A,
 /* The nr_output outputs of an OKL model from its nr_w decision values (the codes). */
 void km_model_outputs(const km_model *m, const double *codes, double *out);
 
+/* Turns m into an MTL model (loss rls, regression, nr_w 1, no bias): kernels K and K~,
+ * alpha in [0, 1], lambda, the unique inputs sv with cbar, and the tasks (arrays as in
+ * km_model; all owned by m from now on, also on failure). KM_EUSAGE if alpha, a kernel, a
+ * task id (increasing, not INT64_MIN), an offset, a row or a coefficient is invalid. */
+int km_model_set_mtl(km_model *m, const km_kernel *K, const km_kernel *Kt, double alpha,
+                     double lambda, km_problem *sv, double *cbar, int64_t nr_task,
+                     int64_t *task_id, int64_t *task_ptr, int64_t *task_row, double *task_coef,
+                     km_error *err);
+
 /* Writes the model atomically (temp file in the same directory + rename). */
 int km_model_write(const km_model *m, const char *path, km_error *err);
 
@@ -103,7 +127,8 @@ void km_model_decision(const km_model *m, const int32_t *index, const double *va
 /* Decision values of any model for rows[0..count) of X (all rows if rows is NULL, count =
  * X->l): dec gets count * nr_w values, row-major. Kernel models evaluate blocks of rows
  * against the support vectors with km_kernel_block and one dgemm per block; RLS2 models
- * project a block once per feature subset and add one block and dgemm per basis kernel. */
+ * project a block once per feature subset and add one block and dgemm per basis kernel.
+ * MTL models take each row's task from X->qid (no qid array, or INT64_MIN: no qid). */
 int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
                            int64_t count, double *dec, int threads, km_error *err);
 

@@ -969,63 +969,74 @@ double km_mtl_estimate_eval(const km_mtl_estimate *e, const int32_t *index,
     return alpha * gbar + (1 - alpha) * gt;
 }
 
-int km_mtl_estimate_model(const km_mtl_estimate *e, int32_t n, km_model **out, km_error *err)
+static int id_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n, km_model **out,
+                 km_error *err)
 {
     *out = NULL;
-    const km_mtl_param *p = &e->param;
-    int same = p->K.type == p->Kt.type && p->K.gamma == p->Kt.gamma &&
-               p->K.coef0 == p->Kt.coef0 && p->K.degree == p->Kt.degree;
-    if (!same && p->alpha != 0 && p->alpha != 1)
-        return km_error_set(err, KM_EUSAGE, "the estimate mixes two kernels (%s and %s); a "
-                            "kmtk model file holds one", km_kernel_name(p->K.type),
-                            km_kernel_name(p->Kt.type));
-    const km_problem *X = e->X;
-    double *a = calloc((size_t)X->l + 1, sizeof *a);
-    if (!a)
-        return km_error_nomem(err, "mtl model");
-    for (int64_t i = 0; i < X->l; i++)
-        a[i] = p->alpha * e->cbar[i];
-    for (int64_t k = 0; k < e->l; k++)
-        a[e->h[k]] += (1 - p->alpha) * e->c[k];
-    int64_t m = 0, nnz = 0;
-    for (int64_t i = 0; i < X->l; i++)
-        if (a[i] != 0) {
-            m++;
-            nnz += X->row_ptr[i + 1] - X->row_ptr[i];
+    if (!tasks)
+        ntasks = s->ntask;
+    int64_t total = 0;
+    int64_t *id = malloc((size_t)(ntasks + 1) * sizeof *id);
+    int64_t *ptr = calloc((size_t)ntasks + 1, sizeof *ptr);
+    for (int64_t t = 0; id && t < ntasks; t++) {
+        id[t] = tasks ? tasks[t] : s->tasks[t].id;
+        const mtl_task *T = task_find(s, id[t]);
+        total += T ? T->l : 0;
+    }
+    int64_t *row = malloc((size_t)(total + 1) * sizeof *row);
+    double *coef = malloc((size_t)(total + 1) * sizeof *coef);
+    double *cb = malloc((size_t)(s->n + 1) * sizeof *cb);
+    km_problem *sv = rows_copy(s, 0);
+    km_model *m = NULL;
+    int rc = !id || !ptr || !row || !coef || !cb || !sv ? km_error_nomem(err, "mtl model")
+             : KM_OK;
+    if (!rc)
+        qsort(id, (size_t)ntasks, sizeof *id, id_cmp);
+    for (int64_t t = 0; t < ntasks && !rc; t++) {
+        const int64_t *h;
+        const double *cbar;
+        int64_t l;
+        if (t && id[t] == id[t - 1])
+            rc = km_error_set(err, KM_EUSAGE, "mtl model: task %lld twice", (long long)id[t]);
+        else if (!(rc = km_mtl_task_coef(s, id[t], &h, coef + ptr[t], &l, &cbar, err))) {
+            if (l)
+                memcpy(row + ptr[t], h, (size_t)l * sizeof *row);
+            ptr[t + 1] = ptr[t] + l;
+            if (s->n)
+                memcpy(cb, cbar, (size_t)s->n * sizeof *cb);
         }
-    km_problem *sv = calloc(1, sizeof *sv);
-    double *coef = malloc((size_t)(m + 1) * sizeof *coef);
-    if (sv) {
-        sv->row_ptr = calloc((size_t)m + 1, sizeof *sv->row_ptr);
-        sv->index = malloc((size_t)(nnz + 1) * sizeof *sv->index);
-        sv->value = malloc((size_t)(nnz + 1) * sizeof *sv->value);
     }
-    km_model *md = NULL;
-    if (!sv || !coef || !sv->row_ptr || !sv->index || !sv->value ||
-        !(md = km_model_new(KM_LOSS_RLS, n, 0, 1, err))) {
-        km_problem_free(sv);
-        free(coef);
-        free(a);
-        return md ? km_error_nomem(err, "mtl model") : (err ? err->code : KM_EINTERNAL);
+    if (!rc && !s->ntask && s->n) {   /* no task at all: cbar still */
+        const int64_t *h;
+        const double *cbar;
+        int64_t l;
+        if (!(rc = km_mtl_task_coef(s, INT64_MIN, &h, coef, &l, &cbar, err)))
+            memcpy(cb, cbar, (size_t)s->n * sizeof *cb);
     }
-    sv->n = n;
-    for (int64_t i = 0; i < X->l; i++) {
-        if (a[i] == 0)
-            continue;
-        int64_t b = X->row_ptr[i], len = X->row_ptr[i + 1] - b;
-        memcpy(sv->index + sv->nnz, X->index + b, (size_t)len * sizeof *sv->index);
-        memcpy(sv->value + sv->nnz, X->value + b, (size_t)len * sizeof *sv->value);
-        sv->nnz += len;
-        coef[sv->l] = a[i];
-        sv->row_ptr[++sv->l] = sv->nnz;
-    }
-    free(a);
-    int rc = km_model_set_kernel(md, p->alpha == 0 ? &p->Kt : &p->K, sv, coef, err);
+    if (!rc && !(m = km_model_new(KM_LOSS_RLS, n, 0, 1, err)))
+        rc = err ? err->code : KM_EINTERNAL;
     if (rc) {
-        km_model_free(md);
+        free(id);
+        free(ptr);
+        free(row);
+        free(coef);
+        free(cb);
+        km_problem_free(sv);
         return rc;
     }
-    md->lambda = p->lambda;
-    *out = md;
+    sv->n = n;
+    rc = km_model_set_mtl(m, &s->p.K, &s->p.Kt, s->p.alpha, s->p.lambda, sv, cb, ntasks, id,
+                          ptr, row, coef, err);
+    if (rc) {
+        km_model_free(m);
+        return rc;
+    }
+    *out = m;
     return KM_OK;
 }

@@ -149,13 +149,13 @@ int km_mtl_task_coef(km_mtl *s, int64_t task, const int64_t **h, double *c, int6
 int km_mtl_estimate_task(km_mtl *s, int64_t task, km_mtl_estimate **out, km_error *err);
 void km_mtl_estimate_free(km_mtl_estimate *e);
 
-/* The estimate as a kernel model (f(x) = sum_i a_i K(xbar_i, x), loss rls, n features),
- * possible when g_j uses one kernel: alpha = 1 (K), alpha = 0 (K~), or K = K~. Then
- * a_i = alpha cbar_i + (1 - alpha) sum_{k: h_k = i} c_k over the inputs with a_i != 0.
- * KM_EUSAGE otherwise (two different kernels). */
+/* The estimates of tasks[0..ntasks) (NULL: every task of s, ntasks ignored) as one MTL
+ * model (common/model.h: solver mtl) over all n unique inputs, with n features: cbar and
+ * each task's rows h_j and coefficients c_j. A task without data has no rows (it predicts
+ * the average task). */
 struct km_model;
-int km_mtl_estimate_model(const km_mtl_estimate *e, int32_t n, struct km_model **out,
-                          km_error *err);
+int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n,
+                 struct km_model **out, km_error *err);
 
 /* g_j(x) of a sparse row (0-based increasing indices). */
 double km_mtl_estimate_eval(const km_mtl_estimate *e, const int32_t *index,

@@ -81,16 +81,37 @@ expect_fail "a journal with other parameters is refused" 2 'other parameters' \
 kill -TERM $SPID
 wait $SPID
 SPID=
-# the thesis kernels (expdot and linear): no single-kernel model, values with --eval
+# the thesis kernels (expdot and linear): all users sent, user 7's estimate as an active
+# client against train -s mtl (Algorithm 4) on the same file
 $S -q -p 0 --port-file "$TMP/port3" -k "$TMP/secrets" -a 0.5 -l 0.01 &
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port3" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port3")
-expect_fail "estimate -o with two kernels: error, the reason" 1 'mixes two kernels' \
-    $C -q -p "$P" -T 7 -k s7 estimate "$TMP/u7" -o "$TMP/x.model"
+$C -q -p "$P" -K "$TMP/secrets" send "$TMP/mu.train"
+$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" -o "$TMP/e7.model" \
+    --eval "$TMP/mu.items" -e "$TMP/e7.g"
 kill -TERM $SPID
 wait $SPID
 SPID=
+$PR -q "$TMP/mu.items" "$TMP/e7.model" "$TMP/e7.pred"
+check "predict with the two-kernel estimate model = its values (rows without qid: its task)" \
+    awk 'NR == FNR { g[FNR] = $1; next }
+         { d = $1 - g[FNR]; if (d < 0) d = -d; s = g[FNR] < 0 ? -g[FNR] : g[FNR]
+           if (d > 1e-12 * (s > 1 ? s : 1)) exit 1 }' "$TMP/e7.g" "$TMP/e7.pred"
+$BIN/train -q -s mtl -t expdot -g 1 --task-kernel linear --task-gamma 1 --alpha 0.5 \
+    --lambda 0.01 "$TMP/mu.train" "$TMP/all.model"
+check "train -s mtl: an mtl model of 30 tasks" bash -c \
+    "grep -qx 'solver mtl' $TMP/all.model && grep -qx 'nr_task 30' $TMP/all.model"
+sed 's/^[^ ]*/0 qid:7/' "$TMP/mu.items" >"$TMP/items7"
+$PR -q "$TMP/items7" "$TMP/all.model" "$TMP/all7.pred"
+check "train -s mtl (Algorithm 4) predicts user 7 (qid:7) as the server's active client (1e-8)" \
+    awk 'NR == FNR { g[FNR] = $1; s = $1 < 0 ? -$1 : $1; if (s > m) m = s; next }
+         { d = $1 - g[FNR]; if (d < 0) d = -d; if (d > e) e = d }
+         END { exit !(e <= 1e-8 * m) }' "$TMP/e7.g" "$TMP/all7.pred"
+expect_fail "train -s mtl without qid: input error" 2 'needs task ids' \
+    $BIN/train -s mtl <(sed 's/ qid:[0-9]*//' "$TMP/mu.train") "$TMP/x.model"
+expect_fail "--lambda without -s mtl: usage error" 1 'belongs to -s mtl' \
+    $BIN/train --lambda 1 "$TMP/mu.train" "$TMP/x.model"
 # issued secrets: REGISTER, then the secret survives a restart (journaled)
 start_reg() {
     rm -f "$TMP/port4"

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lapacke.h>
 
+#include "model.h"
 #include "mtl.h"
 #include "rng.h"
 #include "test.h"
@@ -411,6 +413,74 @@ static void determinism(void)
     stream_free(&S);
 }
 
+/* train -s mtl's model (every task) and mtl-client's (one task) written, read back and
+ * applied by km_model_decision_rows with rows' qid: the estimates' values. */
+static void model_file(void)
+{
+    km_mtl_param p = {0.3, 0.2, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}};
+    stream S = make_stream(21, 6, 50, 200, 7, 1, 0);
+    km_error err;
+    km_mtl *s = km_mtl_new(&p, &err);
+    feed(s, &S, 0, S.l, INT64_MIN, 0);
+    const char *path = "test_mtl.tmp.model";
+    km_model *m = NULL, *back = NULL;
+    int rc = km_mtl_model(s, NULL, 0, 6, &m, &err) || km_model_write(m, path, &err) ||
+             km_model_read(path, &back, &err);
+    CHECK(!rc && back->has_mtl && back->nr_task == 7 && back->sv->l == km_mtl_n(s),
+          "an mtl model of 7 tasks is written and read back (%s)", rc ? err.msg : "ok");
+    /* every task, an unknown task (-> average), and no qid (-> average with 7 tasks) */
+    int64_t ids[9];
+    for (int t = 0; t < 7; t++)
+        ids[t] = t * 7 - 3;
+    ids[7] = 12345;
+    ids[8] = INT64_MIN;
+    km_problem X = *S.pool;
+    int64_t *qids = malloc(X.l * sizeof *qids);
+    X.qid = qids;
+    double *dec = malloc(X.l * sizeof *dec), worst = 0;
+    for (int t = 0; t < 9 && !rc; t++) {
+        for (int64_t k = 0; k < X.l; k++)
+            X.qid[k] = ids[t];
+        km_mtl_estimate *e;
+        rc = km_model_decision_rows(back, &X, NULL, X.l, dec, 1, &err) ||
+             km_mtl_estimate_task(s, ids[t] == 12345 ? INT64_MIN : ids[t], &e, &err);
+        for (int64_t k = 0; k < X.l && !rc; k++) {
+            int64_t a = X.row_ptr[k];
+            double g = km_mtl_estimate_eval(e, X.index + a, X.value + a, X.row_ptr[k + 1] - a);
+            worst = fmax(worst, fabs(dec[k] - g) / fmax(1, fabs(g)));
+        }
+        if (!rc)
+            km_mtl_estimate_free(e);
+    }
+    CHECK(!rc && worst <= 1e-12, "predicting with the model read back = the estimates of "
+          "every task, of an unknown task and without qid (the average task) (%.2g)", worst);
+    km_model_free(m);
+    km_model_free(back);
+    /* one task: rows without qid get that task */
+    rc = km_mtl_model(s, &ids[2], 1, 6, &m, &err);
+    km_mtl_estimate *e = NULL;
+    worst = INFINITY;
+    if (!rc && !(rc = km_mtl_estimate_task(s, ids[2], &e, &err))) {
+        X.qid = NULL;
+        rc = km_model_decision_rows(m, &X, NULL, X.l, dec, 1, &err);
+        worst = 0;
+        for (int64_t k = 0; k < X.l && !rc; k++) {
+            int64_t a = X.row_ptr[k];
+            double g = km_mtl_estimate_eval(e, X.index + a, X.value + a, X.row_ptr[k + 1] - a);
+            worst = fmax(worst, fabs(dec[k] - g) / fmax(1, fabs(g)));
+        }
+    }
+    CHECK(!rc && worst <= 1e-12, "a one-task model predicts rows without qid with its task "
+          "(%.2g)", worst);
+    km_mtl_estimate_free(e);
+    km_model_free(m);
+    free(dec);
+    free(qids);
+    unlink(path);
+    km_mtl_free(s);
+    stream_free(&S);
+}
+
 int main(void)
 {
     km_kernel lin = {KM_KERNEL_LINEAR, 0, 0, 1}, rbf = {KM_KERNEL_RBF, 0.5, 0, 3},
@@ -430,5 +500,6 @@ int main(void)
     for (size_t k = 0; k < sizeof cf / sizeof *cf; k++)
         run_config(&cf[k], 100 + k);
     determinism();
+    model_file();
     TEST_EXIT();
 }
