@@ -28,6 +28,9 @@ static const char usage[] =
     "  -g GAMMA -r COEF0 -d DEGREE   parameters of K (default 1, 0, 3)\n"
     "  --task-kernel K  individual kernel K~ (default linear)\n"
     "  --task-gamma G --task-coef0 C --task-degree D   parameters of K~ (default 1, 0, 3)\n"
+    "  --task-kernels FILE   tasks with their own K~_j: lines 'TASK KERNEL', KERNEL as in a\n"
+    "                   kernel-list file (doc/kernel-list.md), e.g. '7 rbf gamma=0.5'; the\n"
+    "                   other tasks use --task-kernel; a journal records them\n"
     "  -a ALPHA         weight of K in the mixed-effect kernel (5.2), in [0, 1] (default 0.5)\n"
     "  -l LAMBDA        regularization parameter (default 1)\n"
     "  --features N     refuse triples with a feature index above N (default: any)\n"
@@ -137,7 +140,7 @@ int main(int argc, char **argv)
 {
     km_cli_init("mtl-server");
     km_mtl_server_config cfg = {
-        .param = {0.5, 1.0, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}},
+        .param = {0.5, 1.0, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL},
         .bind = "127.0.0.1",
         .port = 7353,
         .fsync_policy = KM_FSYNC_BATCH,
@@ -145,7 +148,7 @@ int main(int argc, char **argv)
         .max_clients = 256,
     };
     int quiet = 0;
-    const char *secrets = NULL;
+    const char *secrets = NULL, *task_kernels = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
@@ -172,6 +175,8 @@ int main(int argc, char **argv)
             cfg.param.Kt.coef0 = km_cli_number(a, NEXT());
         } else if (!strcmp(a, "--task-degree")) {
             cfg.param.Kt.degree = (int)km_cli_integer(a, NEXT(), 1, 100);
+        } else if (!strcmp(a, "--task-kernels")) {
+            task_kernels = NEXT();
         } else if (!strcmp(a, "-a")) {
             cfg.param.alpha = km_cli_number(a, NEXT());
         } else if (!strcmp(a, "-l")) {
@@ -208,6 +213,10 @@ int main(int argc, char **argv)
 #undef NEXT
     }
     km_error err;
+    km_mtl_tkernel *tk = NULL;
+    if (task_kernels && km_mtl_read_task_kernels(task_kernels, &tk, &cfg.param.ntk, &err))
+        km_cli_die(2, "%s", err.msg);
+    cfg.param.tk = tk;
     if (km_mtl_param_check(&cfg.param, cfg.n_features, &err))
         km_cli_die(1, "%s", err.msg);
     if (secrets)
@@ -233,6 +242,7 @@ int main(int argc, char **argv)
         free(cfg.secret[k]);
     free((void *)cfg.secret);
     free((void *)cfg.secret_task);
+    free(tk);
     if (rc)
         km_cli_die(rc, "%s", err.msg);
     return 0;

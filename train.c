@@ -69,12 +69,15 @@ static const char usage[] =
     "  -n threads   BLAS threads (default 1)\n"
     "multi-task learning (-s mtl; Dinuzzo's thesis ch. 5, Algorithm 4): the tasks are the\n"
     "rows' qid:, the model solves (K + lambda W) c = y with the kernel\n"
-    "alpha K(x1, x2) + (1 - alpha) [t1 = t2] K~(x1, x2), K from -t -g -d -r (default\n"
+    "alpha K(x1, x2) + (1 - alpha) [t1 = t2] K~_t1(x1, x2), K from -t -g -d -r (default\n"
     "linear), weights 1:\n"
     "  --alpha A    weight of K, in [0, 1] (default 0.5)\n"
     "  --lambda L   regularization parameter (default 1)\n"
     "  --task-kernel K, --task-gamma G, --task-coef0 C, --task-degree D\n"
     "               the individual kernel K~ (default linear; gamma default 1/features)\n"
+    "  --task-kernels FILE  tasks with their own K~_j: lines 'TASK KERNEL', KERNEL as in a\n"
+    "               kernel-list file (doc/kernel-list.md; gamma default 1), e.g.\n"
+    "               '7 rbf gamma=0.5'; the other tasks use --task-kernel\n"
     "The model goes to model_file (default: data_file's name + .model).\n";
 
 typedef struct progress {
@@ -108,11 +111,15 @@ static void okl_progress(void *ctx, int t, int nl, const km_okl_info *row, doubl
 
 /* -s mtl: reads the data, runs Algorithm 4, writes the model of every task. */
 static int train_mtl(km_mtl_param *p, int have_gamma, int have_tgamma, const char *data,
-                     const char *model_arg, int quiet)
+                     const char *model_arg, const char *task_kernels, int quiet)
 {
     km_error err = {0};
     char *model_path = km_cli_model_path(data, model_arg);
     double t0 = km_cli_now();
+    km_mtl_tkernel *tk = NULL;
+    if (task_kernels && km_mtl_read_task_kernels(task_kernels, &tk, &p->ntk, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    p->tk = tk;
     km_problem *P = NULL;
     if (km_svmlight_read(data, &P, &err) || km_problem_single(P, data, &err))
         km_cli_die(err.code, "%s", err.msg);
@@ -137,6 +144,7 @@ static int train_mtl(km_mtl_param *p, int have_gamma, int have_tgamma, const cha
     km_model_free(model);
     km_mtl_free(s);
     km_problem_free(P);
+    free(tk);
     free(model_path);
     return 0;
 }
@@ -221,8 +229,9 @@ int main(int argc, char **argv)
     par.cache_bytes = (size_t)200 << 20;
     par.threads = 1;
     int have_gamma = 0, okl = 0, mtl = 0, have_tgamma = 0;
-    km_mtl_param mp = {0.5, 1.0, {KM_KERNEL_LINEAR, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}};
-    const char *alpha_arg = NULL, *mtl_only = NULL;
+    km_mtl_param mp = {0.5, 1.0, {KM_KERNEL_LINEAR, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
+                       NULL};
+    const char *alpha_arg = NULL, *mtl_only = NULL, *task_kernels = NULL;
     km_okl_setup ok = {0};
     ok.par = km_okl_param_default();
     ok.par.p = 0;
@@ -329,6 +338,9 @@ int main(int argc, char **argv)
                 km_cli_die(1, "--task-kernel: unknown kernel '%s'", s);
             mp.Kt.type = (km_kernel_type)t;
             mtl_only = a;
+        } else if (strcmp(a, "--task-kernels") == 0) {
+            task_kernels = NEXT();
+            mtl_only = a;
         } else if (strcmp(a, "--task-gamma") == 0) {
             mp.Kt.gamma = km_cli_number(a, NEXT());
             have_tgamma = 1;
@@ -375,7 +387,7 @@ int main(int argc, char **argv)
         if (!par.use_kernel)
             mp.K.type = KM_KERNEL_LINEAR;
         return train_mtl(&mp, have_gamma, have_tgamma, args[0], nargs == 2 ? args[1] : NULL,
-                         quiet);
+                         task_kernels, quiet);
     }
     if (alpha_arg) {
         if (strcmp(alpha_arg, "trace") != 0 && strcmp(alpha_arg, "norm2") != 0)

@@ -87,6 +87,7 @@ void km_model_free(km_model *m)
     free(m->task_ptr);
     free(m->task_row);
     free(m->task_coef);
+    free(m->task_kern);
     free(m);
 }
 
@@ -122,7 +123,7 @@ int km_model_set_okl(km_model *m, const km_kernel *k, km_problem *sv, double *A,
 int km_model_set_mtl(km_model *m, const km_kernel *K, const km_kernel *Kt, double alpha,
                      double lambda, km_problem *sv, double *cbar, int64_t nr_task,
                      int64_t *task_id, int64_t *task_ptr, int64_t *task_row, double *task_coef,
-                     km_error *err)
+                     km_kernel *task_kern, km_error *err)
 {
     m->has_mtl = 1;
     m->loss = KM_LOSS_RLS;
@@ -134,6 +135,7 @@ int km_model_set_mtl(km_model *m, const km_kernel *K, const km_kernel *Kt, doubl
     m->task_ptr = task_ptr;
     m->task_row = task_row;
     m->task_coef = task_coef;
+    m->task_kern = task_kern;
     int rc = km_model_set_kernel(m, K, sv, cbar, err);
     if (rc)
         return rc;
@@ -145,6 +147,12 @@ int km_model_set_mtl(km_model *m, const km_kernel *K, const km_kernel *Kt, doubl
     if (task_ptr[0] != 0)
         return km_error_set(err, KM_EUSAGE, "mtl model: task offsets start at 0");
     for (int64_t t = 0; t < nr_task; t++) {
+        if (task_kern && km_kernel_check(&task_kern[t], m->n, err)) {   /* K~_t of (5.3) */
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            return km_error_set(err, KM_EUSAGE, "mtl model: task %lld's kernel: %s",
+                                (long long)task_id[t], msg);
+        }
         if (task_id[t] == INT64_MIN || (t && task_id[t] <= task_id[t - 1]) ||
             task_ptr[t + 1] < task_ptr[t])
             return km_error_set(err, KM_EUSAGE, "mtl model: task %lld: ids must increase and "
@@ -326,10 +334,41 @@ static void write_output_map(const km_model *m, FILE *f)
     }
 }
 
-/* Writes the "tasks" section of an MTL model: "nr_task M", "tasks", then per task
+/* Task t's kernel K~_t in the syntax of km_basis_parse (features=all) into buf[160]. */
+static void task_kernel_text(const km_model *m, int64_t t, char *buf)
+{
+    km_basis b = {t < 0 || !m->task_kern ? m->task_kernel : m->task_kern[t], 0, NULL};
+    km_basis_format(&b, buf, 160);
+}
+
+/* The tasks whose kernel K~_t differs from the default (as written). */
+static int64_t task_kernels_differ(const km_model *m)
+{
+    char d[160], k[160];
+    int64_t cnt = 0;
+    task_kernel_text(m, -1, d);
+    for (int64_t t = 0; t < m->nr_task && m->task_kern; t++) {
+        task_kernel_text(m, t, k);
+        cnt += strcmp(d, k) != 0;
+    }
+    return cnt;
+}
+
+/* Writes the "tasks" section of an MTL model: the tasks with their own kernel (when any)
+ * "task_kernels K" and K lines "ID KERNEL"; "nr_task M", "tasks", then per task
  * "ID L row:coef ..." (rows 1-based). */
 static void write_tasks(const km_model *m, FILE *f)
 {
+    int64_t nk = task_kernels_differ(m);
+    char d[160], kt[160];
+    task_kernel_text(m, -1, d);
+    if (nk)
+        fprintf(f, "task_kernels %lld\n", (long long)nk);
+    for (int64_t t = 0; t < m->nr_task && nk; t++) {
+        task_kernel_text(m, t, kt);
+        if (strcmp(d, kt))
+            fprintf(f, "%lld %s\n", (long long)m->task_id[t], kt);
+    }
     fprintf(f, "nr_task %lld\ntasks\n", (long long)m->nr_task);
     for (int64_t t = 0; t < m->nr_task; t++) {
         fprintf(f, "%lld %lld", (long long)m->task_id[t],
@@ -628,22 +667,70 @@ static int read_mkl(mreader *r, km_model *m, int nr_basis)
     return km_model_set_mkl(m, &set, s, d, icpt, sv, coef, r->err);
 }
 
-/* Reads an MTL model's tasks section after the support vectors: "nr_task M", "tasks",
- * M lines "ID L row:coef ..." (rows 1..nr_sv), then sets the model up. */
+/* When r's line is "task_kernels K": reads it and K lines "ID KERNEL" (ids increasing,
+ * kernels of km_basis_parse on all features) into *kid, *kk, *kline (their lines), then
+ * the next line. */
+static int read_task_kernels(mreader *r, int64_t *nk, int64_t **kid, km_kernel **kk,
+                             int64_t **kline)
+{
+    long long k = 0;
+    *nk = 0;
+    if (strncmp(r->line, "task_kernels ", 13))
+        return KM_OK;
+    if (parse_int(r->line + 13, 1, INT64_MAX / 64, &k))
+        return bad(r, "bad task_kernels count");
+    if (!(*kid = malloc((size_t)k * sizeof **kid)) || !(*kk = malloc((size_t)k * sizeof **kk)) ||
+        !(*kline = malloc((size_t)k * sizeof **kline)))
+        return km_error_nomem(r->err, "mtl task kernels");
+    for (long long t = 0; t < k; t++) {
+        if (!next_line(r))
+            return km_error_set(r->err, KM_EINPUT, "%s: truncated model (%lld of %lld task "
+                                "kernels)", r->path, t, k);
+        char *end;
+        errno = 0;
+        long long id = strtoll(r->line, &end, 10);
+        km_basis b;
+        if (errno || end == r->line || *end != ' ' || id == INT64_MIN ||
+            (t && id <= (*kid)[t - 1]))
+            return bad(r, "expected 'TASK KERNEL' with task ids increasing");
+        if (km_basis_parse(end, INT32_MAX, &b, r->err)) {
+            char msg[sizeof r->err->msg];
+            snprintf(msg, sizeof msg, "%s", r->err->msg);
+            return bad(r, msg);
+        }
+        int subset = b.feat != NULL;
+        free(b.feat);
+        if (subset)
+            return bad(r, "a task kernel sees all features (features=all)");
+        (*kid)[t] = id;
+        (*kk)[t] = b.kernel;
+        (*kline)[t] = r->lineno;
+        *nk = t + 1;
+    }
+    return next_line(r) ? KM_OK : km_error_set(r->err, KM_EINPUT, "%s: truncated model (no "
+                                               "'nr_task' line)", r->path);
+}
+
+/* Reads an MTL model's tasks section after the support vectors: the tasks' own kernels
+ * (read_task_kernels), "nr_task M", "tasks", M lines "ID L row:coef ..." (rows 1..nr_sv),
+ * then sets the model up. */
 static int read_tasks(mreader *r, km_model *m, const km_kernel *K, const km_kernel *Kt,
                       double alpha, double lambda, km_problem *sv, double *cbar)
 {
-    long long nt;
+    long long nt = 0;
     int64_t *id = NULL, *ptr = NULL, *row = NULL, cap = 0, cnt = 0;
+    int64_t nk = 0, *kid = NULL, *kline = NULL;
+    km_kernel *kk = NULL, *kern = NULL;
     double *coef = NULL;
-    int rc = KM_OK;
-    if (!next_line(r) || strncmp(r->line, "nr_task ", 8) ||
-        parse_int(r->line + 8, 0, INT64_MAX / 2, &nt))
+    int rc = next_line(r) ? read_task_kernels(r, &nk, &kid, &kk, &kline)
+             : bad(r, "expected 'nr_task M' after the support vectors");
+    if (rc == KM_OK &&
+        (strncmp(r->line, "nr_task ", 8) || parse_int(r->line + 8, 0, INT64_MAX / 2, &nt)))
         rc = bad(r, "expected 'nr_task M' after the support vectors");
-    else if (!next_line(r) || strcmp(r->line, "tasks"))
+    else if (rc == KM_OK && (!next_line(r) || strcmp(r->line, "tasks")))
         rc = bad(r, "expected 'tasks'");
-    else if (!(id = malloc(((size_t)nt + 1) * sizeof *id)) ||
-             !(ptr = calloc((size_t)nt + 1, sizeof *ptr)))
+    else if (rc == KM_OK && (!(id = malloc(((size_t)nt + 1) * sizeof *id)) ||
+                             !(ptr = calloc((size_t)nt + 1, sizeof *ptr))))
         rc = km_error_nomem(r->err, "mtl tasks");
     for (long long t = 0; t < nt && rc == KM_OK; t++) {
         if (!next_line(r)) {
@@ -702,6 +789,18 @@ static int read_tasks(mreader *r, km_model *m, const km_kernel *K, const km_kern
     }
     if (rc == KM_OK && !row && (!(row = malloc(sizeof *row)) || !(coef = malloc(sizeof *coef))))
         rc = km_error_nomem(r->err, "mtl tasks");
+    if (rc == KM_OK && nk && !(kern = malloc(((size_t)nt + 1) * sizeof *kern)))
+        rc = km_error_nomem(r->err, "mtl tasks");
+    for (int64_t t = 0, k = 0; rc == KM_OK && kern && t <= nt; t++) {   /* K~_t of (5.3) */
+        for (; rc == KM_OK && k < nk && (t == nt || kid[k] < id[t]); k++)
+            rc = km_error_set(r->err, KM_EINPUT, "%s:%lld: task_kernels: task %lld is not "
+                              "among the tasks", r->path, (long long)kline[k], (long long)kid[k]);
+        if (t < nt)
+            kern[t] = k < nk && kid[k] == id[t] ? kk[k++] : *Kt;
+    }
+    free(kid);
+    free(kk);
+    free(kline);
     if (rc != KM_OK) {
         km_problem_free(sv);
         free(cbar);
@@ -709,9 +808,11 @@ static int read_tasks(mreader *r, km_model *m, const km_kernel *K, const km_kern
         free(ptr);
         free(row);
         free(coef);
+        free(kern);
         return rc;
     }
-    rc = km_model_set_mtl(m, K, Kt, alpha, lambda, sv, cbar, nt, id, ptr, row, coef, r->err);
+    rc = km_model_set_mtl(m, K, Kt, alpha, lambda, sv, cbar, nt, id, ptr, row, coef, kern,
+                          r->err);
     return rc ? km_error_set(r->err, KM_EINPUT, "%s: %s", r->path, r->err->msg) : KM_OK;
 }
 
@@ -1168,7 +1269,8 @@ int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t
         return rc;
     if (!rows)
         count = X->l;
-    /* (5.3): g_t(x) = alpha gbar(x) + (1 - alpha) sum_k c_k K~(sv_k, x), features > n ignored */
+    /* (5.3): g_t(x) = alpha gbar(x) + (1 - alpha) sum_k c_k K~_t(sv_k, x), features > n
+     * ignored */
     const km_problem *S = m->sv;
     for (int64_t a = 0; a < count; a++) {
         int64_t i = rows ? rows[a] : a, b = X->row_ptr[i], nnz = X->row_ptr[i + 1] - b;
@@ -1177,6 +1279,7 @@ int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t
         while (nnz > 0 && X->index[b + nnz - 1] >= m->n)
             nnz--;
         double sq = 0, gt = 0;
+        const km_kernel *kt = t >= 0 && m->task_kern ? &m->task_kern[t] : &m->task_kernel;
         for (int64_t q = b; q < b + nnz; q++)
             sq += X->value[q] * X->value[q];
         for (int64_t k = t < 0 ? 0 : m->task_ptr[t]; t >= 0 && k < m->task_ptr[t + 1]; k++) {
@@ -1184,8 +1287,8 @@ int km_model_decision_rows(const km_model *m, const km_problem *X, const int64_t
             double sr = 0;
             for (int64_t q = c; q < c + cn; q++)
                 sr += S->value[q] * S->value[q];
-            gt += m->task_coef[k] * km_kernel_eval(&m->task_kernel, S->index + c, S->value + c,
-                                                   cn, sr, X->index + b, X->value + b, nnz, sq);
+            gt += m->task_coef[k] * km_kernel_eval(kt, S->index + c, S->value + c, cn, sr,
+                                                   X->index + b, X->value + b, nnz, sq);
         }
         dec[a] = m->alpha * dec[a] + (1 - m->alpha) * gt;
     }

@@ -28,8 +28,9 @@
  * MTL (has_mtl, thesis ch. 5, train -s mtl): a kernel model over the unique inputs (sv,
  * sv_coef = cbar, kernel K, nr_w 1) and per task the rows task_row[task_ptr[t] ..
  * task_ptr[t + 1]) of sv with coefficients task_coef:
- * g_t(x) = alpha sum_i cbar_i K(sv_i, x) + (1 - alpha) sum_k task_coef[k] K~(sv_task_row[k], x)
- * for the task with id task_id[t]. A row's task is its qid; a row of a task the model does
+ * g_t(x) = alpha sum_i cbar_i K(sv_i, x)
+ *          + (1 - alpha) sum_k task_coef[k] K~_t(sv_task_row[k], x)
+ * for the task with id task_id[t], K~_t = task_kern[t] (task_kernel when task_kern is NULL). A row's task is its qid; a row of a task the model does
  * not have gets the average task alpha sum_i cbar_i K(sv_i, x), a row without qid the
  * model's task when it has exactly one, else the average task.
  * OKL (has_okl, low-rank output kernel learning, seed 001): a kernel model (nr_class 0,
@@ -64,7 +65,8 @@ typedef struct km_model {
     km_mkl_cache *mkl;    /* sv projected on each feature subset of the basis (model.c) */
     int has_mtl;          /* solver mtl: g_t as above */
     double alpha;         /* weight of the common kernel */
-    km_kernel task_kernel;
+    km_kernel task_kernel;   /* the default K~ */
+    km_kernel *task_kern;    /* nr_task kernels K~_t, or NULL: task_kernel for every task */
     int64_t nr_task;
     int64_t *task_id;     /* nr_task ids, increasing (never INT64_MIN: no task) */
     int64_t *task_ptr;    /* nr_task + 1 offsets into task_row / task_coef */
@@ -103,14 +105,15 @@ int km_model_set_okl(km_model *m, const km_kernel *k, km_problem *sv, double *A,
 /* The nr_output outputs of an OKL model from its nr_w decision values (the codes). */
 void km_model_outputs(const km_model *m, const double *codes, double *out);
 
-/* Turns m into an MTL model (loss rls, regression, nr_w 1, no bias): kernels K and K~,
- * alpha in [0, 1], lambda, the unique inputs sv with cbar, and the tasks (arrays as in
- * km_model; all owned by m from now on, also on failure). KM_EUSAGE if alpha, a kernel, a
- * task id (increasing, not INT64_MIN), an offset, a row or a coefficient is invalid. */
+/* Turns m into an MTL model (loss rls, regression, nr_w 1, no bias): kernels K and the
+ * default K~, alpha in [0, 1], lambda, the unique inputs sv with cbar, and the tasks (arrays
+ * as in km_model, task_kern may be NULL; all owned by m from now on, also on failure).
+ * KM_EUSAGE if alpha, a kernel, a task id (increasing, not INT64_MIN), an offset, a row or a
+ * coefficient is invalid. */
 int km_model_set_mtl(km_model *m, const km_kernel *K, const km_kernel *Kt, double alpha,
                      double lambda, km_problem *sv, double *cbar, int64_t nr_task,
                      int64_t *task_id, int64_t *task_ptr, int64_t *task_row, double *task_coef,
-                     km_error *err);
+                     km_kernel *task_kern, km_error *err);
 
 /* Writes the model atomically (temp file in the same directory + rename). */
 int km_model_write(const km_model *m, const char *path, km_error *err);

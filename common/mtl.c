@@ -3,12 +3,15 @@
  * H column-major with leading dimension ncap, lower triangle; each task's R_j full
  * column-major with leading dimension equal to its capacity. */
 #include "mtl.h"
+#include "basis.h"
 #include "imap.h"
 #include "model.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +19,7 @@
 
 typedef struct mtl_task {
     int64_t id;
+    const km_kernel *Kt;   /* K~_j (5.2): in s->p */
     int64_t l, cap, triples;
     int64_t *h;    /* h_j: rows of Xbar */
     double *y;     /* y_j (merged) */
@@ -24,7 +28,8 @@ typedef struct mtl_task {
 } mtl_task;
 
 struct km_mtl {
-    km_mtl_param p;
+    km_mtl_param p;    /* p.tk is tk, owned */
+    km_mtl_tkernel *tk;
     int64_t version;
     /* unique inputs Xbar */
     int64_t n, ncap;
@@ -78,13 +83,150 @@ int km_mtl_param_check(const km_mtl_param *p, int32_t n, km_error *err)
     if (!(p->lambda > 0 && isfinite(p->lambda)))
         return km_error_set(err, KM_EUSAGE, "lambda must be a positive number (got %g)",
                             p->lambda);
-    if (p->K.type == KM_KERNEL_SIGMOID || p->Kt.type == KM_KERNEL_SIGMOID)
-        return km_error_set(err, KM_EUSAGE, "mtl: the sigmoid kernel is indefinite; (5.7) "
-                            "needs positive semi-definite kernels");
-    int rc = km_kernel_check(&p->K, n, err);
-    if (!rc)
-        rc = km_kernel_check(&p->Kt, n, err);
-    return rc;
+    if (p->ntk < 0 || (p->ntk && !p->tk))
+        return km_error_set(err, KM_EUSAGE, "mtl: bad task kernel table");
+    /* (5.2)-(5.3): K, the default K~ and every task's own K~_j enter (5.4) */
+    for (int64_t k = -2; k < p->ntk; k++) {
+        const km_kernel *kk = k == -2 ? &p->K : k == -1 ? &p->Kt : &p->tk[k].kernel;
+        if (k >= 1 && p->tk[k].task <= p->tk[k - 1].task)
+            return km_error_set(err, KM_EUSAGE, "mtl: task kernels must be sorted by task, "
+                                "each task once (task %lld)", (long long)p->tk[k].task);
+        if (kk->type == KM_KERNEL_SIGMOID)
+            return km_error_set(err, KM_EUSAGE, "mtl: the sigmoid kernel is indefinite; (5.7) "
+                                "needs positive semi-definite kernels");
+        if (km_kernel_check(kk, n, err)) {
+            if (k >= 0 && err) {
+                char m[sizeof err->msg];
+                snprintf(m, sizeof m, "%s", err->msg);
+                km_error_set(err, KM_EUSAGE, "task %lld's kernel: %s", (long long)p->tk[k].task,
+                             m);
+            }
+            return KM_EUSAGE;
+        }
+    }
+    return KM_OK;
+}
+
+const km_kernel *km_mtl_task_kernel(const km_mtl_param *p, int64_t task)
+{
+    int64_t lo = 0, hi = p->ntk;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (p->tk[mid].task < task)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->ntk && p->tk[lo].task == task ? &p->tk[lo].kernel : &p->Kt;
+}
+
+static int tkernel_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const km_mtl_tkernel *)a)->task, y = ((const km_mtl_tkernel *)b)->task;
+    return (x > y) - (x < y);
+}
+
+int km_mtl_read_task_kernels(const char *path, km_mtl_tkernel **tk, int64_t *ntk,
+                             km_error *err)
+{
+    *tk = NULL;
+    *ntk = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+    km_mtl_tkernel *t = NULL;
+    long long *at = NULL;   /* line of each entry */
+    int64_t n = 0, cap = 0;
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    long long no = 0;
+    int rc = KM_OK;
+    while (rc == KM_OK && (len = getline(&line, &lcap, f)) >= 0) {
+        no++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        char *p = line + strspn(line, " \t"), *end;
+        if (!*p || *p == '#')
+            continue;
+        if ((size_t)len != strlen(line)) {
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: NUL byte in a line", path, no);
+            break;
+        }
+        errno = 0;
+        long long id = strtoll(p, &end, 10);
+        if (errno || end == p || (*end != ' ' && *end != '\t')) {
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: expected 'TASK KERNEL' with an integer "
+                              "task id", path, no);
+            break;
+        }
+        km_basis b;
+        if (km_basis_parse(end, INT32_MAX, &b, err)) {
+            char m[sizeof err->msg];
+            snprintf(m, sizeof m, "%s", err ? err->msg : "");
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: %s", path, no, m);
+            break;
+        }
+        int subset = b.feat != NULL;
+        free(b.feat);
+        if (subset) {
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: a task kernel sees all features "
+                              "(features= absent or all)", path, no);
+            break;
+        }
+        if (b.kernel.type == KM_KERNEL_SIGMOID) {
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: the sigmoid kernel is indefinite; "
+                              "(5.7) needs positive semi-definite kernels", path, no);
+            break;
+        }
+        if (n == cap) {
+            int64_t c = cap ? 2 * cap : 16;
+            km_mtl_tkernel *nt = realloc(t, (size_t)c * sizeof *nt);
+            if (nt)
+                t = nt;
+            long long *na = realloc(at, (size_t)c * sizeof *na);
+            if (na)
+                at = na;
+            if (!nt || !na) {
+                rc = km_error_nomem(err, "task kernels");
+                break;
+            }
+            cap = c;
+        }
+        t[n].task = id;
+        t[n].kernel = b.kernel;
+        at[n++] = no;
+    }
+    if (rc == KM_OK && ferror(f))
+        rc = km_error_set(err, KM_EINPUT, "%s: read error", path);
+    free(line);
+    fclose(f);
+    km_mtl_tkernel *st = NULL;   /* sorted by task */
+    if (rc == KM_OK && n && !(st = malloc((size_t)n * sizeof *st)))
+        rc = km_error_nomem(err, "task kernels");
+    if (rc == KM_OK && n) {
+        memcpy(st, t, (size_t)n * sizeof *st);
+        qsort(st, (size_t)n, sizeof *st, tkernel_cmp);
+    }
+    for (int64_t i = 1; i < n && rc == KM_OK; i++)
+        if (st[i].task == st[i - 1].task) {   /* the first two lines naming it */
+            long long l1 = 0, l2 = 0;
+            for (int64_t j = 0; j < n && !l2; j++)
+                if (t[j].task == st[i].task)
+                    *(l1 ? &l2 : &l1) = at[j];
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: task %lld already has a kernel (line "
+                              "%lld)", path, l2, (long long)st[i].task, l1);
+        }
+    free(t);
+    t = st;
+    free(at);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    *tk = t;
+    *ntk = n;
+    return KM_OK;
 }
 
 km_mtl *km_mtl_new(const km_mtl_param *p, km_error *err)
@@ -92,12 +234,16 @@ km_mtl *km_mtl_new(const km_mtl_param *p, km_error *err)
     if (km_mtl_param_check(p, 0, err))
         return NULL;
     km_mtl *s = calloc(1, sizeof *s);
-    if (!s || !(s->row_ptr = calloc(1, sizeof *s->row_ptr)) || grow_inputs(s, 1)) {
+    if (!s || !(s->row_ptr = calloc(1, sizeof *s->row_ptr)) || grow_inputs(s, 1) ||
+        !(s->tk = malloc((size_t)(p->ntk + 1) * sizeof *s->tk))) {
         km_mtl_free(s);
         km_error_nomem(err, "mtl state");
         return NULL;
     }
     s->p = *p;
+    if (p->ntk)
+        memcpy(s->tk, p->tk, (size_t)p->ntk * sizeof *s->tk);
+    s->p.tk = s->tk;
     s->view_version = -1;
     return s;
 }
@@ -134,6 +280,7 @@ void km_mtl_free(km_mtl *s)
     free(s->xi);
     free(s->xv);
     free(s->tw);
+    free(s->tk);
     free(s);
 }
 
@@ -379,6 +526,7 @@ static mtl_task *task_get(km_mtl *s, int64_t id)
     mtl_task *T = &s->tasks[s->ntask++];
     memset(T, 0, sizeof *T);
     T->id = id;
+    T->Kt = km_mtl_task_kernel(&s->p, id);
     return T;
 }
 
@@ -500,9 +648,9 @@ static int update(km_mtl *s, int64_t id, const int32_t *index, const double *val
         const int32_t *xi = s->index + s->row_ptr[sidx];
         const double *xv = s->value + s->row_ptr[sidx];
         int64_t xn = s->row_ptr[sidx + 1] - s->row_ptr[sidx];
-        for (int64_t k = 0; k < l; k++)
-            kt[k] = (1 - alpha) * row_kernel(s, &s->p.Kt, T->h[k], xi, xv, xn, sqx);
-        kt[l] = (1 - alpha) * row_kernel(s, &s->p.Kt, sidx, xi, xv, xn, sqx);
+        for (int64_t k = 0; k < l; k++)   /* the task's own K~_j (5.2) */
+            kt[k] = (1 - alpha) * row_kernel(s, T->Kt, T->h[k], xi, xv, xn, sqx);
+        kt[l] = (1 - alpha) * row_kernel(s, T->Kt, sidx, xi, xv, xn, sqx);
         if (l)
             cblas_dsymv(CblasColMajor, CblasLower, (int)l, 1.0, T->R, (int)ld, kt, 1, 0.0, u, 1);
         u[l] = -1;
@@ -804,8 +952,8 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
             const int32_t *xi = s->index + s->row_ptr[rb];
             const double *xv = s->value + s->row_ptr[rb];
             int64_t xn = s->row_ptr[rb + 1] - s->row_ptr[rb];
-            for (int64_t a = b; a < l; a++)
-                T->R[a + b * ld] = (1 - alpha) * row_kernel(s, &p->Kt, T->h[a], xi, xv, xn,
+            for (int64_t a = b; a < l; a++)   /* the task's own K~_j (5.2) */
+                T->R[a + b * ld] = (1 - alpha) * row_kernel(s, T->Kt, T->h[a], xi, xv, xn,
                                                             s->sq[rb]);
             T->R[b + b * ld] += lambda * T->w[b];
         }
@@ -922,7 +1070,10 @@ int km_mtl_estimate_task(km_mtl *s, int64_t id, km_mtl_estimate **out, km_error 
     int64_t lmax, tr;
     km_mtl_task_size(s, id, &lmax, &tr);
     if (e) {
-        e->param = s->p;
+        e->param = s->p;   /* with the task's K~_j (5.3) */
+        e->param.Kt = *km_mtl_task_kernel(&s->p, id);
+        e->param.ntk = 0;
+        e->param.tk = NULL;
         e->X = rows_copy(s, 0);
         e->sq = malloc((size_t)(s->n + 1) * sizeof *e->sq);
         e->cbar = malloc((size_t)(s->n + 1) * sizeof *e->cbar);
@@ -992,12 +1143,15 @@ int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n, km_
     int64_t *row = malloc((size_t)(total + 1) * sizeof *row);
     double *coef = malloc((size_t)(total + 1) * sizeof *coef);
     double *cb = malloc((size_t)(s->n + 1) * sizeof *cb);
+    km_kernel *kern = malloc((size_t)(ntasks + 1) * sizeof *kern);
     km_problem *sv = rows_copy(s, 0);
     km_model *m = NULL;
-    int rc = !id || !ptr || !row || !coef || !cb || !sv ? km_error_nomem(err, "mtl model")
-             : KM_OK;
+    int rc = !id || !ptr || !row || !coef || !cb || !kern || !sv
+             ? km_error_nomem(err, "mtl model") : KM_OK;
     if (!rc)
         qsort(id, (size_t)ntasks, sizeof *id, id_cmp);
+    for (int64_t t = 0; t < ntasks && !rc; t++)   /* K~_j of (5.3) */
+        kern[t] = *km_mtl_task_kernel(&s->p, id[t]);
     for (int64_t t = 0; t < ntasks && !rc; t++) {
         const int64_t *h;
         const double *cbar;
@@ -1027,12 +1181,13 @@ int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n, km_
         free(row);
         free(coef);
         free(cb);
+        free(kern);
         km_problem_free(sv);
         return rc;
     }
     sv->n = n;
     rc = km_model_set_mtl(m, &s->p.K, &s->p.Kt, s->p.alpha, s->p.lambda, sv, cb, ntasks, id,
-                          ptr, row, coef, err);
+                          ptr, row, coef, kern, err);
     if (rc) {
         km_model_free(m);
         return rc;

@@ -3,9 +3,10 @@
  * client's estimate (Algorithm 9), all in the number n of unique inputs.
  *
  * Problem (5.4): (K + lambda W) c = y over all examples (x_i, t_i, y_i) with weights w_i > 0,
- * K the mixed-effect kernel (5.2): alpha K(x1, x2) + (1 - alpha) [t1 = t2] K~(x1, x2), one
- * individual kernel K~ for every task. The estimate of task j is (5.3):
- *   g_j(x) = alpha sum_i cbar_i K(xbar_i, x) + (1 - alpha) sum_{i in task j} c_i K~(x_i, x),
+ * K the mixed-effect kernel (5.2): alpha K(x1, x2) + (1 - alpha) [t1 = t2] K~_t1(x1, x2), the
+ * individual kernel K~_j of task j the default K~ unless configured for j ("Kernels K and
+ * K~_j can possibly be all distinct"). The estimate of task j is (5.3):
+ *   g_j(x) = alpha sum_i cbar_i K(xbar_i, x) + (1 - alpha) sum_{i in task j} c_i K~_j(x_i, x),
  * cbar = P'c (5.8) over the unique inputs xbar_1..xbar_n. Repeated inputs of one task are
  * merged into one (w = (sum 1/w_i)^-1, y = w sum y_i/w_i; Case 1 of section 5.3.1): the
  * task's coefficient of a merged input is the sum of the per-example coefficients of (5.4).
@@ -44,16 +45,35 @@
 /* Rank-one terms of H applied together (one dsymm + dsyrk of rank KM_MTL_BATCH). */
 #define KM_MTL_BATCH 64
 
+/* The individual kernel K~_j of one task (5.2). */
+typedef struct km_mtl_tkernel {
+    int64_t task;
+    km_kernel kernel;
+} km_mtl_tkernel;
+
 typedef struct km_mtl_param {
     double alpha;   /* (5.2) weight of the common kernel, 0 <= alpha <= 1 */
     double lambda;  /* regularization parameter, > 0 */
     km_kernel K;    /* common kernel K */
-    km_kernel Kt;   /* individual kernel K~, the same for every task */
+    km_kernel Kt;   /* default individual kernel K~: every task not in tk */
+    int64_t ntk;    /* tasks with their own K~_j: tk[0..ntk), task ids strictly increasing */
+    const km_mtl_tkernel *tk;   /* borrowed; km_mtl_new copies it */
 } km_mtl_param;
 
-/* KM_EUSAGE with a reason unless 0 <= alpha <= 1, lambda > 0 and finite, and both kernels
- * valid for n features (km_kernel_check; the spline kernel needs n = 1). */
+/* KM_EUSAGE with a reason unless 0 <= alpha <= 1, lambda > 0 and finite, every kernel
+ * valid for n features (km_kernel_check; the spline kernel needs n = 1) and positive
+ * semi-definite (not sigmoid), and tk's task ids strictly increasing. */
 int km_mtl_param_check(const km_mtl_param *p, int32_t n, km_error *err);
+
+/* Task `task`'s individual kernel K~_j (5.2): its entry of p->tk, else p->Kt. */
+const km_kernel *km_mtl_task_kernel(const km_mtl_param *p, int64_t task);
+
+/* Reads a task-kernel file: lines 'TASK KERNEL' (TASK an integer id, KERNEL in the syntax
+ * of km_basis_parse, doc/kernel-list.md, without a feature subset); blank lines and lines
+ * whose first non-blank character is '#' skipped. *tk (malloc'ed, sorted by task; NULL
+ * when *ntk = 0) for km_mtl_param. KM_EINPUT "PATH:LINE: reason" (a task twice too). */
+int km_mtl_read_task_kernels(const char *path, km_mtl_tkernel **tk, int64_t *ntk,
+                             km_error *err);
 
 /* The whole state of the server (or of a client's local copy). */
 typedef struct km_mtl km_mtl;
@@ -126,9 +146,9 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *w, 
                    km_error *err);
 
 /* A task's estimate (5.3): g_j(x) = alpha sum_i cbar_i K(xbar_i, x)
- *                                   + (1 - alpha) sum_k c_k K~(xbar_{h_k}, x). */
+ *                                   + (1 - alpha) sum_k c_k K~_j(xbar_{h_k}, x). */
 typedef struct km_mtl_estimate {
-    km_mtl_param param;
+    km_mtl_param param;   /* param.Kt = K~_j; no tk */
     km_problem *X;   /* the n unique inputs xbar_i */
     double *sq;      /* their squared norms */
     double *cbar;    /* n */
@@ -151,8 +171,9 @@ void km_mtl_estimate_free(km_mtl_estimate *e);
 
 /* The estimates of tasks[0..ntasks) (NULL: every task of s, ntasks ignored) as one MTL
  * model (common/model.h: solver mtl) over all n unique inputs, with n features: cbar and
- * each task's rows h_j and coefficients c_j. A task without data has no rows (it predicts
- * the average task). */
+ * each task's rows h_j, coefficients c_j and kernel K~_j (the default K~ of the model, or
+ * stored with the task when it differs). A task without data has no rows (it predicts the
+ * average task). */
 struct km_model;
 int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n,
                  struct km_model **out, km_error *err);

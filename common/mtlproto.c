@@ -210,12 +210,23 @@ void km_mtlp_put_param(km_buf *b, const km_mtl_param *p, int32_t n_features)
     km_buf_u32(b, (uint32_t)n_features);
 }
 
+void km_mtlp_put_task_kernels(km_buf *b, const km_mtl_param *p)
+{
+    km_buf_u64(b, (uint64_t)p->ntk);
+    for (int64_t k = 0; k < p->ntk; k++) {
+        km_buf_u64(b, (uint64_t)p->tk[k].task);
+        put_kernel(b, &p->tk[k].kernel);
+    }
+}
+
 int km_mtlp_get_param(km_rd *r, km_mtl_param *p, int32_t *n_features)
 {
     p->alpha = km_rd_f64(r);
     p->lambda = km_rd_f64(r);
     get_kernel(r, &p->K);
     get_kernel(r, &p->Kt);
+    p->ntk = 0;
+    p->tk = NULL;
     *n_features = (int32_t)km_rd_u32(r);
     return r->bad || km_mtl_param_check(p, 0, NULL) ? -1 : 0;
 }

@@ -89,9 +89,13 @@ void km_mtlp_triple_x(const km_mtlp_triple *t, int32_t *index, double *value);
 void km_mtlp_put_auth(km_buf *b, int64_t task, const char *secret);
 int km_mtlp_get_auth(km_rd *r, int64_t *task, char secret[KM_MTLP_SECRET_MAX + 1]);
 
-/* Parameters as STATUS carries them and the journal header stores them. */
+/* Parameters as STATUS carries them (K~: the asking task's K~_j) and the journal header
+ * stores them (K~: the default); p->tk is neither written nor read (ntk = 0). */
 void km_mtlp_put_param(km_buf *b, const km_mtl_param *p, int32_t n_features);
 int km_mtlp_get_param(km_rd *r, km_mtl_param *p, int32_t *n_features);
+/* The tasks' own kernels, after the parameters in a journal header when there are any:
+ * u64 count, count x (i64 task, kernel). */
+void km_mtlp_put_task_kernels(km_buf *b, const km_mtl_param *p);
 
 /* DISCLOSED body (after the type byte) for d with its inputs from first on (d->first <=
  * first <= d->n). */

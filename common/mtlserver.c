@@ -337,12 +337,14 @@ static int answer(server *S, op *o, km_error *err)
     } else if (o->type == KM_MTLP_STATUS) {
         int64_t l, tr;
         km_mtl_task_size(S->mtl, o->task, &l, &tr);
+        km_mtl_param p = *km_mtl_param_of(S->mtl);   /* K~: the task's own K~_j (5.2) */
+        p.Kt = *km_mtl_task_kernel(&p, o->task);
         f = km_buf_begin(b, KM_MTLP_STATUSR);
         km_buf_u64(b, (uint64_t)km_mtl_version(S->mtl));
         km_buf_u64(b, (uint64_t)km_mtl_n(S->mtl));
         km_buf_u64(b, (uint64_t)l);
         km_buf_u64(b, (uint64_t)tr);
-        km_mtlp_put_param(b, km_mtl_param_of(S->mtl), S->cfg->n_features);
+        km_mtlp_put_param(b, &p, S->cfg->n_features);
     } else {   /* GET */
         int64_t version = km_mtl_version(S->mtl), n = km_mtl_n(S->mtl);
         if (o->have_version == (uint64_t)version && o->have_n == (uint64_t)n) {
@@ -500,6 +502,8 @@ int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
             rc = km_error_nomem(err, "secrets");
     km_buf hdr = {0};
     km_mtlp_put_param(&hdr, &cfg->param, cfg->n_features);
+    if (cfg->param.ntk)   /* a journal of a server without them has the same header */
+        km_mtlp_put_task_kernels(&hdr, &cfg->param);
     int64_t dropped = 0;
     if (!rc && cfg->journal) {
         S.jn = km_journal_open(cfg->journal, hdr.p, hdr.len, replay, &S, &dropped, err);

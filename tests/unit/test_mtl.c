@@ -241,7 +241,7 @@ typedef struct config {
 
 static void run_config(const config *cf, uint64_t seed)
 {
-    km_mtl_param p = {cf->alpha, cf->lambda, cf->K, cf->Kt};
+    km_mtl_param p = {cf->alpha, cf->lambda, cf->K, cf->Kt, 0, NULL};
     stream S = make_stream(seed, cf->d, cf->npool, cf->l, cf->m, cf->sphere, cf->unit_w);
     km_error err;
 
@@ -357,7 +357,7 @@ static void run_config(const config *cf, uint64_t seed)
  * inputs after `first` merged into an older one equals a full one. */
 static void determinism(void)
 {
-    km_mtl_param p = {0.6, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}};
+    km_mtl_param p = {0.6, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}, 0, NULL};
     stream S = make_stream(11, 6, 90, 400, 9, 0, 0);
     km_error err;
     km_mtl *a = km_mtl_new(&p, &err), *b = km_mtl_new(&p, &err);
@@ -417,7 +417,7 @@ static void determinism(void)
  * applied by km_model_decision_rows with rows' qid: the estimates' values. */
 static void model_file(void)
 {
-    km_mtl_param p = {0.3, 0.2, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}};
+    km_mtl_param p = {0.3, 0.2, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}, 0, NULL};
     stream S = make_stream(21, 6, 50, 200, 7, 1, 0);
     km_error err;
     km_mtl *s = km_mtl_new(&p, &err);

@@ -721,7 +721,7 @@ int main(int argc, char **argv)
         fprintf(f, "%d %s\n", j, secret[j]);
     fclose(f);
     make_data(5);
-    km_mtl_param p = {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}};
+    km_mtl_param p = {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}, 0, NULL};
     concurrent_and_restart(&p);
     kill9(&p);
     privacy_and_bad_input();
