@@ -96,6 +96,15 @@ static double kval(const km_kernel *k, const km_problem *A, int64_t a, const km_
                           B->value + pb, nb, sb);
 }
 
+/* Task t's individual kernel K~_t (5.2): its entry in p->tk (a plain scan), else p->Kt. */
+static const km_kernel *tkern(const km_mtl_param *p, int64_t t)
+{
+    for (int64_t k = 0; k < p->ntk; k++)
+        if (p->tk[k].task == t)
+            return &p->tk[k].kernel;
+    return &p->Kt;
+}
+
 /* The direct solution of (5.4) over the first l triples: c (l values). */
 static double *direct(const km_mtl_param *p, const stream *S, int64_t l)
 {
@@ -104,7 +113,7 @@ static double *direct(const km_mtl_param *p, const stream *S, int64_t l)
         for (int64_t b = 0; b < l; b++)
             A[a + b * l] = p->alpha * kval(&p->K, S->pool, S->x[a], S->pool, S->x[b]) +
                            (S->t[a] == S->t[b] ? (1 - p->alpha) *
-                            kval(&p->Kt, S->pool, S->x[a], S->pool, S->x[b]) : 0);
+                            kval(tkern(p, S->t[a]), S->pool, S->x[a], S->pool, S->x[b]) : 0);
         A[a + a * l] += p->lambda * S->w[a];
         c[a] = S->y[a];
     }
@@ -176,8 +185,8 @@ static double compare(const km_mtl_param *p, const stream *S, int64_t l, const d
         g[k] = km_mtl_estimate_eval(e, P->index + a0, P->value + a0, P->row_ptr[k + 1] - a0);
         for (int64_t a = 0; a < l; a++)
             gw[k] += c[a] * (p->alpha * kval(&p->K, P, S->x[a], P, k) +
-                             (S->t[a] == task ? (1 - p->alpha) * kval(&p->Kt, P, S->x[a], P, k)
-                                              : 0));
+                             (S->t[a] == task ? (1 - p->alpha) *
+                                                kval(tkern(p, task), P, S->x[a], P, k) : 0));
     }
     err = fmax(err, relerr(g, gw, S->npool));
     free(g);
@@ -237,11 +246,13 @@ typedef struct config {
     int32_t d;
     int64_t npool, l, m;
     int sphere, unit_w, full_rank;
+    int64_t ntk;                /* tasks with their own K~_j */
+    const km_mtl_tkernel *tk;
 } config;
 
 static void run_config(const config *cf, uint64_t seed)
 {
-    km_mtl_param p = {cf->alpha, cf->lambda, cf->K, cf->Kt, 0, NULL};
+    km_mtl_param p = {cf->alpha, cf->lambda, cf->K, cf->Kt, cf->ntk, cf->tk};
     stream S = make_stream(seed, cf->d, cf->npool, cf->l, cf->m, cf->sphere, cf->unit_w);
     km_error err;
 
@@ -291,14 +302,19 @@ static void run_config(const config *cf, uint64_t seed)
         CHECK(e <= TOL, "%s: offline (Algorithm 4) = direct (rel err %.2g)", cf->name, e);
     }
 
-    /* a passive client: the server never sees task T0; the client adds it locally */
-    int64_t T0 = S.t[0];
+    /* a passive client: the server never sees task T0 (one with its own K~_j if any); the
+     * client adds it locally, knowing K~_T0 alone, as the server's STATUS tells it */
+    int64_t T0 = p.ntk ? p.tk[0].task : S.t[0];
+    km_mtl_param pc = p;
+    pc.Kt = *tkern(&p, T0);
+    pc.ntk = 0;
+    pc.tk = NULL;
     km_mtl *srv = km_mtl_new(&p, &err);
     feed(srv, &S, 0, cf->l, T0, 0);
     km_mtl_disclosed d;
     if (km_mtl_disclose(srv, 0, &d, &err))
         printf("# disclose: %s\n", err.msg);
-    km_mtl *pas = km_mtl_from_disclosed(&p, &d, &err);
+    km_mtl *pas = km_mtl_from_disclosed(&pc, &d, &err);
     rc = !pas;
     for (int64_t a = 0; a < cf->l && !rc; a++)
         if (S.t[a] == T0)
@@ -313,7 +329,7 @@ static void run_config(const config *cf, uint64_t seed)
 
     /* an active client: the server has everything; the client rebuilds R_j from its own data */
     km_mtl_disclose(s, 0, &d, &err);
-    km_mtl *act = km_mtl_from_disclosed(&p, &d, &err);
+    km_mtl *act = km_mtl_from_disclosed(&pc, &d, &err);
     rc = !act;
     for (int64_t a = 0; a < cf->l && !rc; a++)
         if (S.t[a] == T0)
@@ -413,11 +429,25 @@ static void determinism(void)
     stream_free(&S);
 }
 
-/* train -s mtl's model (every task) and mtl-client's (one task) written, read back and
- * applied by km_model_decision_rows with rows' qid: the estimates' values. */
-static void model_file(void)
+/* The text of a file (malloc'ed). */
+static char *slurp(const char *path)
 {
-    km_mtl_param p = {0.3, 0.2, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}, 0, NULL};
+    FILE *f = fopen(path, "rb");
+    char *t = calloc(1 << 20, 1);
+    if (f) {
+        size_t n = fread(t, 1, (1 << 20) - 1, f);
+        t[n] = '\0';
+        fclose(f);
+    }
+    return t;
+}
+
+/* train -s mtl's model (every task) and mtl-client's (one task) written, read back and
+ * applied by km_model_decision_rows with rows' qid: the estimates' values (with each
+ * task's own K~_j when p has them: stored as a task_kernels section, the others not). */
+static void model_file(const km_mtl_param *pp, const char *name)
+{
+    km_mtl_param p = *pp;
     stream S = make_stream(21, 6, 50, 200, 7, 1, 0);
     km_error err;
     km_mtl *s = km_mtl_new(&p, &err);
@@ -427,7 +457,34 @@ static void model_file(void)
     int rc = km_mtl_model(s, NULL, 0, 6, &m, &err) || km_model_write(m, path, &err) ||
              km_model_read(path, &back, &err);
     CHECK(!rc && back->has_mtl && back->nr_task == 7 && back->sv->l == km_mtl_n(s),
-          "an mtl model of 7 tasks is written and read back (%s)", rc ? err.msg : "ok");
+          "%s: an mtl model of 7 tasks is written and read back (%s)", name,
+          rc ? err.msg : "ok");
+    char *text = slurp(path), *sec = strstr(text, "\ntask_kernels ");
+    char want[64];
+    snprintf(want, sizeof want, "\ntask_kernels %lld\n", (long long)p.ntk);
+    CHECK(p.ntk ? sec && !strncmp(sec, want, strlen(want)) : !sec,
+          "%s: the file has %s", name, p.ntk ? want + 1 : "no task_kernels section (the "
+          "format of before)");
+    if (p.ntk && sec) {   /* the last task_kernels line names a task the model lacks */
+        char *line = sec + strlen(want);
+        for (int64_t k = 1; k < p.ntk; k++)
+            line = strchr(line, '\n') + 1;
+        char *sp = strchr(line, ' ');
+        int lineno = 1;
+        for (char *q = text; q < line; q++)
+            lineno += *q == '\n';
+        FILE *f = fopen(path, "wb");
+        fprintf(f, "%.*s999%s", (int)(line - text), text, sp);
+        fclose(f);
+        km_model *bad = NULL;
+        char where[64];
+        snprintf(where, sizeof where, "%s:%d: task_kernels: task 999", path, lineno);
+        rc = km_model_read(path, &bad, &err);
+        CHECK(rc == KM_EINPUT && !bad && strstr(err.msg, where), "%s: a task kernel for a "
+              "task not in the model: %s", name, rc ? err.msg : "read");
+        rc = 0;
+    }
+    free(text);
     /* every task, an unknown task (-> average), and no qid (-> average with 7 tasks) */
     int64_t ids[9];
     for (int t = 0; t < 7; t++)
@@ -452,8 +509,9 @@ static void model_file(void)
         if (!rc)
             km_mtl_estimate_free(e);
     }
-    CHECK(!rc && worst <= 1e-12, "predicting with the model read back = the estimates of "
-          "every task, of an unknown task and without qid (the average task) (%.2g)", worst);
+    CHECK(!rc && worst <= 1e-12, "%s: predicting with the model read back = the estimates of "
+          "every task, of an unknown task and without qid (the average task) (%.2g)", name,
+          worst);
     km_model_free(m);
     km_model_free(back);
     /* one task: rows without qid get that task */
@@ -470,8 +528,8 @@ static void model_file(void)
             worst = fmax(worst, fabs(dec[k] - g) / fmax(1, fabs(g)));
         }
     }
-    CHECK(!rc && worst <= 1e-12, "a one-task model predicts rows without qid with its task "
-          "(%.2g)", worst);
+    CHECK(!rc && worst <= 1e-12, "%s: a one-task model predicts rows without qid with its "
+          "task (%.2g)", name, worst);
     km_mtl_estimate_free(e);
     km_model_free(m);
     free(dec);
@@ -481,25 +539,95 @@ static void model_file(void)
     stream_free(&S);
 }
 
+/* The task-kernel file: 'TASK KERNEL' lines read into a sorted table; errors FILE:LINE. */
+static void task_kernel_file(void)
+{
+    const char *path = "test_mtl.tmp.kernels";
+    FILE *f = fopen(path, "w");
+    fputs("# per-task K~_j\n\n11 poly gamma=0.5 coef0=1 degree=2\n  -3\tlinear\n"
+          "4 rbf gamma=2 features=all\n", f);
+    fclose(f);
+    km_mtl_tkernel *tk = NULL;
+    int64_t n = 0;
+    km_error err;
+    int rc = km_mtl_read_task_kernels(path, &tk, &n, &err);
+    km_mtl_param p = {0.5, 1, {KM_KERNEL_RBF, 1, 0, 3}, {KM_KERNEL_LAPLACIAN, 0.3, 0, 3}, n, tk};
+    const km_kernel *k3 = rc ? NULL : km_mtl_task_kernel(&p, -3),
+                    *k4 = rc ? NULL : km_mtl_task_kernel(&p, 4),
+                    *k11 = rc ? NULL : km_mtl_task_kernel(&p, 11),
+                    *k5 = rc ? NULL : km_mtl_task_kernel(&p, 5);
+    CHECK(!rc && n == 3 && tk[0].task == -3 && tk[1].task == 4 && tk[2].task == 11 &&
+          k3->type == KM_KERNEL_LINEAR && k4->type == KM_KERNEL_RBF && k4->gamma == 2 &&
+          k11->type == KM_KERNEL_POLY && k11->gamma == 0.5 && k11->coef0 == 1 &&
+          k11->degree == 2 && k5 == &p.Kt && !km_mtl_param_check(&p, 5, &err),
+          "a task-kernel file (comments, blank lines, tabs, any order) gives the sorted table; "
+          "a task not in it gets the default K~ (%s)", rc ? err.msg : "ok");
+    free(tk);
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"1 linear\n\n1 rbf\n", ":3: task 1 already has a kernel (line 1)"},
+        {"2 rbf gamma=0.1 features=1-3\n", ":1: a task kernel sees all features"},
+        {"# x\nrbf gamma=0.1\n", ":2: expected 'TASK KERNEL' with an integer task id"},
+        {"3 gauss\n", ":1: unknown kernel 'gauss'"},
+        {"3 rbf gamma=0\n", ":1: "},
+        {"3 linear gamma=2\n", ":1: the linear kernel has no parameter gamma"},
+        {"3 sigmoid\n", ":1: the sigmoid kernel is indefinite"},
+        {"3\n", ":1: expected 'TASK KERNEL'"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        f = fopen(path, "w");
+        fputs(bad[b].text, f);
+        fclose(f);
+        char want[160];
+        snprintf(want, sizeof want, "%s%s", path, bad[b].want);
+        rc = km_mtl_read_task_kernels(path, &tk, &n, &err);
+        CHECK(rc == KM_EINPUT && !tk && n == 0 && !strncmp(err.msg, want, strlen(want)),
+              "a bad task-kernel file gives FILE:LINE: %s", rc ? err.msg : "accepted");
+    }
+    /* unsorted tables and a kernel invalid for the data are refused by the parameter check */
+    km_mtl_tkernel two[] = {{5, {KM_KERNEL_LINEAR, 1, 0, 3}}, {2, {KM_KERNEL_LINEAR, 1, 0, 3}}};
+    km_mtl_tkernel spl[] = {{5, {KM_KERNEL_SPLINE, 1, 0, 3}}};
+    p.ntk = 2;
+    p.tk = two;
+    CHECK(km_mtl_param_check(&p, 0, &err) == KM_EUSAGE && !km_mtl_new(&p, &err),
+          "task kernels not sorted by task: %s", err.msg);
+    p.ntk = 1;
+    p.tk = spl;
+    CHECK(km_mtl_param_check(&p, 3, &err) == KM_EUSAGE && strstr(err.msg, "task 5"),
+          "a spline K~_j on 3 features: %s", err.msg);
+    unlink(path);
+}
+
 int main(void)
 {
     km_kernel lin = {KM_KERNEL_LINEAR, 0, 0, 1}, rbf = {KM_KERNEL_RBF, 0.5, 0, 3},
               expdot = {KM_KERNEL_EXPDOT, 1, 0, 3}, poly = {KM_KERNEL_POLY, 0.5, 1, 2},
               lap = {KM_KERNEL_LAPLACIAN, 0.3, 0, 3};
+    const km_mtl_tkernel tk[] = {{-3, lin}, {4, {KM_KERNEL_RBF, 2, 0, 3}}, {11, poly}};
     config cf[] = {
-        {"rbf/linear a=0.5", rbf, lin, 0.5, 0.5, 5, 60, 260, 8, 0, 0, 1},
+        {"rbf/linear a=0.5", rbf, lin, 0.5, 0.5, 5, 60, 260, 8, 0, 0, 1, 0, NULL},
         {"expdot/linear sphere (thesis 5.4) a=0.25", expdot, lin, 0.25, 0.05, 8, 70, 300, 12, 1,
-         1, 1},
+         1, 1, 0, NULL},
         {"linear (rank 3 < n: dropped pivots)/rbf a=0.7", lin, rbf, 0.7, 0.2, 3, 40, 200, 6, 0, 0,
-         0},
-        {"poly (rank 15 < n)/laplacian a=0.3", poly, lap, 0.3, 1.0, 4, 50, 200, 5, 0, 0, 0},
-        {"alpha=0 (separate)", rbf, lin, 0.0, 0.5, 5, 40, 150, 5, 0, 0, 1},
-        {"alpha=1 (pooled)", rbf, lin, 1.0, 0.5, 5, 40, 150, 5, 0, 0, 1},
-        {"one task, many repeats", lap, rbf, 0.4, 0.3, 3, 12, 180, 1, 0, 0, 1},
+         0, 0, NULL},
+        {"poly (rank 15 < n)/laplacian a=0.3", poly, lap, 0.3, 1.0, 4, 50, 200, 5, 0, 0, 0, 0, NULL},
+        {"alpha=0 (separate)", rbf, lin, 0.0, 0.5, 5, 40, 150, 5, 0, 0, 1, 0, NULL},
+        {"alpha=1 (pooled)", rbf, lin, 1.0, 0.5, 5, 40, 150, 5, 0, 0, 1, 0, NULL},
+        {"one task, many repeats", lap, rbf, 0.4, 0.3, 3, 12, 180, 1, 0, 0, 1, 0, NULL},
+        {"per-task K~_j (linear task -3, rbf task 4, poly task 11, laplacian the rest)", rbf,
+         lap, 0.4, 0.3, 5, 50, 260, 7, 0, 0, 1, 3, tk},
+        {"per-task K~_j, alpha=0 (separate)", expdot, lap, 0.0, 0.2, 5, 40, 200, 7, 1, 0, 1, 3,
+         tk},
     };
     for (size_t k = 0; k < sizeof cf / sizeof *cf; k++)
         run_config(&cf[k], 100 + k);
     determinism();
-    model_file();
+    km_mtl_param mp = {0.3, 0.2, expdot, lin, 0, NULL};
+    model_file(&mp, "one K~");
+    mp.ntk = 2;   /* tasks 4 and 11 (ids t * 7 - 3) */
+    mp.tk = (const km_mtl_tkernel[]){{4, rbf}, {11, {KM_KERNEL_POLY, 1, 1, 2}}};
+    model_file(&mp, "per-task K~_j");
+    task_kernel_file();
     TEST_EXIT();
 }
