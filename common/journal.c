@@ -116,7 +116,21 @@ km_journal *km_journal_open(const char *path, const void *hdr, size_t hdrlen,
         return NULL;
     }
     int rc = KM_OK;
-    if (size < head) {
+    size_t stored = head;   /* the file's header, which may be longer or shorter than hdr */
+    if (size >= 12 && !read_at(j->fd, p, 12, 0) && !memcmp(p, MAGIC, 8))
+        stored = 8 + 4 + (size_t)le32(p + 8) + 4;
+    if (stored > pcap && size >= stored) {
+        unsigned char *q = realloc(p, stored);
+        if (!q) {
+            free(p);
+            km_error_nomem(err, "journal");
+            km_journal_close(j);
+            return NULL;
+        }
+        p = q;
+        pcap = stored;
+    }
+    if (size < stored) {
         /* new, or a header torn before anything could be acknowledged: start over */
         memcpy(p, MAGIC, 8);
         put32(p + 8, (uint32_t)hdrlen);
@@ -126,13 +140,12 @@ km_journal *km_journal_open(const char *path, const void *hdr, size_t hdrlen,
         if (ftruncate(j->fd, 0) != 0 || write_all(j->fd, p, head) || fsync(j->fd) != 0)
             rc = km_error_set(err, KM_EINPUT, "%s: cannot write: %s", path, strerror(errno));
         j->size = (off_t)head;
-    } else if (read_at(j->fd, p, head, 0)) {
+    } else if (read_at(j->fd, p, stored, 0)) {
         rc = km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
-    } else if (memcmp(p, MAGIC, 8) || le32(p + 8) != hdrlen ||
-               le32(p + 12 + hdrlen) != crc(p + 12, hdrlen)) {
+    } else if (memcmp(p, MAGIC, 8) || le32(p + stored - 4) != crc(p + 12, stored - 16)) {
         rc = km_error_set(err, KM_EINPUT, "%s: not a kmtk mtl journal (or its header is "
                           "damaged)", path);
-    } else if (memcmp(p + 12, hdr, hdrlen)) {
+    } else if (stored != head || memcmp(p + 12, hdr, hdrlen)) {
         rc = km_error_set(err, KM_EINPUT, "%s: written with other parameters (alpha, lambda, "
                           "kernels or features): start with those or another journal", path);
     } else {   /* records, one at a time: memory for the longest only */

@@ -134,3 +134,86 @@ check "after a restart the issued secret still works" grep -qx 'task 5' "$TMP/st
 kill -TERM $SPID
 wait $SPID
 SPID=
+# per-task individual kernels K~_j (--task-kernels): users 7 and 12 have their own, the
+# others the default linear K~; the server's active clients = train -s mtl with the file
+printf '# K~_j\n7 rbf gamma=3\n12   poly gamma=0.5 coef0=1 degree=2\n' >"$TMP/tk"
+start_tk() {
+    rm -f "$TMP/port5"
+    $S -q -p 0 --port-file "$TMP/port5" -k "$TMP/secrets" -j "$TMP/journal5" -a 0.5 -l 0.01 \
+        --task-kernels "$1" &
+    SPID=$!
+    for _ in $(seq 100); do [ -s "$TMP/port5" ] && break; sleep 0.05; done
+    P=$(cat "$TMP/port5")
+}
+start_tk "$TMP/tk"
+$C -q -p "$P" -K "$TMP/secrets" send "$TMP/mu.train"
+$C -p "$P" -T 7 -k s7 status >"$TMP/status7"
+$C -p "$P" -T 3 -k s3 status >"$TMP/status3"
+check "status tells task 7 its own K~_j (rbf, gamma 3) and task 3 the default (linear)" bash -c \
+    "grep -qx 'task_kernel rbf 3 0 3' $TMP/status7 && grep -q '^task_kernel linear ' $TMP/status3"
+for u in 7 12 3; do
+    grep "qid:$u " "$TMP/mu.train" >"$TMP/tu$u"
+    $C -q -p "$P" -T $u -k s$u estimate --active "$TMP/tu$u" --eval "$TMP/mu.items" \
+        -e "$TMP/tk$u.g"
+done
+kill -TERM $SPID
+wait $SPID
+SPID=
+$BIN/train -q -s mtl -t expdot -g 1 --task-kernel linear --task-gamma 1 --alpha 0.5 \
+    --lambda 0.01 --task-kernels "$TMP/tk" "$TMP/mu.train" "$TMP/tk.model"
+check "train -s mtl --task-kernels: the model stores the 2 tasks' own kernels" bash -c \
+    "grep -A2 -x 'task_kernels 2' $TMP/tk.model | tail -2 | tr '\n' '|' |
+     grep -qx '7 rbf gamma=3 features=all|12 poly gamma=0.5 coef0=1 degree=2 features=all|'"
+for u in 7 12 3; do
+    sed "s/^[^ ]*/0 qid:$u/" "$TMP/mu.items" >"$TMP/items$u"
+    $PR -q "$TMP/items$u" "$TMP/tk.model" "$TMP/tk$u.pred"
+    check "task kernels: train -s mtl predicts user $u as the server's active client (1e-8)" \
+        awk 'NR == FNR { g[FNR] = $1; s = $1 < 0 ? -$1 : $1; if (s > m) m = s; next }
+             { d = $1 - g[FNR]; if (d < 0) d = -d; if (d > e) e = d }
+             END { exit !(e <= 1e-8 * m) }' "$TMP/tk$u.g" "$TMP/tk$u.pred"
+done
+check "user 7's own kernel matters: its estimate differs from the default kernel's" bash -c \
+    "! cmp -s $TMP/e7.g $TMP/tk7.g"
+printf '7 rbf gamma=3\n12 poly gamma=0.5 coef0=1 degree=3\n' >"$TMP/tk2"
+expect_fail "a journal with other task kernels is refused" 2 'other parameters' \
+    timeout 20 $S -q -p 0 -j "$TMP/journal5" -k "$TMP/secrets" -a 0.5 -l 0.01 --task-kernels "$TMP/tk2"
+expect_fail "a journal with task kernels is refused without them" 2 'other parameters' \
+    timeout 20 $S -q -p 0 -j "$TMP/journal5" -k "$TMP/secrets" -a 0.5 -l 0.01
+start_tk "$TMP/tk"
+$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/tu7" --eval "$TMP/mu.items" -e "$TMP/tkr7.g"
+kill -TERM $SPID
+wait $SPID
+SPID=
+check "the same task kernels replay the journal to the same estimate, bit for bit" \
+    cmp -s "$TMP/tk7.g" "$TMP/tkr7.g"
+printf '7 rbf gamma=3\n\n9 rbf features=2\n' >"$TMP/tkbad"
+expect_fail "mtl-server: a malformed task-kernel file: FILE:LINE" 2 "tkbad:3: a task kernel sees all" \
+    timeout 20 $S -q -p 0 --task-kernels "$TMP/tkbad"
+printf '7 rbf gamma=3\n7 linear\n' >"$TMP/tkdup"
+expect_fail "train -s mtl: a task twice in the task-kernel file: FILE:LINE" 2 \
+    "tkdup:2: task 7 already has a kernel \(line 1\)" \
+    $BIN/train -s mtl --task-kernels "$TMP/tkdup" "$TMP/mu.train" "$TMP/x.model"
+expect_fail "--task-kernels without -s mtl: usage error" 1 'belongs to -s mtl' \
+    $BIN/train --task-kernels "$TMP/tk" "$TMP/mu.train" "$TMP/x.model"
+# a journal shorter than the header with task kernels (one issued secret) is refused, not
+# taken for a torn header and started over
+rm -f "$TMP/port6"
+$S -q -p 0 --port-file "$TMP/port6" --register -j "$TMP/journal6" -a 0.5 -l 0.01 &
+SPID=$!
+for _ in $(seq 100); do [ -s "$TMP/port6" ] && break; sleep 0.05; done
+P=$(cat "$TMP/port6")
+sec6=$($C -p "$P" -T 5 register | cut -d' ' -f2)
+kill -TERM $SPID
+wait $SPID
+SPID=
+expect_fail "a short journal without task kernels is refused with them" 2 'other parameters' \
+    timeout 20 $S -q -p 0 -j "$TMP/journal6" -a 0.5 -l 0.01 --task-kernels "$TMP/tk"
+rm -f "$TMP/port6"
+$S -q -p 0 --port-file "$TMP/port6" -j "$TMP/journal6" -a 0.5 -l 0.01 &
+SPID=$!
+for _ in $(seq 100); do [ -s "$TMP/port6" ] && break; sleep 0.05; done
+P=$(cat "$TMP/port6")
+check "... and keeps its issued secret" $C -p "$P" -T 5 -k "$sec6" status
+kill -TERM $SPID
+wait $SPID
+SPID=
