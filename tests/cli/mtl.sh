@@ -176,7 +176,8 @@ check "user 7's own kernel matters: its estimate differs from the default kernel
     "! cmp -s $TMP/e7.g $TMP/tk7.g"
 printf '7 rbf gamma=3\n12 poly gamma=0.5 coef0=1 degree=3\n' >"$TMP/tk2"
 expect_fail "a journal with other task kernels is refused" 2 'other parameters' \
-    timeout 20 $S -q -p 0 -j "$TMP/journal5" -k "$TMP/secrets" -a 0.5 -l 0.01 --task-kernels "$TMP/tk2"
+    timeout 20 $S -q -p 0 -j "$TMP/journal5" -k "$TMP/secrets" -a 0.5 -l 0.01 \
+    --task-kernels "$TMP/tk2"
 expect_fail "a journal with task kernels is refused without them" 2 'other parameters' \
     timeout 20 $S -q -p 0 -j "$TMP/journal5" -k "$TMP/secrets" -a 0.5 -l 0.01
 start_tk "$TMP/tk"
@@ -187,7 +188,8 @@ SPID=
 check "the same task kernels replay the journal to the same estimate, bit for bit" \
     cmp -s "$TMP/tk7.g" "$TMP/tkr7.g"
 printf '7 rbf gamma=3\n\n9 rbf features=2\n' >"$TMP/tkbad"
-expect_fail "mtl-server: a malformed task-kernel file: FILE:LINE" 2 "tkbad:3: a task kernel sees all" \
+expect_fail "mtl-server: a malformed task-kernel file: FILE:LINE" 2 \
+    "tkbad:3: a task kernel sees all" \
     timeout 20 $S -q -p 0 --task-kernels "$TMP/tkbad"
 printf '7 rbf gamma=3\n7 linear\n' >"$TMP/tkdup"
 expect_fail "train -s mtl: a task twice in the task-kernel file: FILE:LINE" 2 \
