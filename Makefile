@@ -3,7 +3,7 @@ CC      ?= gcc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?=
-XCFLAGS  = -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra -Wshadow -Wstrict-prototypes $(WERROR) $(SAN)
+XCFLAGS  = -std=c11 -D_GNU_SOURCE $(XCPPFLAGS) -fopenmp -Wall -Wextra -Wshadow -Wstrict-prototypes $(WERROR) $(SAN)
 OUT     ?= .
 O       := $(if $(filter .,$(OUT)),,$(OUT)/)
 MAKEFLAGS += -r

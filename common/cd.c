@@ -567,6 +567,35 @@ done:
     return rc;
 }
 
+void km_cd_gap_terms(km_loss loss, double eps, const double *y, const double *C,
+                     const double *c, const double *z, int64_t lo, int64_t hi, double out[2])
+{
+    double F = 0, G = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        double Li = C[i] * km_loss_value(loss, y[i], z[i], eps), cz = c[i] * z[i];
+        F += Li + cz / 2;
+        G += Li + km_loss_conj(loss, y[i], c[i], C[i], eps) + cz;   /* Fenchel-Young, >= 0 */
+    }
+    out[0] += F;
+    out[1] += G;
+}
+
+double km_cd_relative_gap(km_loss loss, double eps, const double *y, const double *C,
+                          const double *c, const double *z, int64_t m, double *primal)
+{
+    double F = 0, G = 0;
+    for (int64_t b = 0; b < m; b += KM_GAP_BLOCK) {
+        double part[2] = {0, 0};
+        km_cd_gap_terms(loss, eps, y, C, c, z, b, b + KM_GAP_BLOCK < m ? b + KM_GAP_BLOCK : m,
+                        part);
+        F += part[0];
+        G += part[1];
+    }
+    if (primal)
+        *primal = F;
+    return F > 0 ? (G > 0 ? G : 0) / F : 0;
+}
+
 /* Largest |eigenvalue| of K by power iteration (for alpha = 1/||K||_2). */
 static int spectral_norm(km_kmatrix *K, int threads, double *out, km_error *err)
 {

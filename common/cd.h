@@ -94,6 +94,21 @@ double km_linear_objective(const km_linear_data *d, const double *y, const doubl
 int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
                  double *c, double *z, km_cd_result *res, km_error *err);
 
+/*
+ * The primal F(c) = sum_i C_i L(y_i, z_i) + c'z/2 and the duality gap F(c) - D(c) of c with
+ * z = Kc (see km_loss_conj), each summed over the coordinates i in [lo, hi) in increasing
+ * order: out[0] += primal part, out[1] += gap part. Callers that split the work sum fixed
+ * blocks in order, so the result has the same bits whatever the number of threads.
+ */
+void km_cd_gap_terms(km_loss loss, double eps, const double *y, const double *C,
+                     const double *c, const double *z, int64_t lo, int64_t hi, double out[2]);
+
+/* (F - D) / F over all m coordinates (0 when F = 0), summed in blocks of KM_GAP_BLOCK;
+ * *primal gets F. */
+#define KM_GAP_BLOCK 4096
+double km_cd_relative_gap(km_loss loss, double eps, const double *y, const double *C,
+                          const double *c, const double *z, int64_t m, double *primal);
+
 /* Step size of the fixed-point iteration: alpha = 1/tr(K) or 1/||K||_2 (power iteration). */
 typedef enum { KM_ALPHA_TRACE, KM_ALPHA_NORM2 } km_alpha_rule;
 

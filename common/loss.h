@@ -103,4 +103,34 @@ static inline double km_loss_resolvent(km_loss loss, double y, double v, double 
     }
 }
 
+/*
+ * C L*(y, -c/C): the conjugate term of the dual of (2.2),
+ *   D(c) = -c'Kc/2 - sum_i C_i L*(y_i, -c_i/C_i),   L*(y, s) = sup_z (s z - L(y, z)),
+ * for a coefficient c that the resolvent can return (c = -C dL: y c in [0, C] for l1svm,
+ * y c >= 0 for l2svm, |c| <= C for rla and svr); +inf outside that set. In closed form:
+ *   l1svm, rla  -y c          l2svm  -y c + c^2/(4C)
+ *   rls         -y c + c^2/(2C)        svr    -y c + eps |c|
+ * The duality gap P - D at z = Kc is the sum over i of
+ *   C_i L(y_i, z_i) + C_i L*(y_i, -c_i/C_i) + c_i z_i >= 0   (Fenchel-Young),
+ * 0 for every i exactly when c satisfies the optimality condition (2.8).
+ */
+static inline double km_loss_conj(km_loss loss, double y, double c, double C, double eps)
+{
+    double slack = 1e-12 * C;   /* rounding of c computed from C */
+    switch (loss) {
+    case KM_LOSS_L1SVM:
+        return y * c >= -slack && y * c <= C + slack ? -y * c : INFINITY;
+    case KM_LOSS_L2SVM:
+        return y * c >= -slack ? -y * c + c * c / (4 * C) : INFINITY;
+    case KM_LOSS_RLS:
+        return -y * c + c * c / (2 * C);
+    case KM_LOSS_RLA:
+        return fabs(c) <= C + slack ? -y * c : INFINITY;
+    case KM_LOSS_SVR:
+        return fabs(c) <= C + slack ? -y * c + eps * fabs(c) : INFINITY;
+    default:
+        return INFINITY;
+    }
+}
+
 #endif

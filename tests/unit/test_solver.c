@@ -51,6 +51,54 @@ static void test_resolvents(void)
     }
 }
 
+/* C L*(y, -c/C) = sup_z (-c z - C L(y, z)) by golden section on the concave function over a
+ * wide interval: the conjugate without the closed forms of km_loss_conj. */
+static double brute_conj(km_loss loss, double y, double c, double C, double eps)
+{
+    double lo = -50, hi = 50;
+    const double g = (sqrt(5) - 1) / 2;
+    for (int it = 0; it < 300; it++) {
+        double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+        double fa = -c * a - C * km_loss_value(loss, y, a, eps);
+        double fb = -c * b - C * km_loss_value(loss, y, b, eps);
+        if (fa > fb)
+            hi = b;
+        else
+            lo = a;
+    }
+    double z = (lo + hi) / 2;
+    return -c * z - C * km_loss_value(loss, y, z, eps);
+}
+
+static void test_conjugates(void)
+{
+    km_rng r;
+    km_rng_seed(&r, 8);
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        double worst = 0, neg = 0;
+        for (int t = 0; t < 2000; t++) {
+            double y = km_loss_is_classification(loss) ? (unif(&r) < .5 ? -1 : 1)
+                                                       : 4 * unif(&r) - 2;
+            double C = 0.1 + 3 * unif(&r), eps = 0.5 * unif(&r), stuck;
+            /* a coefficient the resolvent returns: feasible by construction */
+            double c = km_loss_resolvent(loss, y, 6 * unif(&r) - 3, 0.05 + 3 * unif(&r), C,
+                                         eps, &stuck);
+            double conj = km_loss_conj(loss, y, c, C, eps);
+            worst = fmax(worst, fabs(conj - brute_conj(loss, y, c, C, eps)));
+            double z = 8 * unif(&r) - 4;   /* Fenchel-Young: C L + C L* + c z >= 0 */
+            neg = fmin(neg, C * km_loss_value(loss, y, z, eps) + conj + c * z);
+        }
+        CHECK(worst < 1e-7, "conjugate of %s equals the 1-D supremum (max diff %.2g)",
+              km_loss_name(loss), worst);
+        CHECK(neg > -1e-12, "%s: every gap term C L + C L* + c z >= 0 (min %.2g)",
+              km_loss_name(loss), neg);
+    }
+    CHECK(isinf(km_loss_conj(KM_LOSS_L1SVM, 1, -0.5, 1, 0)) &&
+              isinf(km_loss_conj(KM_LOSS_L1SVM, 1, 1.5, 1, 0)) &&
+              isinf(km_loss_conj(KM_LOSS_SVR, 1, -2, 1, 0.1)),
+          "conjugates are +inf outside the resolvent's range");
+}
+
 /* Dense row-major l x dim copy of X (with the bias column when bias >= 0). */
 static double *dense(const km_problem *P, double bias, int dim)
 {
@@ -360,6 +408,7 @@ static void test_one_vs_all_and_weights(void)
 int main(void)
 {
     test_resolvents();
+    test_conjugates();
     test_optimality();
     test_rls_closed_form();
     test_against_fista();
