@@ -10,11 +10,13 @@
 
 #include "rng.h"
 
-static const char *const rule_names[] = {"random", "cyclic", "aitken"};
+static const char *const rule_names[] = {"random", "cyclic", "aitken", "gradient",
+                                         "greedy", "pair", "auto"};
+#define NRULES ((int)(sizeof rule_names / sizeof *rule_names))
 
 int km_rule_from_name(const char *name)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NRULES; i++)
         if (strcmp(name, rule_names[i]) == 0)
             return i;
     return -1;
@@ -22,7 +24,7 @@ int km_rule_from_name(const char *name)
 
 const char *km_rule_name(km_rule rule)
 {
-    return (unsigned)rule < 3 ? rule_names[rule] : "?";
+    return (unsigned)rule < (unsigned)NRULES ? rule_names[rule] : "?";
 }
 
 km_cd_param km_cd_param_default(void)
@@ -31,7 +33,8 @@ km_cd_param km_cd_param_default(void)
     p.loss = KM_LOSS_L2SVM;
     p.eps = 0.1;
     p.delta = 0;
-    p.rule = KM_RULE_RANDOM;
+    p.stop = KM_STOP_GAP;
+    p.rule = KM_RULE_RANDOM;   /* KM_RULE_AUTO once the greedy kernel rules are in */
     p.seed = 1;
     p.max_iter = 1000;
     p.shrinking = 1;

@@ -9,22 +9,39 @@
 #include "loss.h"
 #include "problem.h"
 
-/* Index rules of thesis 2.3.1: each is "essentially cyclic", so Theorem 11 applies. */
+/* Index rules. The thesis' rules of 2.3.1 are "essentially cyclic", so Theorem 11 applies;
+ * the greedy rules (kernel solver only: they need z = Kc for every coefficient) pick the
+ * coordinate, or the pair, that gains most. */
 typedef enum {
     KM_RULE_RANDOM,   /* randomized cyclic: a new permutation every macro-iteration */
     KM_RULE_CYCLIC,   /* 1, ..., l */
-    KM_RULE_AITKEN    /* Aitken double sweep: forward, then backward, alternating */
+    KM_RULE_AITKEN,   /* Aitken double sweep: forward, then backward, alternating */
+    KM_RULE_GRADIENT, /* greedy, first order: the largest step |h_i| */
+    KM_RULE_GREEDY,   /* greedy, second order: the largest decrease of the dual */
+    KM_RULE_PAIR,     /* greedy pairs: the best coordinate and the best partner for it
+                         (Steinwart, Hush and Scovel, JMLR 12, 2011) */
+    KM_RULE_AUTO      /* the default: random for the linear solver, the best greedy rule
+                         for kernels */
 } km_rule;
 
-/* The rule called name ("random", "cyclic", "aitken"), or -1. */
+/* The rule called name ("random", "cyclic", "aitken", "gradient", "greedy", "pair",
+ * "auto"), or -1. */
 int km_rule_from_name(const char *name);
 const char *km_rule_name(km_rule rule);
+
+/* Stopping rules. */
+typedef enum {
+    KM_STOP_GAP,      /* relative duality gap (F - D) / F <= delta (the default) */
+    KM_STOP_STEP      /* the thesis' rule: max_i |h_i| < delta over a macro-iteration */
+} km_stop;
 
 typedef struct km_cd_param {
     km_loss loss;
     double eps;          /* svr's epsilon */
-    double delta;        /* stop when max_i |h_i| < delta over a macro-iteration;
-                            <= 0: KM_CD_DEFAULT_TOL / mean_i k_ii (see below) */
+    km_stop stop;
+    double delta;        /* the tolerance of the stopping rule; <= 0: the default,
+                            KM_CD_DEFAULT_GAP for the gap, for the step rule
+                            KM_CD_DEFAULT_TOL / mean_i k_ii (see below) */
     km_rule rule;
     uint64_t seed;       /* for KM_RULE_RANDOM */
     int64_t max_iter;    /* cap on macro-iterations */
@@ -35,16 +52,20 @@ typedef struct km_cd_param {
     void *user;
 } km_cd_param;
 
+/* The default relative duality gap: scale-free (a ratio of objective values). */
+#define KM_CD_DEFAULT_GAP 1e-3
+
 /*
- * The default delta. h_i is the change of c_i, about (gradient of the dual in i) / k_ii, so
- * a fixed delta is loose where rows have large norms and strict where they are normalised.
- * The default puts the tolerance on the gradient scale instead: delta = 0.05 / mean_i k_ii
- * (0.05 for unit-norm rows, about LIBLINEAR's default eps = 0.1 on max PG - min PG).
+ * The default delta of the step rule. h_i is the change of c_i, about (gradient of the dual
+ * in i) / k_ii, so a fixed delta is loose where rows have large norms and strict where they
+ * are normalised. The default puts the tolerance on the gradient scale instead: delta =
+ * 0.05 / mean_i k_ii (0.05 for unit-norm rows, about LIBLINEAR's default eps = 0.1 on
+ * max PG - min PG).
  */
 #define KM_CD_DEFAULT_TOL 0.05
 
-/* Defaults: l2svm, eps 0.1, delta automatic (0), random rule, seed 1, 1000 iterations,
- * shrinking. */
+/* Defaults: l2svm, eps 0.1, the gap rule, delta automatic (0), rule auto, seed 1, 1000
+ * iterations, shrinking. */
 km_cd_param km_cd_param_default(void);
 
 typedef struct km_cd_result {
@@ -52,6 +73,8 @@ typedef struct km_cd_result {
     int converged;       /* 0 if max_iter was reached first */
     double max_h;        /* max |h_i| of the last macro-iteration */
     double delta;        /* the tolerance used */
+    double primal;       /* F at the returned c */
+    double gap;          /* its relative duality gap (F - D) / F, whatever the rule */
 } km_cd_result;
 
 /*
