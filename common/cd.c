@@ -27,6 +27,12 @@ const char *km_rule_name(km_rule rule)
     return (unsigned)rule < (unsigned)NRULES ? rule_names[rule] : "?";
 }
 
+int km_rule_is_greedy(km_rule rule)
+{
+    return rule == KM_RULE_GRADIENT || rule == KM_RULE_GREEDY || rule == KM_RULE_PAIR ||
+           rule == KM_RULE_AUTO;
+}
+
 km_cd_param km_cd_param_default(void)
 {
     km_cd_param p = {0};

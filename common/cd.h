@@ -29,6 +29,9 @@ typedef enum {
 int km_rule_from_name(const char *name);
 const char *km_rule_name(km_rule rule);
 
+/* 1 for the rules of the greedy kernel solver (kcd.h): gradient, greedy, pair, auto. */
+int km_rule_is_greedy(km_rule rule);
+
 /* Stopping rules. */
 typedef enum {
     KM_STOP_GAP,      /* relative duality gap (F - D) / F <= delta (the default) */

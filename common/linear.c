@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kcd.h"
 #include "rng.h"
 
 void km_train_info_free(km_train_info *info)
@@ -190,6 +191,8 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
     km_linear_data data = {P, rows, m, par->bias};
     km_kdata *X = NULL;
     km_kmatrix *K = NULL;
+    km_kcd *G = NULL;   /* the greedy kernel solver's state */
+    int greedy = par->use_kernel && !par->fixedpoint && km_rule_is_greedy(par->cd.rule);
     double *y = malloc((size_t)m * sizeof *y);
     double *C = malloc((size_t)m * sizeof *C);
     double *w = malloc((size_t)dim * sizeof *w);
@@ -227,7 +230,9 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
         }
     if (par->use_kernel) {
         if (!(X = km_kdata_new(P, rows, m, err)) ||
-            !(K = km_kmatrix_new(&par->kernel, X, par->cache_bytes, par->threads, err))) {
+            (greedy && !(G = km_kcd_new(&par->kernel, X, par->cache_bytes, par->threads, err))) ||
+            (!greedy &&
+             !(K = km_kmatrix_new(&par->kernel, X, par->cache_bytes, par->threads, err)))) {
             rc = err->code;
             goto done;
         }
@@ -255,6 +260,8 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
         double *ck = par->use_kernel ? c + (size_t)k * (size_t)m : c;
         if (!par->use_kernel)
             rc = km_cd_linear(&data, y, C, &par->cd, w, ck, &res, err);
+        else if (greedy)
+            rc = km_kcd_solve(G, y, C, &par->cd, ck, z, &res, err);
         else if (par->fixedpoint)
             rc = km_fixedpoint(K, y, C, &par->cd, par->alpha_rule, par->threads, ck, z, &res,
                                err);
@@ -281,6 +288,7 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
     if (par->use_kernel)
         rc = keep_support_vectors(model, P, rows, m, c, &par->kernel, err);
 done:
+    km_kcd_free(G);
     km_kmatrix_free(K);
     km_kdata_free(X);
     free(z);

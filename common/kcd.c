@@ -1,0 +1,465 @@
+/* kcd.c - see kcd.h. */
+#include "kcd.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "simd.h"
+
+struct km_kcd {
+    int64_t m;
+    int T;
+    km_kmatrix **K;   /* K[t]: the rows over the columns [lo[t], lo[t + 1]) */
+    int64_t *lo;
+};
+
+void km_kcd_free(km_kcd *W)
+{
+    if (!W)
+        return;
+    for (int t = 0; W->K && t < W->T; t++)
+        km_kmatrix_free(W->K[t]);
+    free(W->K);
+    free(W->lo);
+    free(W);
+}
+
+km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, int threads,
+                   km_error *err)
+{
+    int64_t m = km_kdata_size(X);
+    int T = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    if (m < KM_KCD_PAR_MIN)
+        T = 1;
+    km_kcd *W = calloc(1, sizeof *W);
+    int64_t *cols = NULL;
+    if (!W || !(W->K = calloc((size_t)T, sizeof *W->K)) ||
+        !(W->lo = malloc((size_t)(T + 1) * sizeof *W->lo)) ||
+        (T > 1 && !(cols = malloc((size_t)m * sizeof *cols)))) {
+        km_kcd_free(W);
+        km_error_nomem(err, "kernel solver");
+        return NULL;
+    }
+    W->m = m;
+    W->T = T;
+    for (int t = 0; t < T; t++)   /* blocks of whole cache lines */
+        W->lo[t] = t == 0 ? 0 : (m * t / T) & ~(int64_t)7;
+    W->lo[T] = m;
+    for (int64_t i = 0; cols && i < m; i++)
+        cols[i] = i;
+    for (int t = 0; t < T; t++) {
+        if (!(W->K[t] = km_kmatrix_new(k, X, cache_bytes / (size_t)T, 1, err)) ||
+            (T > 1 && km_kmatrix_restrict(W->K[t], cols + W->lo[t], W->lo[t + 1] - W->lo[t],
+                                          err))) {
+            free(cols);
+            km_kcd_free(W);
+            return NULL;
+        }
+    }
+    free(cols);
+    return W;
+}
+
+void km_kcd_stats(const km_kcd *W, int64_t *served, int64_t *computed)
+{
+    *served = *computed = 0;
+    for (int t = 0; t < W->T; t++) {
+        int64_t s, c;
+        km_kmatrix_stats(W->K[t], &s, &c);
+        *served += s;
+        *computed += c;
+    }
+}
+
+/* ---- a barrier for the team: spins briefly, then yields the core (a thread waiting for
+ * one that the system has descheduled must not hold on to the CPU it needs) ---- */
+
+typedef struct barrier {
+    atomic_int count, sense;
+    int n;
+} barrier;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void barrier_wait(barrier *b, int *local)
+{
+    if (b->n == 1)
+        return;
+    int s = !*local;
+    *local = s;
+    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) == b->n - 1) {
+        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->sense, s, memory_order_release);
+        return;
+    }
+    for (int spin = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s; spin++) {
+        if (spin < 4000)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+/* ---- one coordinate ----
+ * The exact step on coordinate i: cn = S_i(z_i/k_ii - c_i) (Table 2.1's resolvent, alpha =
+ * 1/k_ii), ranked by |h| (gradient) or by the decrease of the dual D(c) = c'Kc/2 +
+ * sum_i phi_i(c_i), phi_i(c) = C_i L*(y_i, -c/C_i) (km_loss_conj):
+ *   D(c) - D(c + h e_i) = -(z_i h + k_ii h^2/2 + phi_i(c_i + h) - phi_i(c_i)),
+ * computed as -h (g + k' h/2) with g = z_i - y_i + (c_i/(2C_i) for l2svm, c_i/C_i for rls)
+ * and k' = k_ii + (1/(2C_i), 1/C_i), minus eps (|c_i + h| - |c_i|) for svr: the gradient
+ * of the smooth part once, not z_i h and y_i h apart (their difference cancels).
+ */
+
+/* The best coordinate of a thread's active set, its step, and the largest |h| there. */
+typedef struct cand {
+    double rank, cn, h, maxh;
+    int64_t i, na;
+} cand;
+
+typedef struct kshared {
+    const double *y, *C, *alpha, *kii;
+    double *c, *z;
+    km_loss loss;
+    km_rule rule;
+    double eps;
+    int64_t m;
+} kshared;
+
+static inline double clamp(double u, double lo, double hi)
+{
+    u = u < lo ? lo : u;
+    return u > hi ? hi : u;
+}
+
+/* The resolvent of km_loss_resolvent without the branches (the same values, up to the sign
+ * of a zero), for loops the compiler vectorises. */
+static inline __attribute__((always_inline)) double
+resolvent_flat(km_loss loss, double y, double v, double a, double Ci, double eps)
+{
+    switch (loss) {
+    case KM_LOSS_L1SVM:
+        return y * clamp(a - y * v, 0, Ci);
+    case KM_LOSS_L2SVM: {
+        double u = a - y * v;
+        return y * (u > 0 ? u : 0) / (1 + a / (2 * Ci));
+    }
+    case KM_LOSS_RLS:
+        return (a * y - v) / (1 + a / Ci);
+    case KM_LOSS_RLA: {
+        double u = a * y - v;
+        return copysign(fabs(u) < Ci ? fabs(u) : Ci, u);
+    }
+    default: {   /* svr */
+        double u = a * y - v;
+        return copysign(clamp(fabs(u) - a * eps, 0, Ci), u);
+    }
+    }
+}
+
+/* Phase 1 of a scan: rank[k] and cn[k] of the coordinates act[0..na); returns max |h|. */
+static inline __attribute__((always_inline)) double
+rank_t(km_loss loss, km_rule rule, const kshared *S, const int64_t *restrict act, int64_t na,
+       double *restrict rank, double *restrict cnv)
+{
+    const double *restrict y = S->y, *restrict z = S->z, *restrict c = S->c;
+    const double *restrict al = S->alpha, *restrict kii = S->kii, *restrict C = S->C;
+    double eps = S->eps, maxh = 0;
+    #pragma omp simd reduction(max : maxh)
+    for (int64_t k = 0; k < na; k++) {
+        int64_t i = act[k];
+        double yi = y[i], zi = z[i], ci = c[i], a = al[i], Ci = C[i];
+        double c1 = resolvent_flat(loss, yi, zi * a - ci, a, Ci, eps);
+        double h = c1 - ci, r;
+        if (rule == KM_RULE_GRADIENT) {
+            r = fabs(h);
+        } else {   /* -h (g + k' h/2) (- the kink of svr); see the comment above */
+            double g = zi - yi, kk = kii[i];
+            if (loss == KM_LOSS_L2SVM) {
+                g += ci / (2 * Ci);
+                kk += 1 / (2 * Ci);
+            } else if (loss == KM_LOSS_RLS) {
+                g += ci / Ci;
+                kk += 1 / Ci;
+            }
+            r = -h * (g + kk * h / 2);
+            if (loss == KM_LOSS_SVR)
+                r -= eps * (fabs(c1) - fabs(ci));
+        }
+        rank[k] = h != 0 ? r : 0;
+        cnv[k] = c1;
+        double ah = fabs(h);
+        maxh = ah > maxh ? ah : maxh;
+    }
+    return maxh;
+}
+
+KM_VECTOR_CLONES
+static double rank_all(const kshared *S, const int64_t *act, int64_t na, double *rank,
+                       double *cnv)
+{
+#define KCD_CASE(L)                                                                        \
+    case L:                                                                                \
+        return S->rule == KM_RULE_GRADIENT ? rank_t(L, KM_RULE_GRADIENT, S, act, na, rank, cnv) \
+                                           : rank_t(L, KM_RULE_GREEDY, S, act, na, rank, cnv);
+    switch (S->loss) {
+    KCD_CASE(KM_LOSS_L1SVM)
+    KCD_CASE(KM_LOSS_L2SVM)
+    KCD_CASE(KM_LOSS_RLS)
+    KCD_CASE(KM_LOSS_RLA)
+    default:
+    KCD_CASE(KM_LOSS_SVR)
+    }
+#undef KCD_CASE
+}
+
+/* The first of the largest ranks of rank[0..n) (-1 if none is > 0). */
+KM_VECTOR_CLONES
+static int64_t first_max(const double *rank, int64_t n)
+{
+    double best = 0;
+    #pragma omp simd reduction(max : best)
+    for (int64_t k = 0; k < n; k++)
+        best = rank[k] > best ? rank[k] : best;
+    if (!(best > 0))
+        return -1;
+    for (int64_t k = 0; k < n; k++)
+        if (rank[k] == best)
+            return k;
+    return -1;
+}
+
+/* A thread's best coordinate (act increasing: ties keep the smallest index); work holds
+ * 2 na doubles. */
+static void scan(const kshared *S, const int64_t *act, int64_t na, double *work, cand *out)
+{
+    double *rank = work, *cnv = work + na;
+    out->maxh = rank_all(S, act, na, rank, cnv);
+    int64_t k = first_max(rank, na);
+    out->na = na;
+    out->i = k >= 0 ? act[k] : -1;
+    out->rank = k >= 0 ? rank[k] : 0;
+    out->cn = k >= 0 ? cnv[k] : 0;
+    out->h = k >= 0 ? cnv[k] - S->c[act[k]] : 0;
+}
+
+/* Drops from act[0..*na) (order kept) the coordinates that do not move and are stuck on a
+ * flat piece of S_i deeper than maxh, the largest step of the active set. */
+static void shrink(const kshared *S, int64_t *act, int64_t *na, double maxh, char *out_of)
+{
+    int64_t keep = 0;
+    for (int64_t k = 0; k < *na; k++) {
+        int64_t i = act[k];
+        double stuck;
+        double cn = km_loss_resolvent(S->loss, S->y[i], S->z[i] * S->alpha[i] - S->c[i],
+                                      S->alpha[i], S->C[i], S->eps, &stuck);
+        if (!(cn == S->c[i] && stuck > maxh))
+            act[keep++] = i;
+        else
+            out_of[i] = 1;
+    }
+    *na = keep;
+}
+
+/* The gap terms of km_cd_gap_terms over [lo, hi), and separately the gap part of the
+ * coordinates not shrunk (out[2]); in increasing order, so the same bits for any team. */
+static void gap_terms(const kshared *S, const char *out_of, int64_t lo, int64_t hi,
+                      double out[3])
+{
+    double F = 0, G = 0, A = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        double Li = S->C[i] * km_loss_value(S->loss, S->y[i], S->z[i], S->eps);
+        double cz = S->c[i] * S->z[i];
+        double g = Li + km_loss_conj(S->loss, S->y[i], S->c[i], S->C[i], S->eps) + cz;
+        F += Li + cz / 2;
+        G += g;
+        A += out_of[i] ? 0 : g;
+    }
+    out[0] = F;
+    out[1] = G;
+    out[2] = A;
+}
+
+/* The coordinates of [lo, hi) that can move (k_ii > 0), in increasing order. */
+static int64_t all_active(const kshared *S, int64_t lo, int64_t hi, int64_t *act,
+                          char *out_of)
+{
+    int64_t na = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        out_of[i] = 0;
+        if (S->alpha[i] > 0)
+            act[na++] = i;
+    }
+    return na;
+}
+
+int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param *par,
+                 double *c, double *z, km_cd_result *res, km_error *err)
+{
+    int64_t m = W->m;
+    int T = W->T;
+    km_rule rule = par->rule == KM_RULE_GRADIENT ? KM_RULE_GRADIENT : KM_RULE_GREEDY;
+    int64_t nb = (m + KM_GAP_BLOCK - 1) / KM_GAP_BLOCK;
+    size_t len = (size_t)(m > 0 ? m : 1);
+    double *alpha = malloc(len * sizeof *alpha), *kii = malloc(len * sizeof *kii);
+    int64_t *act = malloc(len * sizeof *act);
+    cand *cands = calloc(2 * (size_t)T, sizeof *cands);
+    double *gp = malloc(3 * (size_t)(nb > 0 ? nb : 1) * sizeof *gp);
+    char *out_of = malloc(len);   /* 1: shrunk */
+    double *work = malloc(2 * len * sizeof *work);   /* the scans' ranks and steps */
+    if (!alpha || !kii || !act || !cands || !gp || !out_of || !work) {
+        free(work);
+        free(out_of);
+        free(alpha);
+        free(kii);
+        free(act);
+        free(cands);
+        free(gp);
+        return km_error_nomem(err, "kernel solver");
+    }
+    double tr = 0;
+    int64_t movable = 0;
+    for (int64_t i = 0; i < m; i++) {
+        kii[i] = km_kmatrix_diag(W->K[0], i);
+        alpha[i] = kii[i] > 0 ? 1 / kii[i] : 0;
+        tr += kii[i] > 0 ? kii[i] : 0;
+        movable += kii[i] > 0;
+        c[i] = 0;
+        z[i] = 0;
+    }
+    double delta = par->delta;
+    if (delta <= 0)
+        delta = par->stop == KM_STOP_STEP ? (movable ? KM_CD_DEFAULT_TOL * (double)movable / tr
+                                                     : 1)
+                                          : KM_CD_DEFAULT_GAP;
+    int64_t cap = par->max_iter > INT64_MAX / (m > 0 ? m : 1) ? INT64_MAX
+                                                               : par->max_iter * (m > 0 ? m : 1);
+    kshared S = {y, C, alpha, kii, c, z, par->loss, rule, par->eps, m};
+    barrier bar = {0, 0, T};
+    atomic_int failed = 0;
+    int64_t steps_out = 0;
+    int converged = 0;
+    double maxh_out = 0;
+
+    #pragma omp parallel num_threads(T) if (T > 1)
+    {
+        int t = omp_get_thread_num(), sense = 0, buf = 0, full = 1;
+        int64_t lo = W->lo[t], hi = W->lo[t + 1];
+        int64_t *mine = act + lo, na = all_active(&S, lo, hi, mine, out_of);
+        km_kmatrix *K = W->K[t];
+        km_error e = {0};
+        int64_t steps = 0, since_shrink = 0;
+        for (;;) {
+            scan(&S, mine, na, work + 2 * lo, &cands[buf * T + t]);
+            barrier_wait(&bar, &sense);
+            if (atomic_load(&failed))
+                break;
+            cand B = cands[buf * T];   /* the team's best: the first of the largest ranks */
+            int64_t active = B.na;
+            for (int u = 1; u < T; u++) {
+                const cand *o = &cands[buf * T + u];
+                if (o->rank > B.rank || (o->rank == B.rank && B.i < 0)) {
+                    double mh = B.maxh > o->maxh ? B.maxh : o->maxh;
+                    B = *o;
+                    B.maxh = mh;
+                } else if (o->maxh > B.maxh) {
+                    B.maxh = o->maxh;
+                }
+                active += o->na;
+            }
+            buf ^= 1;
+            int idle = B.i < 0 || !(B.rank > 0) || B.h == 0;
+            int done = 0;
+            if (idle || steps % KM_KCD_CHECK == 0 || steps >= cap ||
+                (par->stop == KM_STOP_STEP && B.maxh < delta)) {
+                /* the exact relative duality gap, blocks shared round robin */
+                for (int64_t b = t; b < nb; b += T)
+                    gap_terms(&S, out_of, b * KM_GAP_BLOCK,
+                              (b + 1) * KM_GAP_BLOCK < m ? (b + 1) * KM_GAP_BLOCK : m,
+                              gp + 3 * b);
+                barrier_wait(&bar, &sense);
+                double F = 0, G = 0, A = 0;
+                for (int64_t b = 0; b < nb; b++) {
+                    F += gp[3 * b];
+                    G += gp[3 * b + 1];
+                    A += gp[3 * b + 2];
+                }
+                double gap = F > 0 ? (G > 0 ? G : 0) / F : 0;
+                /* the active set is done when its share of the gap is a tenth of the
+                 * target: the rest is in the shrunk coordinates */
+                int settled = par->stop == KM_STOP_GAP && !full && F > 0 &&
+                              A <= 0.1 * delta * F;
+                if (par->stop == KM_STOP_GAP)
+                    done = gap <= delta;     /* a certificate whatever is shrunk */
+                else
+                    done = B.maxh < delta && full;
+                if (!done && (idle || settled || (par->stop == KM_STOP_STEP && B.maxh < delta))) {
+                    if (!full) {   /* converged on the active set: bring everything back */
+                        na = all_active(&S, lo, hi, mine, out_of);
+                        full = 1;
+                        since_shrink = 0;
+                    } else if (idle) {
+                        done = 1;  /* nothing can move: optimal to rounding */
+                    }
+                }
+                int conv = done;
+                if (!done && steps >= cap)
+                    done = 1;
+                if (t == 0 && par->progress)
+                    par->progress(par->user, (steps + m - 1) / (m > 0 ? m : 1), B.maxh, active);
+                if (done) {
+                    if (t == 0) {   /* every thread reached the same decision */
+                        steps_out = steps;
+                        maxh_out = B.maxh;
+                        converged = conv;
+                    }
+                    break;
+                }
+                if (idle || settled)
+                    continue;
+            }
+            if (par->shrinking && since_shrink >= KM_KCD_SHRINK) {
+                shrink(&S, mine, &na, B.maxh, out_of);
+                full = 0;
+                since_shrink = 0;
+            }
+            const double *row = km_kmatrix_row(K, B.i, &e);
+            if (!row) {
+                int zero = 0;
+                if (atomic_compare_exchange_strong(&failed, &zero, 1))
+                    *err = e;
+                continue;   /* the next barrier ends every thread */
+            }
+            double h = B.h, *zt = z + lo;
+            for (int64_t q = 0; q < hi - lo; q++)   /* z += h k_i over this block */
+                zt[q] += h * row[q];
+            if (B.i >= lo && B.i < hi)
+                c[B.i] = B.cn;
+            steps++;
+            since_shrink++;
+        }
+    }
+    int rc = atomic_load(&failed) ? err->code : KM_OK;
+    res->iter = (steps_out + m - 1) / (m > 0 ? m : 1);
+    res->converged = converged;
+    res->max_h = maxh_out;
+    res->delta = delta;
+    res->gap = km_cd_relative_gap(par->loss, par->eps, y, C, c, z, m, &res->primal);
+    free(alpha);
+    free(kii);
+    free(act);
+    free(cands);
+    free(gp);
+    free(out_of);
+    free(work);
+    return rc;
+}

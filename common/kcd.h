@@ -1,0 +1,53 @@
+/* kcd.h - kernel coordinate descent with greedy working sets: thesis Algorithm 1 (c_i =
+ * S_i(...), z = Kc kept up to date) where each step moves the coordinate that gains most,
+ * on a persistent team of threads that each own a block of the columns of K. */
+#ifndef KM_KCD_H
+#define KM_KCD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cd.h"
+#include "error.h"
+#include "kernel.h"
+
+/*
+ * The solver's state for one row set X and kernel: threads column blocks of K, each with
+ * its own row cache of cache_bytes / threads (rows are computed only over the block's
+ * columns, on the thread that owns it). Reused across solves (one-versus-all classes).
+ * Small problems (m < KM_KCD_PAR_MIN) use one thread. Borrows X.
+ */
+typedef struct km_kcd km_kcd;
+
+#define KM_KCD_PAR_MIN 4096
+
+km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, int threads,
+                   km_error *err);
+void km_kcd_free(km_kcd *W);
+
+/*
+ * Minimizes F(c) = sum_i C[i] L(y[i], (Kc)_i) + c'Kc/2 as km_cd_kernel does, from c = 0,
+ * by exact coordinate steps c_i = S_i(.) (Table 2.1's resolvent with alpha = 1/k_ii), each
+ * on the coordinate that par->rule picks over the active set:
+ *   KM_RULE_GRADIENT  the largest step |h_i|                       (first order)
+ *   KM_RULE_GREEDY    the largest decrease of the dual D(c) = c'Kc/2 + sum_i C_i L*(y_i,
+ *                     -c_i/C_i), exact for a one-variable step     (second order; AUTO)
+ * (ties: the smallest index). Stopping (par->stop): the relative duality gap, computed
+ * exactly from c and z every KM_KCD_CHECK steps and whenever the active set has nothing
+ * left to move; or max_i |h_i| < delta. Shrinking: every KM_KCD_SHRINK steps, coordinates
+ * stuck on a flat piece of S_i deeper than the largest step leave the active set; z stays
+ * exact for all (rows are whole), so the gap is always a certificate, and a converged
+ * active set with a gap still too large brings everything back.
+ * res->iter counts steps in macro-iterations (steps / m, rounded up); the cap is
+ * par->max_iter macro-iterations. The result has the same bits for any number of threads.
+ */
+int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param *par,
+                 double *c, double *z, km_cd_result *res, km_error *err);
+
+/* Cache statistics over all blocks since creation (see km_kmatrix_stats). */
+void km_kcd_stats(const km_kcd *W, int64_t *served, int64_t *computed);
+
+#define KM_KCD_CHECK 256
+#define KM_KCD_SHRINK 1000
+
+#endif

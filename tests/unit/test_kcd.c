@@ -1,0 +1,262 @@
+/* test_kcd.c - the greedy kernel solver (kcd.h) against independent solutions: the duality
+ * gap as primal - dual written out here, optimality (2.8), the cyclic solver's optimum,
+ * RLS by LAPACK; shrinking, threads and the stopping rules. */
+#include <lapacke.h>
+#include <string.h>
+
+#include "cd.h"
+#include "kcd.h"
+#include "kernel.h"
+#include "test.h"
+#include "testutil.h"
+
+/* Dense K over all rows of P by the reference evaluation. */
+static double *dense_K(const km_kernel *k, const km_problem *P)
+{
+    int64_t l = P->l;
+    double *K = malloc((size_t)(l * l) * sizeof *K), *sq = calloc((size_t)l, sizeof *sq);
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
+            sq[i] += P->value[t] * P->value[t];
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t j = 0; j < l; j++) {
+            int64_t a = P->row_ptr[i], b = P->row_ptr[j];
+            K[i * l + j] = km_kernel_eval(k, P->index + a, P->value + a, P->row_ptr[i + 1] - a,
+                                          sq[i], P->index + b, P->value + b,
+                                          P->row_ptr[j + 1] - b, sq[j]);
+        }
+    free(sq);
+    return K;
+}
+
+/* The loss written out again (not km_loss_value). */
+static double loss_of(km_loss loss, double y, double z, double eps)
+{
+    double m;
+    switch (loss) {
+    case KM_LOSS_L1SVM: m = 1 - y * z; return m > 0 ? m : 0;
+    case KM_LOSS_L2SVM: m = 1 - y * z; return m > 0 ? m * m : 0;
+    case KM_LOSS_RLS: return (y - z) * (y - z) / 2;
+    case KM_LOSS_RLA: return fabs(y - z);
+    default: m = fabs(y - z) - eps; return m > 0 ? m : 0;
+    }
+}
+
+/* Primal P(c) = sum_i C L(y_i, (Kc)_i) + c'Kc/2 and dual D(c) = -c'Kc/2 - sum_i C L*(y_i,
+ * -c_i/C), the conjugates derived by hand in this test (sup over z of s z - L):
+ * hinge s y in [-1, 0]: s y; squared hinge s y <= 0: s y + s^2/4; square: s y + s^2/2;
+ * absolute |s| <= 1: s y; eps-insensitive |s| <= 1: s y + eps |s|. From a dense K. */
+static void primal_dual(km_loss loss, const double *K, const double *y, const double *c,
+                        int64_t l, double C, double eps, double *P, double *D)
+{
+    double quad = 0, Lsum = 0, conj = 0;
+    for (int64_t i = 0; i < l; i++) {
+        double z = 0;
+        for (int64_t j = 0; j < l; j++)
+            z += K[i * l + j] * c[j];
+        quad += c[i] * z;
+        Lsum += C * loss_of(loss, y[i], z, eps);
+        double s = -c[i] / C, sy = s * y[i];
+        switch (loss) {
+        case KM_LOSS_L1SVM: conj += sy >= -1 - 1e-12 && sy <= 1e-12 ? C * sy : INFINITY; break;
+        case KM_LOSS_L2SVM: conj += sy <= 1e-12 ? C * (sy + s * s / 4) : INFINITY; break;
+        case KM_LOSS_RLS: conj += C * (sy + s * s / 2); break;
+        case KM_LOSS_RLA: conj += fabs(s) <= 1 + 1e-12 ? C * sy : INFINITY; break;
+        default: conj += fabs(s) <= 1 + 1e-12 ? C * (sy + eps * fabs(s)) : INFINITY; break;
+        }
+    }
+    *P = Lsum + quad / 2;
+    *D = -quad / 2 - conj;
+}
+
+typedef struct solved {
+    double *c, *z;
+    km_cd_result res;
+    int rc;
+} solved;
+
+static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, double C,
+                    double eps, km_rule rule, km_stop stop, double delta, int shrinking,
+                    int threads, size_t cache)
+{
+    solved s = {0};
+    int64_t l = P->l;
+    km_error err;
+    km_kdata *X = km_kdata_new(P, NULL, l, &err);
+    km_kcd *W = X ? km_kcd_new(k, X, cache, threads, &err) : NULL;
+    double *Cv = malloc((size_t)l * sizeof *Cv);
+    for (int64_t i = 0; i < l; i++)
+        Cv[i] = C;
+    km_cd_param par = km_cd_param_default();
+    par.loss = loss;
+    par.eps = eps;
+    par.rule = rule;
+    par.stop = stop;
+    par.delta = delta;
+    par.shrinking = shrinking;
+    par.max_iter = 100000;
+    s.c = malloc((size_t)l * sizeof *s.c);
+    s.z = malloc((size_t)l * sizeof *s.z);
+    s.rc = W ? km_kcd_solve(W, P->y, Cv, &par, s.c, s.z, &s.res, &err) : -1;
+    km_kcd_free(W);
+    km_kdata_free(X);
+    free(Cv);
+    return s;
+}
+
+static void release(solved *s)
+{
+    free(s->c);
+    free(s->z);
+}
+
+/* Every loss, both greedy rules: converged with the gap it reports <= delta; that gap is
+ * primal - dual computed here from a dense K; (2.8) holds at tight delta; and the optimum
+ * is the cyclic solver's (objective within 1e-9). */
+static void test_gap_and_optimum(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3};
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        km_problem *P = random_problem(150, 6, 0.7, km_loss_is_classification(loss),
+                                       80 + (uint64_t)loss);
+        double C = 1.5, eps = 0.1, *K = dense_K(&k, P);
+        for (int r = 0; r < 2; r++) {
+            km_rule rule = r ? KM_RULE_GRADIENT : KM_RULE_GREEDY;
+            const char *rn = km_rule_name(rule), *ln = km_loss_name(loss);
+            solved s = solve(P, &k, loss, C, eps, rule, KM_STOP_GAP, 1e-3, 1, 1, 1 << 20);
+            double Pv, Dv;
+            primal_dual(loss, K, P->y, s.c, P->l, C, eps, &Pv, &Dv);
+            CHECK(s.rc == KM_OK && s.res.converged && s.res.gap <= 1e-3,
+                  "%s %s: converged at gap %.3g <= 1e-3", ln, rn, s.res.gap);
+            CHECK(fabs((Pv - Dv) / Pv - s.res.gap) <= 1e-9 && fabs(Pv - s.res.primal) <= 1e-9 *
+                  Pv, "%s %s: reported gap %.6g = (P - D)/P %.6g from a dense K", ln, rn,
+                  s.res.gap, (Pv - Dv) / Pv);
+            release(&s);
+            s = solve(P, &k, loss, C, eps, rule, KM_STOP_GAP, 1e-12, 1, 1, 1 << 20);
+            int bad = 0;
+            for (int64_t i = 0; i < P->l; i++)
+                bad += !kkt_ok(loss, P->y[i], s.z[i], s.c[i], C, eps, 1e-5);
+            CHECK(s.rc == KM_OK && s.res.converged && bad == 0,
+                  "%s %s at gap 1e-12: (2.8) holds at every i (%d violations)", ln, rn, bad);
+            /* the thesis' cyclic solver, run tight */
+            km_error err;
+            km_kdata *X = km_kdata_new(P, NULL, P->l, &err);
+            km_kmatrix *Km = km_kmatrix_new(&k, X, 1 << 20, 1, &err);
+            double *Cv = malloc((size_t)P->l * sizeof *Cv), *c2 = malloc((size_t)P->l * 8);
+            double *z2 = malloc((size_t)P->l * 8);
+            for (int64_t i = 0; i < P->l; i++)
+                Cv[i] = C;
+            km_cd_param par = km_cd_param_default();
+            par.loss = loss;
+            par.eps = eps;
+            par.rule = KM_RULE_CYCLIC;
+            par.stop = KM_STOP_STEP;
+            par.delta = 1e-12;
+            par.max_iter = 1000000;
+            km_cd_result res;
+            km_cd_kernel(Km, P->y, Cv, &par, c2, z2, &res, &err);
+            double P2, D2;
+            primal_dual(loss, K, P->y, c2, P->l, C, eps, &P2, &D2);
+            primal_dual(loss, K, P->y, s.c, P->l, C, eps, &Pv, &Dv);
+            CHECK(fabs(Pv - P2) <= 1e-9 * P2, "%s %s: objective %.15g = cyclic CD's %.15g "
+                  "within 1e-9", ln, rn, Pv, P2);
+            km_kmatrix_free(Km);
+            km_kdata_free(X);
+            free(Cv);
+            free(c2);
+            free(z2);
+            release(&s);
+        }
+        free(K);
+        km_problem_free(P);
+    }
+}
+
+/* Shrinking does not change the fixed point; the step rule stops by max |h|; RLS at the
+ * default gap equals the closed form (K + I/C)^-1 y to 1e-3 of the decision values'
+ * range. */
+static void test_shrinking_step_rule_rls(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_problem *P = random_problem(3000, 8, 0.6, 1, 91);
+    solved a = solve(P, &k, KM_LOSS_L1SVM, 4, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-10, 1, 1,
+                     8 << 20);
+    solved b = solve(P, &k, KM_LOSS_L1SVM, 4, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-10, 0, 1,
+                     8 << 20);
+    double d = 0;
+    for (int64_t i = 0; i < P->l; i++)
+        d = fmax(d, fabs(a.c[i] - b.c[i]));
+    CHECK(a.res.converged && b.res.converged && fabs(a.res.primal - b.res.primal) <= 1e-9 *
+          b.res.primal, "3000 rows, small cache: with and without shrinking, objectives "
+          "%.15g and %.15g (max coefficient diff %.2g)", a.res.primal, b.res.primal, d);
+    release(&a);
+    release(&b);
+    a = solve(P, &k, KM_LOSS_L1SVM, 4, 0, KM_RULE_GREEDY, KM_STOP_STEP, 1e-6, 1, 1, 8 << 20);
+    CHECK(a.rc == KM_OK && a.res.converged && a.res.max_h < 1e-6 && a.res.gap < 1e-3,
+          "step rule: max|h| %.2g < 1e-6 at the end (gap %.2g)", a.res.max_h, a.res.gap);
+    release(&a);
+    km_problem_free(P);
+
+    km_kernel ks[2] = {{KM_KERNEL_LINEAR, 0, 0, 3}, {KM_KERNEL_RBF, 0.5, 0, 3}};
+    for (int t = 0; t < 2; t++) {
+        P = random_problem(200, 6, 0.7, 0, 95 + (uint64_t)t);
+        for (int64_t q = 0; q < P->nnz; q++)   /* unscaled features */
+            P->value[q] *= 10;
+        int64_t l = P->l;
+        double C = 2, *A = dense_K(&ks[t], P), *K = dense_K(&ks[t], P);
+        double *c = malloc((size_t)l * sizeof *c);
+        for (int64_t i = 0; i < l; i++) {
+            A[i * l + i] += 1 / C;
+            c[i] = P->y[i];
+        }
+        int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', (int)l, 1, A, (int)l, c, 1);
+        solved s = solve(P, &ks[t], KM_LOSS_RLS, C, 0, KM_RULE_AUTO, KM_STOP_GAP, 0, 1, 1,
+                         1 << 20);
+        double lo = INFINITY, hi = -INFINITY, worst = 0;
+        for (int64_t i = 0; i < l; i++) {
+            double f = 0;
+            for (int64_t j = 0; j < l; j++)
+                f += K[i * l + j] * c[j];
+            lo = fmin(lo, f);
+            hi = fmax(hi, f);
+            worst = fmax(worst, fabs(f - s.z[i]));
+        }
+        CHECK(info == 0 && s.res.converged && worst <= 1e-3 * (hi - lo),
+              "rls, %s kernel, features x10, default gap: decision values within %.2g of "
+              "the closed form's range (%.3g)", km_kernel_name(ks[t].type),
+              worst / (hi - lo), hi - lo);
+        release(&s);
+        free(A);
+        free(K);
+        free(c);
+        km_problem_free(P);
+    }
+}
+
+/* One thread or two: the same bits (the team splits the columns of K; the selection and
+ * the gap do not depend on the split). */
+static void test_threads_bit_identical(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.5, 0, 3};
+    km_problem *P = random_problem(KM_KCD_PAR_MIN + 500, 5, 0.8, 1, 97);
+    for (int loss = 0; loss < 2; loss++) {
+        solved a = solve(P, &k, loss, 2, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-4, 1, 1, 16 << 20);
+        solved b = solve(P, &k, loss, 2, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-4, 1, 2, 16 << 20);
+        CHECK(a.rc == KM_OK && b.rc == KM_OK &&
+              memcmp(a.c, b.c, (size_t)P->l * sizeof *a.c) == 0 &&
+              memcmp(a.z, b.z, (size_t)P->l * sizeof *a.z) == 0 && a.res.iter == b.res.iter,
+              "%s, %lld rows: -n 1 and -n 2 give the same bits (gap %.3g)",
+              km_loss_name(loss), (long long)P->l, a.res.gap);
+        release(&a);
+        release(&b);
+    }
+    km_problem_free(P);
+}
+
+int main(void)
+{
+    test_gap_and_optimum();
+    test_shrinking_step_rule_rls();
+    test_threads_bit_identical();
+    TEST_EXIT();
+}
