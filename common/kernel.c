@@ -604,39 +604,85 @@ static void axpy(double a, const double *restrict x, double *restrict y, int64_t
         y[i] += a * x[i];
 }
 
-/* Eight doubles as one vector (GCC's vector extension: element-wise IEEE operations, the
- * bits of the scalar ones), loaded and stored unaligned by memcpy. */
-typedef double kv8 __attribute__((vector_size(64)));
-
 /* o[b] += v[0] col[0][c0 + b], then v[1] col[1][c0 + b], ... for b < len: a run of dense
  * columns added in order with 16 sums at a time in registers (the bits of one axpy per
- * column, a third of the loads and stores, two independent chains of additions). */
-KM_VECTOR_CLONES
+ * column, a third of the loads and stores, independent chains of additions). The sums are
+ * GCC vectors (element-wise IEEE operations, the bits of the scalar ones) as wide as the
+ * machine's registers: 8 doubles for AVX-512, 4 for AVX2 (a 64-byte vector there goes
+ * through the stack: measured 5x slower), loaded and stored unaligned by memcpy. */
+typedef double kv8 __attribute__((vector_size(64)));
+typedef double kv4 __attribute__((vector_size(32)));
+
+#define KM_DENSE_RUN_BODY(V, LANES)                                                       \
+    int64_t b = 0;                                                                         \
+    for (; b + 16 <= len; b += 16) {                                                       \
+        V a[16 / LANES], x;                                                                \
+        memcpy(a, o + b, sizeof a);                                                        \
+        for (int q = 0; q < nq; q++) {                                                     \
+            const double *c = col[q] + c0 + b, w = v[q];                                   \
+            V s;                                                                           \
+            for (int u = 0; u < LANES; u++)                                                \
+                s[u] = w;                                                                  \
+            for (int u = 0; u < 16 / LANES; u++) {                                         \
+                memcpy(&x, c + u * LANES, sizeof x);                                       \
+                a[u] += s * x;                                                             \
+            }                                                                              \
+        }                                                                                  \
+        memcpy(o + b, a, sizeof a);                                                        \
+    }                                                                                      \
+    for (; b < len; b++) {                                                                 \
+        double acc = o[b];                                                                 \
+        for (int q = 0; q < nq; q++)                                                       \
+            acc += v[q] * col[q][c0 + b];                                                  \
+        o[b] = acc;                                                                        \
+    }
+
+typedef void dense_run_fn(double *restrict o, int64_t len, const double *const *col,
+                          const double *v, int nq, int64_t c0);
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("arch=x86-64-v4")))
+static void dense_run8(double *restrict o, int64_t len, const double *const *col,
+                       const double *v, int nq, int64_t c0)
+{
+    KM_DENSE_RUN_BODY(kv8, 8)
+}
+
+__attribute__((target("avx2")))
+static void dense_run4(double *restrict o, int64_t len, const double *const *col,
+                       const double *v, int nq, int64_t c0)
+{
+    KM_DENSE_RUN_BODY(kv4, 4)
+}
+#endif
+
+static void dense_run_base(double *restrict o, int64_t len, const double *const *col,
+                           const double *v, int nq, int64_t c0)
+{
+    KM_DENSE_RUN_BODY(kv4, 4)
+}
+
+/* The widest of the three the CPU runs (AVX-512 not under KM_NO_AVX512; see simd.h). */
 static void dense_run(double *restrict o, int64_t len, const double *const *col,
                       const double *v, int nq, int64_t c0)
 {
-    int64_t b = 0;
-    for (; b + 16 <= len; b += 16) {
-        kv8 a0, a1, x0, x1;
-        memcpy(&a0, o + b, sizeof a0);
-        memcpy(&a1, o + b + 8, sizeof a1);
-        for (int q = 0; q < nq; q++) {
-            const double *c = col[q] + c0 + b, w = v[q];
-            kv8 s = {w, w, w, w, w, w, w, w};
-            memcpy(&x0, c, sizeof x0);
-            memcpy(&x1, c + 8, sizeof x1);
-            a0 += s * x0;
-            a1 += s * x1;
-        }
-        memcpy(o + b, &a0, sizeof a0);
-        memcpy(o + b + 8, &a1, sizeof a1);
+    static dense_run_fn *fn;
+    dense_run_fn *f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
+    if (!f) {
+        f = dense_run_base;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2"))
+            f = dense_run4;
+#ifndef KM_NO_AVX512
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+            f = dense_run8;
+#endif
+#endif
+        __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
     }
-    for (; b < len; b++) {
-        double acc = o[b];
-        for (int q = 0; q < nq; q++)
-            acc += v[q] * col[q][c0 + b];
-        o[b] = acc;
-    }
+    f(o, len, col, v, nq, c0);
 }
 
 /* Kernel values of A row a with B rows [j0, j1) through B's columns: each feature of the A
