@@ -124,7 +124,7 @@ cpu_line() {
     [[ $flags == *" avx2 "* ]] && a2=yes
     [[ $flags == *" avx512f "* ]] && a5=yes
     printf 'CPU: %s (family %s, model %s), %s cores; avx2 %s, avx512f %s; code path: %s.\n' \
-        "${name:-unknown}" "${fam:-?}" "${mod:-?}" "$(nproc)" "$a2" "$a5" "${AVX2_NOTE:-$([ "$a5" = yes ] && echo "AVX-512 where the code has it" || echo "the best the CPU has")}"
+        "${name:-unknown}" "${fam:-?}" "${mod:-?}" "$(getconf _NPROCESSORS_ONLN)" "$a2" "$a5" "${AVX2_NOTE:-$([ "$a5" = yes ] && echo "AVX-512 where the code has it" || echo "the best the CPU has")}"
 }
 
 # BENCH_AVX2=1: measure the AVX2 code path on an AVX-512 machine, for both tools. kmtk's hot loops
