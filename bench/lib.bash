@@ -140,7 +140,7 @@ avx2_setup() {
     [ "${BENCH_AVX2:-0}" = 1 ] || return 0
     local key dir
     if [ -z "${BENCH_BIN:-}" ]; then
-        key=$(cat "$repo"/common/*.[ch] "$repo"/*.c "$repo/Makefile" "$repo/bench/avx2_clones.h" | md5sum | cut -c1-10)
+        key=$(cat "$repo"/common/*.[ch] "$repo"/*.c "$repo"/bench/*.c "$repo"/datasets/*.c "$repo/Makefile" "$repo/bench/avx2_clones.h" | md5sum | cut -c1-10)
         dir=$CACHE/avx2-build-$key
         if [ ! -x "$dir/train" ] || [ ! -x "$dir/bench/runstat" ]; then
             mkdir -p "$dir" || die "cannot create $dir"
