@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # bench/liblinear.sh - kmtk train/predict against Debian's liblinear-train/-predict (a benchmark,
 # not a test): the same plain files, the same C, no bias. Pairs: l1svm ~ liblinear -s 3,
-# l2svm ~ -s 1, svr ~ -s 13 (same -p). One markdown table row per dataset x solver on stdout:
-# wall seconds and peak RSS of each whole process (/usr/bin/time -f '%e %M'), the time ratio
-# kmtk/liblinear, both primal objectives (kmtk's own `objective =` line; liblinear's computed
-# from its model by bench/liblinear_objective) with their relative difference, and both test
-# accuracies (MSE for svr). Progress goes to stderr.
+# l2svm ~ -s 1, svr ~ -s 13 (same -p). Training runs in pairs, kmtk then liblinear, BENCH_REPEAT
+# times after BENCH_WARMUP warm-up pairs; each run's wall time, CPU time (user + system) and peak
+# RSS come from bench/runstat. One markdown table row per dataset x solver on stdout: median and
+# (min-max) CPU and wall seconds of each tool, the kmtk/liblinear ratios (median over the pairs),
+# median peak RSS, both primal objectives (kmtk's own `objective =` line; liblinear's computed
+# from its model by bench/liblinear_objective) with their relative difference, each tool's
+# relative primal gap to its own tight solve (matched accuracy: how far each default stops from
+# its optimum), and both test accuracies (MSE for svr). The CPU (model, avx2/avx512f) heads the
+# table. Progress goes to stderr.
 #
 # Usage: bench/liblinear.sh            (after `make`; takes a few minutes on 2 cores)
 # Environment (all optional):
 #   DATA_DIR              the *.gz sets (default: <repo>/../shared/datasets)
-#   BENCH_BIN             directory holding train, predict, bench/liblinear_objective and
-#                         datasets/gen_sparse (default: the repository, i.e. `make` with OUT=.)
+#   BENCH_BIN             directory holding train, predict, bench/liblinear_objective,
+#                         bench/runstat and datasets/gen_sparse (default: the repository, i.e. `make` with OUT=.)
 #   BENCH_CACHE           decompressed and generated data, kept between runs
 #                         (default: ${TMPDIR:-/tmp}/kmtk-bench)
 #   BENCH_DATASETS        space-separated names (default: "a9a w8a ijcnn1 reuters-lasvm synth abalone_scale space_ga
@@ -28,7 +32,15 @@
 #   BENCH_SYNTH_OPTS      gen_sparse options for the synthetic training file (default: none,
 #                         i.e. 400,000 rows x ~80 nnz, ~490 MB); --split-seed 1
 #   BENCH_SYNTH_TEST_ROWS rows of the synthetic test file (default 100000; --split-seed 2)
-#   BENCH_REPEAT          runs of each command shorter than 2 s; the fastest counts (default 7)
+#   BENCH_REPEAT          counted pairs of training runs (default 7)
+#   BENCH_WARMUP          warm-up pairs before them, not counted (default 1)
+#   BENCH_KMTK_TIGHT_OPTS options added for kmtk's tight solve (default "-e 1e-6")
+#   BENCH_LIBLINEAR_TIGHT_OPTS  options added for liblinear's tight solve (default "-e 1e-5")
+#   BENCH_TIGHT           0 = no tight solves (the gap columns read "-"); default 1
+#   BENCH_AVX2            1 = measure the AVX2 code path on an AVX-512 CPU (bench/lib.bash
+#                         avx2_setup: a kmtk build without AVX-512 clones, made once into the
+#                         cache unless BENCH_BIN is set; OPENBLAS_CORETYPE=Haswell and
+#                         GLIBC_TUNABLES for both tools); default 0
 #   LIBLINEAR_TRAIN, LIBLINEAR_PREDICT   the peer's binaries (default liblinear-train,
 #                         liblinear-predict)
 # Exit status: 0, or 1 when a tool failed (crashed or returned non-zero), 2 when something
@@ -51,17 +63,25 @@ read -r -a SYNTH_OPTS <<<"${BENCH_SYNTH_OPTS:-}"
 SYNTH_TEST_ROWS=${BENCH_SYNTH_TEST_ROWS:-100000}
 LLTRAIN=${LIBLINEAR_TRAIN:-liblinear-train}
 LLPREDICT=${LIBLINEAR_PREDICT:-liblinear-predict}
-TIME=/usr/bin/time
+REPEAT=${BENCH_REPEAT:-7}
+WARMUP=${BENCH_WARMUP:-1}
+read -r -a KTIGHT <<<"${BENCH_KMTK_TIGHT_OPTS--e 1e-6}"
+read -r -a LTIGHT <<<"${BENCH_LIBLINEAR_TIGHT_OPTS--e 1e-5}"
+[ "${BENCH_TIGHT:-1}" = 0 ] && KTIGHT=() LTIGHT=()
 
 . "$here/lib.bash"
 
-for t in "$BIN/train" "$BIN/predict" "$BIN/bench/liblinear_objective" "$BIN/datasets/gen_sparse"; do
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT: not a positive count: '$REPEAT'"
+[[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP: not a count: '$WARMUP'"
+mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
+avx2_setup
+RUNSTAT=$BIN/bench/runstat
+for t in "$BIN/train" "$BIN/predict" "$BIN/bench/liblinear_objective" "$BIN/datasets/gen_sparse" "$RUNSTAT"; do
     [ -x "$t" ] || die "$t not found: run make first (or set BENCH_BIN)"
 done
 for t in "$LLTRAIN" "$LLPREDICT"; do
     command -v "$t" >/dev/null || die "$t not found: apt-get install liblinear-tools"
 done
-[ -x "$TIME" ] || die "$TIME not found: apt-get install time"
 bench_dirs
 
 # Makes the synthetic train/test pair ($1 = synth or synth-reg) in the cache once; prints both paths.
@@ -84,22 +104,11 @@ synth() {
     echo "$tr $te"
 }
 
-# Runs a command under /usr/bin/time; stdout/stderr to $1.out/$1.err; sets SEC (wall), MB (peak
-# RSS), RC. Runs shorter than 2 s are repeated (BENCH_REPEAT times in all, default 7) and the
-# fastest counts: on a shared 2-core VM one short run can be off by 2x.
-timed() {
+# Runs a command once (run_once); stdout/stderr to $1.out/$1.err; sets RC and says so on failure.
+once() {
     local pre=$1
     shift
-    local s m k best="" bestmb=""
-    for ((k = 0; k < ${BENCH_REPEAT:-7}; k++)); do
-        time_once "$pre" "$@"
-        s=$ONE_SEC m=$ONE_MB
-        if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-            best=$s bestmb=$m
-        fi
-        [ "$RC" -eq 0 ] && awk -v a="$s" 'BEGIN { exit !(a < 2) }' || break
-    done
-    SEC=$best MB=$bestmb
+    run_once "$pre" "$@"
     if [ "$RC" -ne 0 ]; then
         say "FAILED (status $RC): $*"
         sed 's/^/    /' "$pre.err" | tail -n 5 >&2
@@ -149,15 +158,26 @@ done
 
 llver=$(dpkg-query -W -f '${Version}' liblinear-tools 2>/dev/null || echo unknown)
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
-echo "kmtk \`train\` vs LIBLINEAR \`liblinear-train\` ($llver), $(date -u +%Y-%m-%d), $(nproc) cores," \
-    "kmtk commit $commit. C = $C, svr p = $P, no bias;" \
-    "kmtk options: \`${BENCH_KMTK_OPTS:-(defaults)}\`; liblinear options: \`${BENCH_LIBLINEAR_OPTS:-(defaults)}\`."
+echo "kmtk \`train\` vs LIBLINEAR \`liblinear-train\` ($llver), $(date -u +%Y-%m-%d), kmtk commit $commit." \
+    "C = $C, svr p = $P, no bias; kmtk options: \`${BENCH_KMTK_OPTS:-(defaults)}\`;" \
+    "liblinear options: \`${BENCH_LIBLINEAR_OPTS:-(defaults)}\`; $REPEAT pairs after $WARMUP warm-up pair(s);" \
+    "tight solves: kmtk \`${KTIGHT[*]:-(none)}\`, liblinear \`${LTIGHT[*]:-(none)}\`."
 echo
-echo "| data | solver (liblinear) | kmtk s | liblinear s | ratio | kmtk MB | liblinear MB | kmtk objective | liblinear objective | rel. diff | kmtk test | liblinear test |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+cpu_line
+echo
+echo "| data | solver (liblinear) | kmtk CPU s | liblinear CPU s | CPU ratio | kmtk wall s | liblinear wall s | wall ratio | kmtk MB | liblinear MB | kmtk objective | liblinear objective | rel. diff | kmtk gap | liblinear gap | kmtk test | liblinear test |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+
+# Prints the relative gap (F - F_tight) / |F_tight| of objective $1 to the tight objective $2, or "-".
+gap() {
+    awk -v f="$1" -v t="$2" 'BEGIN {
+        num = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
+        if (f ~ num && t ~ num && t + 0 != 0) printf "%.2e\n", (f - t) / (t < 0 ? -t : t); else print "-" }'
+}
 
 status=0
 train_note=
+cap_note=
 for d in $DATASETS; do
     for s in $SOLVERS; do
         case $s in
@@ -176,44 +196,72 @@ for d in $DATASETS; do
         if [ -z "$te" ]; then
             te=$tr mark=" (train)" train_note=1
         fi
-        say "$d $s"
+        say "$d $s: $REPEAT pairs"
         w=$work/$d-$s
 
-        timed "$w.ktrain" "$BIN/train" -s "$s" -c "$C" "${pflag[@]}" "${KOPTS[@]}" "$tr" "$w.kmodel"
-        ksec=$SEC kmb=$MB kobj=?
-        if [ "$RC" -eq 0 ]; then
+        # Training, paired: kmtk, liblinear, kmtk, liblinear, ...
+        CMD_A=("$BIN/train" -s "$s" -c "$C" "${pflag[@]}" "${KOPTS[@]}" "$tr" "$w.kmodel")
+        CMD_B=("$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" -q "${LOPTS[@]}" "$tr" "$w.lmodel")
+        pair_runs "$w.ktrain" "$w.ltrain" "$REPEAT" "$WARMUP"
+        kcpu=$(fmt_spread $A_CPU) lcpu=$(fmt_spread $B_CPU) kwall=$(fmt_spread $A_WALL) lwall=$(fmt_spread $B_WALL)
+        rcpu=$(awk -v r="${R_CPU%% *}" 'BEGIN { print (r ~ /^[0-9.eE+-]+$/) ? sprintf("%.2f", r) : "-" }')
+        rwall=$(awk -v r="${R_WALL%% *}" 'BEGIN { print (r ~ /^[0-9.eE+-]+$/) ? sprintf("%.2f", r) : "-" }')
+        kmb=${A_MB%% *} lmb=${B_MB%% *}
+        kobj=- lobj=- kacc=- lacc=- kgap=- lgap=-
+        if [ "$RC_A" -ne 0 ]; then
+            say "FAILED (status $RC_A): ${CMD_A[*]}"; sed 's/^/    /' "$w.ktrain.err" | tail -n 5 >&2
+            kcpu="FAIL($RC_A)" kwall=- status=1
+        fi
+        if [ "$RC_B" -ne 0 ]; then
+            say "FAILED (status $RC_B): ${CMD_B[*]}"; sed 's/^/    /' "$w.ltrain.err" | tail -n 5 >&2
+            lcpu="FAIL($RC_B)" lwall=- status=1
+        fi
+        if [ "$RC_A" -eq 0 ] && [ -s "$w.kmodel" ]; then
             kobj=$(objective "$w.ktrain.out")
-            timed "$w.kpred" "$BIN/predict" "$te" "$w.kmodel" "$w.kpredout"
+            once "$w.kpred" "$BIN/predict" "$te" "$w.kmodel" "$w.kpredout"
             if [ "$RC" -eq 0 ]; then kacc=$(metric "$w.kpred.out"); else kacc="FAIL($RC)"; status=1; fi
-        else
-            ksec="FAIL($RC)" kacc=- status=1
+            if [ "${#KTIGHT[@]}" -gt 0 ]; then
+                say "$d $s: kmtk tight (${KTIGHT[*]})"
+                once "$w.ktight" "$BIN/train" -s "$s" -c "$C" "${pflag[@]}" "${KOPTS[@]}" "${KTIGHT[@]}" "$tr" "$w.ktmodel"
+                if [ "$RC" -eq 0 ]; then
+                    kgap=$(gap "$kobj" "$(objective "$w.ktight.out")")
+                    grep -qi 'cap\|max.iter\|reached' "$w.ktight.err" "$w.ktight.out" && kgap="$kgap*" cap_note=1
+                else kgap="FAIL($RC)"; status=1; fi
+            fi
         fi
-
-        timed "$w.ltrain" "$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" -q "${LOPTS[@]}" "$tr" "$w.lmodel"
-        lsec=$SEC lmb=$MB lobj=?
-        if [ "$RC" -eq 0 ]; then
-            timed "$w.lobj" "$BIN/bench/liblinear_objective" -s "$s" -c "$C" "${pflag[@]}" "$w.lmodel" "$tr"
+        if [ "$RC_B" -eq 0 ] && [ -s "$w.lmodel" ]; then
+            once "$w.lobj" "$BIN/bench/liblinear_objective" -s "$s" -c "$C" "${pflag[@]}" "$w.lmodel" "$tr"
             if [ "$RC" -eq 0 ]; then lobj=$(objective "$w.lobj.out"); else lobj="FAIL($RC)"; status=1; fi
-            timed "$w.lpred" "$LLPREDICT" "$te" "$w.lmodel" "$w.lpredout"
+            once "$w.lpred" "$LLPREDICT" "$te" "$w.lmodel" "$w.lpredout"
             if [ "$RC" -eq 0 ]; then lacc=$(metric "$w.lpred.out"); else lacc="FAIL($RC)"; status=1; fi
-        else
-            lsec="FAIL($RC)" lacc=- status=1
+            if [ "${#LTIGHT[@]}" -gt 0 ]; then
+                say "$d $s: liblinear tight (${LTIGHT[*]})"
+                once "$w.ltight" "$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" "${LOPTS[@]}" "${LTIGHT[@]}" "$tr" "$w.ltmodel"
+                if [ "$RC" -eq 0 ]; then
+                    once "$w.ltobj" "$BIN/bench/liblinear_objective" -s "$s" -c "$C" "${pflag[@]}" "$w.ltmodel" "$tr"
+                    [ "$RC" -eq 0 ] && lgap=$(gap "$lobj" "$(objective "$w.ltobj.out")") || { lgap="FAIL($RC)"; status=1; }
+                    grep -qi 'reaching max' "$w.ltight.out" "$w.ltight.err" && lgap="$lgap*" cap_note=1
+                else lgap="FAIL($RC)"; status=1; fi
+            fi
         fi
 
-        row=$(awk -v ks="$ksec" -v ls="$lsec" -v ko="$kobj" -v lo="$lobj" 'BEGIN {
+        row=$(awk -v ko="$kobj" -v lo="$lobj" 'BEGIN {
             num = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
-            ratio = (ks ~ num && ls ~ num && ls + 0 > 0) ? sprintf("%.2f", ks / ls) : "-"
             kf = (ko ~ num) ? sprintf("%.7g", ko) : ko
             lf = (lo ~ num) ? sprintf("%.7g", lo) : lo
             rel = (ko ~ num && lo ~ num && lo + 0 != 0) ? sprintf("%+.2e", (ko - lo) / (lo < 0 ? -lo : lo)) : "-"
-            printf "%s|%s|%s|%s|%s", ratio, kf, lf, rel, "" }')
-        IFS='|' read -r ratio kf lf rel _ <<<"$row"
-        echo "| $d | $s (-s $lls) | $ksec | $lsec | $ratio | $kmb | $lmb | $kf | $lf | $rel | $kacc$mark | $lacc$mark |"
+            printf "%s|%s|%s", kf, lf, rel }')
+        IFS='|' read -r kf lf rel <<<"$row"
+        echo "| $d | $s (-s $lls) | $kcpu | $lcpu | $rcpu | $kwall | $lwall | $rwall | $kmb | $lmb | $kf | $lf | $rel | $kgap | $lgap | $kacc$mark | $lacc$mark |"
     done
 done
 echo
-echo "Times (wall s) and peak RSS (MB) are whole processes, reading the file included, the fastest of ${BENCH_REPEAT:-7} runs for runs under 2 s, else one run."
-echo "Objectives: primal F(w) of each tool's model on the training file; rel. diff = (kmtk - liblinear) / |liblinear|."
+echo "Training runs in pairs, kmtk then liblinear, $REPEAT times after $WARMUP warm-up pair(s) (not counted): each cell is the median," \
+    "(min-max) over the pairs; CPU = user + system seconds, wall = elapsed, of the whole process (reading the file included; bench/runstat)."
+echo "Ratios: kmtk / liblinear pair by pair, the median (below 1 kmtk is faster). MB: median peak RSS."
+echo "Objectives: primal F(w) of each tool's model on the training file (liblinear's by bench/liblinear_objective); rel. diff = (kmtk - liblinear) / |liblinear|."
+echo "gap: each tool's relative primal gap (F - F_tight) / |F_tight| to its own tight solve (the options above), i.e. how far its default stops from its own optimum; negative = the tight solve ended higher."
+[ -n "$cap_note" ] && echo "*: the tight solve stopped at its iteration cap, so its objective is not the optimum."
 echo "Test column: accuracy for l1svm/l2svm, mean squared error for svr."
 [ -n "$train_note" ] && echo "(train): no test file for this set; the figure is training accuracy (MSE for svr)."
 exit $status

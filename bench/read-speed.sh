@@ -108,6 +108,8 @@ done
 for f in "$@"; do names+=("$(basename "$f" .gz)"); srcs+=("$f"); done
 
 gz=${KM_BENCH_GZ:-0}
+. "$(dirname "$0")/lib.bash"   # cpu_line: the CPU above the table
+cpu_line
 printf '%-16s %8s %10s %12s %12s %14s %7s' file MB rows "kmtk MB/s" "ll read MB/s" "ll -e1e30 MB/s" ratio
 [ "$gz" = 1 ] && printf ' %12s' "kmtk gz MB/s"
 echo

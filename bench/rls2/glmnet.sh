@@ -9,19 +9,22 @@
 # svmlight file. Outside the timed regions: reading the file, building glmnet's matrix and
 # rls2-path's basis kernels.
 #
-# Timed:
-#   rls2-path  -k linear -S trace --task reg -L RLS2_LAMBDAS --no-dof -q -o path.csv: the sum
-#              of the "seconds" column (wall time of the solver at each lambda: the path's
-#              compute; for -k linear the solver of (4.9), common/rls2lin.h, which rls2-path
-#              picks for rank-one kernels instead of Algorithm 3); fastest of RLS2_REPEAT
-#              runs, as for glmnet; also the whole process (wall and user+system,
-#              /usr/bin/time), which adds reading the 33 MB file and the kernel set-up.
-#              --no-dof skips the degrees of freedom (an l^3 inverse per lambda, not part
-#              of the path).
+# Timed (CPU against CPU, wall against wall; medians):
+#   rls2-path  -k linear -S trace --task reg -L RLS2_LAMBDAS --no-dof -q -o path.csv: compute
+#              CPU = user + system of the whole process (bench/runstat) minus that of the same
+#              process on the first lambda alone (run right after it: reading and set-up
+#              cancel) plus that lambda's own seconds; compute wall = the sum of the "seconds"
+#              column (the solver at each lambda; for -k linear the solver of (4.9),
+#              common/rls2lin.h, which rls2-path picks for rank-one kernels instead of
+#              Algorithm 3). Medians over RLS2_REPEAT pairs; also the whole process (wall and
+#              CPU), which adds reading the 33 MB file and the kernel set-up. --no-dof skips
+#              the degrees of freedom (an l^3 inverse per lambda, not part of the path).
 #   glmnet     system.time() around glmnet(x, y, nlambda = 30) (bench/rls2/glmnet.R): with
 #              its defaults (it may stop before 30 lambdas when the deviance explained
 #              passes 0.999) and forced to compute all 30 (glmnet.control(fdev = 0,
-#              devmax = 1)). Fastest of GLMNET_REPEAT runs, elapsed and user+system.
+#              devmax = 1)). Medians (and minima) of GLMNET_REPEAT calls, user+system and
+#              elapsed.
+# The ratios divide CPU by CPU and wall by wall, so a loaded machine does not tilt them.
 # The lambda scales differ (RLS2's (4.9) penalizes the squared, scaled l1 norm): RLS2_LAMBDAS
 # is chosen so that the RLS2 path covers the same models as glmnet's, from one variable to a
 # deviance explained of about 0.9996 (glmnet's last forced lambda); the table prints both
@@ -31,13 +34,13 @@
 # Environment (all optional):
 #   RLS2_LAMBDAS    rls2-path -L (default 1e-3:5:30)
 #   GLMNET_NL       lambdas for both (default 30; also sets the N of RLS2_LAMBDAS' default)
-#   GLMNET_REPEAT   glmnet runs, the fastest counts (default 5)
-#   RLS2_REPEAT     rls2-path runs, the fastest counts (default 5)
+#   GLMNET_REPEAT   glmnet calls, the median counts (default 5)
+#   RLS2_REPEAT     rls2-path pairs (whole path, first lambda), the median counts (default 5)
 #   GAUSS_OPTS      gen_gauss.py options (default: none: 144 x 16063, 10 non-zeros, seed 1)
 #   GLMNET_TIMEOUT  seconds before an rls2-path run is stopped (default 3600; 0: none)
 #   GLMNET_INSTALL  1 (default): install r-cran-glmnet with apt-get when it is missing and
 #                   this runs as root; 0: never (then the glmnet rows are skipped)
-#   BENCH_BIN, BENCH_CACHE  as for bench/liblinear.sh
+#   BENCH_BIN, BENCH_CACHE, BENCH_AVX2  as for bench/liblinear.sh
 # Exit status: 0; 1 when a tool failed; 2 when something needed is missing.
 set -u
 
@@ -53,7 +56,6 @@ RREPEAT=${RLS2_REPEAT:-5}
 read -r -a GAUSS_OPTS <<<"${GAUSS_OPTS:-}"
 TIMEOUT=${GLMNET_TIMEOUT:-3600}
 INSTALL=${GLMNET_INSTALL:-1}
-TIME=/usr/bin/time
 # one thread everywhere: glmnet is single-threaded, and so is rls2-path's -n 1 (its BLAS
 # calls included)
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 LC_ALL=C
@@ -61,7 +63,10 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 LC_ALL=C
 . "$repo/bench/lib.bash"
 
 [ -x "$BIN/rls2-path" ] || die "$BIN/rls2-path not found: run make first (or set BENCH_BIN)"
-[ -x "$TIME" ] || die "$TIME not found: apt-get install time"
+mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
+avx2_setup
+RUNSTAT=$BIN/bench/runstat
+[ -x "$RUNSTAT" ] || die "$RUNSTAT not found: run make first (or set BENCH_BIN)"
 command -v python3 >/dev/null || die "python3 not found"
 have_glmnet() {
     command -v Rscript >/dev/null && Rscript -e 'suppressMessages(library(glmnet))' >/dev/null 2>&1
@@ -75,7 +80,8 @@ if ! have_glmnet; then
     have_glmnet || say "R glmnet not available (apt-get install r-cran-glmnet as root): RLS2 only"
 fi
 bench_dirs
-mkdir -p "$work/bin" && cp "$BIN/rls2-path" "$work/bin/" || die "cannot copy rls2-path"
+mkdir -p "$work/bin" && cp "$BIN/rls2-path" "$BIN/bench/runstat" "$work/bin/" || die "cannot copy rls2-path"
+RUNSTAT=$work/bin/runstat
 BIN=$work/bin
 
 key=$({ printf '%s|' "${GAUSS_OPTS[@]}"; cat "$here/gen_gauss.py"; } | md5sum | cut -c1-10)
@@ -89,27 +95,47 @@ read -r rows cols < <(awk '{ n++; if (NF - 1 > c) c = NF - 1 } END { print n, c 
 var0=$(awk '{ s += $1; q += $1 * $1; n++ } END { m = s / n; printf "%.10g", q / n - m * m }' "$data")
 status=0
 
-say "rls2-path -k linear -L $RLS2_LAMBDAS ($RREPEAT run(s))"
-best=
+# The RLS2 path's CPU time: rls2-path reports wall seconds per lambda only, so each run of the
+# whole path is paired with a run of the same process on its first (largest) lambda alone; the
+# difference of their CPU times (user + system, bench/runstat) is the CPU of lambdas 2..N with
+# reading and set-up cancelled, and the first lambda's own seconds (tiny: one variable) are
+# added back. Medians over RLS2_REPEAT pairs.
+lmax=$(awk -F: -v l="$RLS2_LAMBDAS" 'BEGIN { split(l, a, ":"); print a[2] }')
+say "rls2-path -k linear -L $RLS2_LAMBDAS, paired with -L $lmax:$lmax:1 ($RREPEAT pair(s))"
+rpath=() rcpu=() rwall=() rpcpu=() rmb=()
+prun=
 for r in $(seq 1 "$RREPEAT"); do
     tm=()
     [ "$TIMEOUT" != 0 ] && tm=(timeout "$TIMEOUT")
-    "$TIME" -f '%e %U %S %M' -o "$work/rls2.time" "${tm[@]}" "$BIN/rls2-path" -q -k linear \
-        -S trace --task reg -L "$RLS2_LAMBDAS" --no-dof -n 1 -o "$work/r$r.csv" "$data" \
-        "$work/r.model" >"$work/rls2.out" 2>&1
-    rc=$?
+    run_once "$work/rls2" "${tm[@]}" "$BIN/rls2-path" -q -k linear \
+        -S trace --task reg -L "$RLS2_LAMBDAS" --no-dof -n 1 -o "$work/r$r.csv" "$data" "$work/r.model"
+    rc=$RC full_cpu=$ONE_CPU full_wall=$ONE_SEC full_mb=$ONE_MB
+    if [ "$rc" = 0 ]; then
+        run_once "$work/rls2b" "${tm[@]}" "$BIN/rls2-path" -q -k linear \
+            -S trace --task reg -L "$lmax:$lmax:1" --no-dof -n 1 -o "$work/b$r.csv" "$data" "$work/b.model"
+        rc=$RC base_cpu=$ONE_CPU
+    fi
     if [ "$rc" != 0 ]; then
         [ "$rc" = 124 ] && say "rls2-path stopped after $TIMEOUT s" ||
-            say "rls2-path failed ($rc): $(tail -n 1 "$work/rls2.out")"
+            say "rls2-path failed ($rc): $(tail -n 1 "$work/rls2.err" "$work/rls2b.err" 2>/dev/null)"
         status=1
         break
     fi
-    path=$(awk -F, 'NR > 1 { s += $5 } END { printf "%.3f", s }' "$work/r$r.csv")
-    read -r pw pu ps pm < <(tail -n 1 "$work/rls2.time")
-    if [ -z "$best" ] || awk -v a="$path" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-        best="$path $pw $(awk -v u="$pu" -v s="$ps" 'BEGIN { printf "%.2f", u + s }') $((pm / 1024)) $r"
-    fi
+    path=$(awk -F, 'NR > 1 { s += $5 } END { printf "%.4f", s }' "$work/r$r.csv")
+    first=$(awk -F, 'NR == 2 { printf "%.4f", $5 }' "$work/b$r.csv")
+    rpath+=("$path") rcpu+=("$full_cpu") rwall+=("$full_wall") rmb+=("$full_mb")
+    rpcpu+=("$(awk -v f="$full_cpu" -v b="$base_cpu" -v s="$first" 'BEGIN { printf "%.4f", f - b + s }')")
+    prun=$r
 done
+best=
+if [ -n "$prun" ]; then
+    read -r path_med path_lo path_hi <<<"$(med_min_max "${rpath[@]}")"
+    read -r pcpu_med pcpu_lo pcpu_hi <<<"$(med_min_max "${rpcpu[@]}")"
+    read -r pw _ <<<"$(med_min_max "${rwall[@]}")"
+    read -r pc _ <<<"$(med_min_max "${rcpu[@]}")"
+    read -r pm _ <<<"$(med_min_max "${rmb[@]}")"
+    best=1
+fi
 
 declare -A G
 for force in 0 1; do
@@ -127,30 +153,34 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$repo" status --porcelain -- rls2-path.c common 2>/dev/null | head -c1)
 echo "Linear RLS2 path vs glmnet lasso path: $rows x $cols Gaussian design (gen_gauss.py ${GAUSS_OPTS[*]:-defaults}),"
 echo "$NL lambdas; kmtk $commit${dirty:+ (rls2-path.c/common modified)}${G[0.glmnet_version]:+, glmnet ${G[0.glmnet_version]} (R ${G[0.R_version]})};"
-echo "$(date -u +%Y-%m-%d), $(getconf _NPROCESSORS_ONLN) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; one thread each."
+echo "$(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; one thread each."
 echo
-echo "| tool | lambdas | variables first -> last | deviance explained at the end | compute s | process s (wall / cpu) | compute ratio RLS2/glmnet |"
-echo "|---|---:|---|---:|---:|---:|---:|"
-gref=${G[1.cpu_min]:-${G[0.cpu_min]:-}}
+cpu_line
+echo
+echo "| tool | lambdas | variables first -> last | deviance explained at the end | compute CPU s | compute wall s | process s (wall / CPU) | CPU ratio RLS2/glmnet | wall ratio RLS2/glmnet |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+gcpu=${G[1.cpu_median]:-${G[0.cpu_median]:-}}
+gwall=${G[1.elapsed_median]:-${G[0.elapsed_median]:-}}
+ratio() {
+    [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }' || echo n/a
+}
 if [ -n "$best" ]; then
-    read -r path pw pcpu _ prun <<<"$best"
     read -r k1 kn dev < <(awk -F, -v v0="$var0" 'NR == 2 { a = $3 } NR > 1 { b = $3; r = $7 }
         END { printf "%s %s %.5f", a, b, 1 - r * r / v0 }' "$work/r$prun.csv")
-    ratio=n/a
-    [ -n "$gref" ] && ratio=$(awk -v a="$path" -v b="$gref" 'BEGIN { printf "%.2f", a / b }')
-    echo "| rls2-path -k linear -L $RLS2_LAMBDAS | $NL | $k1 -> $kn | $dev | $path | $pw / $pcpu | $ratio |"
+    echo "| rls2-path -k linear -L $RLS2_LAMBDAS | $NL | $k1 -> $kn | $dev | $(fmt_spread "$pcpu_med" "$pcpu_lo" "$pcpu_hi") | $(fmt_spread "$path_med" "$path_lo" "$path_hi") | $pw / $pc | $(ratio "$pcpu_med" "$gcpu") | $(ratio "$path_med" "$gwall") |"
 fi
 for force in 0 1; do
     [ -n "${G[$force.lambdas]:-}" ] || continue
-    ratio=n/a
-    [ -n "$best" ] && ratio=$(awk -v a="${best%% *}" -v b="${G[$force.cpu_min]}" 'BEGIN { printf "%.2f", a / b }')
-    echo "| glmnet nlambda=$NL$([ $force = 1 ] && echo ", all forced" || echo ", defaults") | ${G[$force.lambdas]} | ${G[$force.df_first]} -> ${G[$force.df_last]} | ${G[$force.dev_last]} | ${G[$force.cpu_min]} (elapsed ${G[$force.elapsed_min]}) | - | $ratio |"
+    echo "| glmnet nlambda=$NL$([ $force = 1 ] && echo ", all forced" || echo ", defaults") | ${G[$force.lambdas]} | ${G[$force.df_first]} -> ${G[$force.df_last]} | ${G[$force.dev_last]} | ${G[$force.cpu_median]} (min ${G[$force.cpu_min]}) | ${G[$force.elapsed_median]} (min ${G[$force.elapsed_min]}) | - | $([ -n "$best" ] && ratio "$pcpu_med" "${G[$force.cpu_median]}" || echo n/a) | $([ -n "$best" ] && ratio "$path_med" "${G[$force.elapsed_median]}" || echo n/a) |"
 done
 echo
-echo "compute s: rls2-path = sum of the path table's seconds column (wall), fastest of $RREPEAT runs;"
-echo "glmnet = user+system of the fastest of $GREPEAT calls (its elapsed time in brackets). The ratio"
-echo "divides the RLS2 path seconds by glmnet's user+system seconds (of the forced run when present):"
-echo "below 1, RLS2 is faster."
+echo "compute CPU s: user + system seconds of the path alone, median (min-max) over the runs. glmnet:"
+echo "system.time() around glmnet(), median of $GREPEAT calls. rls2-path: the CPU of the whole process"
+echo "minus that of the same process on the first lambda alone (reading and set-up cancel; run in"
+echo "pairs), plus that lambda's own seconds; median of $RREPEAT pairs. compute wall s: rls2-path's"
+echo "seconds column summed; glmnet's elapsed time. The ratios divide RLS2's median by glmnet's"
+echo "(the forced run's in the rls2 row when present), CPU by CPU and wall by wall: below 1, RLS2 is"
+echo "faster. process s: the whole rls2-path process (reading and kernel set-up included), medians."
 if [ -n "$best" ]; then
     echo
     echo "The RLS2 path (run $prun):"

@@ -120,3 +120,22 @@ printf '1 1:x\n' >"$TMP/bad"
 expect_fail "malformed input gives FILE:LINE:COL" 2 "bad:1:[0-9]+: " \
     $S "$TMP/st" "$TMP/o" "$TMP/bad" "$TMP/o2"
 check "no output left for the malformed input" test ! -e "$TMP/o2"
+
+# ---- gen_dense: the dense binary set of bench/libsvm.sh
+G=$D/gen_dense
+check "gen_dense -h prints usage" bash -c "$G -h | grep -q '^Usage: gen_dense'"
+$G --rows 2000 --features 5 >"$TMP/gd1"
+$G --rows 2000 --features 5 >"$TMP/gd2"
+$G --rows 2000 --features 5 --split-seed 2 >"$TMP/gd3"
+check "gen_dense: same options, same bytes; another --split-seed, other rows" bash -c \
+    "cmp -s $TMP/gd1 $TMP/gd2 && ! cmp -s $TMP/gd1 $TMP/gd3"
+check "gen_dense: 2000 dense rows of 5 features, labels +1/-1" awk '
+    NF != 6 || ($1 != "+1" && $1 != "-1") { exit 1 }
+    { for (j = 2; j <= 6; j++) if ($j !~ "^" j - 1 ":") exit 1 } END { exit NR != 2000 }' "$TMP/gd1"
+check "gen_dense: balanced classes, standardised features" awk '
+    { p += ($1 == "+1"); for (j = 2; j <= 6; j++) { v = substr($j, index($j, ":") + 1); s[j] += v; q[j] += v * v } }
+    END { if (p < 900 || p > 1100) exit 1
+          for (j = 2; j <= 6; j++) { m = s[j] / NR; va = q[j] / NR - m * m
+              if (m < -0.3 || m > 0.3 || va < 0.6 || va > 1.4) exit 1 } }' "$TMP/gd1"
+expect_fail "gen_dense: negative --noise" 1 "noise" $G --noise -1
+expect_fail "gen_dense: unknown option" 1 "unknown option" $G --bogus
