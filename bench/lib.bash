@@ -130,8 +130,8 @@ cpu_line() {
 # BENCH_AVX2=1: measure the AVX2 code path on an AVX-512 machine, for both tools. kmtk's hot loops
 # carry GCC target_clones (common/simd.h: x86-64-v4, avx2, default) picked by a load-time
 # resolver from CPUID, with no run-time switch; so kmtk is rebuilt once into the cache with
-# bench/avx2_clones.h forced in first (its include guard keeps common/simd.h's clone list out:
-# avx2 and default only), unless BENCH_BIN names such a build. OPENBLAS_CORETYPE=Haswell keeps
+# XCPPFLAGS=-DKM_NO_AVX512 (simd.h's clones avx2 and default only, and kernel.c's hand-picked
+# kernels no wider than AVX2), unless BENCH_BIN names such a build. OPENBLAS_CORETYPE=Haswell keeps
 # OpenBLAS (kmtk, and LIBLINEAR's BLAS when it is OpenBLAS) on its AVX2 kernels, and
 # GLIBC_TUNABLES masks AVX-512 from glibc's own ifuncs (memcpy, libm) in every process. Call
 # after CACHE and BIN are set, before the tools are checked; sets AVX2_NOTE for cpu_line.
@@ -140,19 +140,19 @@ avx2_setup() {
     [ "${BENCH_AVX2:-0}" = 1 ] || return 0
     local key dir
     if [ -z "${BENCH_BIN:-}" ]; then
-        key=$(cat "$repo"/common/*.[ch] "$repo"/*.c "$repo"/bench/*.c "$repo"/datasets/*.c "$repo/Makefile" "$repo/bench/avx2_clones.h" | md5sum | cut -c1-10)
+        key=$(cat "$repo"/common/*.[ch] "$repo"/*.c "$repo"/bench/*.c "$repo"/datasets/*.c "$repo/Makefile" | md5sum | cut -c1-10)
         dir=$CACHE/avx2-build-$key
         if [ ! -x "$dir/train" ] || [ ! -x "$dir/bench/runstat" ]; then
             mkdir -p "$dir" || die "cannot create $dir"
             say "BENCH_AVX2=1: building kmtk without AVX-512 clones into $dir"
             make -C "$repo" -j"$(nproc)" OUT="$dir" BUILD="$dir/obj" \
-                CFLAGS="-O2 -g -include $repo/bench/avx2_clones.h" >"$dir/make.log" 2>&1 \
+                XCPPFLAGS=-DKM_NO_AVX512 >"$dir/make.log" 2>&1 \
                 || die "the AVX2 build failed: see $dir/make.log"
         fi
         BIN=$dir
     fi
     if command -v nm >/dev/null && nm "$BIN/train" 2>/dev/null | grep -q 'arch_x86_64_v4'; then
-        die "BENCH_AVX2=1: $BIN/train has AVX-512 clones (build it with CFLAGS=\"-O2 -g -include bench/avx2_clones.h\", or unset BENCH_BIN)"
+        die "BENCH_AVX2=1: $BIN/train has AVX-512 clones (build it with make XCPPFLAGS=-DKM_NO_AVX512, or unset BENCH_BIN)"
     fi
     export OPENBLAS_CORETYPE=Haswell
     export GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}

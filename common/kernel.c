@@ -640,14 +640,16 @@ typedef double kv4 __attribute__((vector_size(32)));
 typedef void dense_run_fn(double *restrict o, int64_t len, const double *const *col,
                           const double *v, int nq, int64_t c0);
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(KM_NO_AVX512)
 __attribute__((target("arch=x86-64-v4")))
 static void dense_run8(double *restrict o, int64_t len, const double *const *col,
                        const double *v, int nq, int64_t c0)
 {
     KM_DENSE_RUN_BODY(kv8, 8)
 }
+#endif
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target("avx2")))
 static void dense_run4(double *restrict o, int64_t len, const double *const *col,
                        const double *v, int nq, int64_t c0)
