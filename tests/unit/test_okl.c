@@ -267,8 +267,10 @@ static void test_lemma8(void)
         worst13 = fmax(worst13, w[m - 1]);
         ranks_below += info.rank < m;
     }
-    CHECK(worst12 < 1e-7, "p = m: (C'KC) B = B (12) on 8 lambdas (relative %.2g)", worst12);
-    CHECK(worst13 <= 1 + 1e-7, "p = m: ||C'KC||_2 <= 1 (13): global optimum (max %.15g)",
+    /* 1e-6: OpenBLAS's AVX-512 kernels leave 2.2e-7 where its AVX2 ones left < 1e-7 (the
+     * same iteration stops on ||B - B_prev|| alone, not on these residuals) */
+    CHECK(worst12 < 1e-6, "p = m: (C'KC) B = B (12) on 8 lambdas (relative %.2g)", worst12);
+    CHECK(worst13 <= 1 + 1e-6, "p = m: ||C'KC||_2 <= 1 (13): global optimum (max %.15g)",
           worst13);
     CHECK(ranks_below > 0, "p = m: the rank of L drops below m for larger lambdas (%d of 8)",
           ranks_below);
