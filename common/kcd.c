@@ -81,7 +81,6 @@ void km_kcd_stats(const km_kcd *W, int64_t *served, int64_t *computed)
 
 typedef struct barrier {
     atomic_int count, sense;
-    int n;
 } barrier;
 
 static inline void cpu_relax(void)
@@ -91,23 +90,150 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void barrier_wait(barrier *b, int *local)
+/* n: the workers that meet here, the same number in each of them. */
+static void barrier_wait(barrier *b, int *local, int n)
 {
-    if (b->n == 1)
+    if (n == 1)
         return;
     int s = !*local;
     *local = s;
-    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) == b->n - 1) {
+    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) == n - 1) {
         atomic_store_explicit(&b->count, 0, memory_order_relaxed);
         atomic_store_explicit(&b->sense, s, memory_order_release);
         return;
     }
     for (int spin = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s; spin++) {
-        if (spin < 4000)
+        if (spin < 200)
             cpu_relax();
         else
             sched_yield();
     }
+}
+
+/* ---- the team: how many workers work, as the machine's load asks ----
+ * Every KM_KCD_CHECK steps worker 0 times the window just run (wall clock, steps per
+ * second). The team runs at its best size, and every TEAM_PROBE windows runs one window at
+ * the other size (all workers, or one): the faster one stays. Workers outside the team
+ * sleep on a condition variable (a loaded machine gets its core back). */
+#include <pthread.h>
+#include <time.h>
+
+#define TEAM_PROBE 16
+
+typedef struct loop_state {   /* what every working worker keeps the same */
+    int64_t steps, since_shrink;
+    int full, buf;
+} loop_state;
+
+typedef struct team {
+    int T;                     /* workers at most */
+    int next;                  /* the size worker 0 chose at the last check */
+    int best, probing, windows;
+    double t_last, rate_best;
+    int64_t steps_last;
+    /* parking */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int size, gen, ended, sense;
+    loop_state L;
+} team;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void team_init(team *tm, int T)
+{
+    memset(tm, 0, sizeof *tm);
+    tm->T = T;
+    tm->next = tm->best = tm->size = T;
+    tm->t_last = now_s();
+    pthread_mutex_init(&tm->mu, NULL);
+    pthread_cond_init(&tm->cv, NULL);
+}
+
+static void team_destroy(team *tm)
+{
+    pthread_mutex_destroy(&tm->mu);
+    pthread_cond_destroy(&tm->cv);
+}
+
+/* Worker 0 at a check, the team of size nw having run since the last: sets tm->next. */
+static void team_decide(team *tm, int64_t steps, int nw)
+{
+    if (tm->T == 1)
+        return;
+    double t = now_s(), dt = t - tm->t_last;
+    int64_t ds = steps - tm->steps_last;
+    tm->t_last = t;
+    tm->steps_last = steps;
+    if (ds < KM_KCD_CHECK / 2 || dt <= 0)   /* a short window (an early check): no verdict */
+        return;
+    double rate = (double)ds / dt;
+    int other = tm->best == tm->T ? 1 : tm->T;
+    if (tm->probing) {   /* the window just run was at the other size */
+        if (rate > 1.1 * tm->rate_best)
+            tm->best = nw;
+        tm->probing = 0;
+        tm->windows = 0;
+        tm->next = tm->best;
+        return;
+    }
+    tm->rate_best = nw == tm->best ? rate : tm->rate_best;
+    if (++tm->windows >= TEAM_PROBE) {
+        tm->probing = 1;
+        tm->next = other;
+    } else {
+        tm->next = tm->best;
+    }
+}
+
+/* Every working worker at the end of a step where the size changes from *nw to next:
+ * worker 0 hands the state to the workers who join and wakes them, then all meet once (the
+ * writes of those who leave are seen by those who stay). */
+static void team_resize(team *tm, int w, int *nw, int next, const loop_state *L, int *sense,
+                        barrier *bar, int *gen)
+{
+    if (w == 0) {   /* published before anyone can pass the barrier below and park */
+        pthread_mutex_lock(&tm->mu);
+        tm->size = next;
+        tm->L = *L;
+        tm->sense = *nw > 1 ? !*sense : *sense;   /* the sense after that barrier */
+        tm->gen++;
+        pthread_cond_broadcast(&tm->cv);
+        pthread_mutex_unlock(&tm->mu);
+    }
+    barrier_wait(bar, sense, *nw);
+    ++*gen;   /* every working worker counts the turns, as worker 0 did */
+    *nw = next;
+}
+
+/* A worker outside the team: sleeps until it is in again (then takes the team's state;
+ * returns 0) or the solve ends (returns 1). */
+static int team_park(team *tm, int w, int *nw, loop_state *L, int *sense, int *gen)
+{
+    pthread_mutex_lock(&tm->mu);
+    while (!tm->ended && (tm->gen == *gen || w >= tm->size))
+        pthread_cond_wait(&tm->cv, &tm->mu);
+    *gen = tm->gen;
+    int ended = tm->ended;
+    *nw = tm->size;
+    *L = tm->L;
+    *sense = tm->sense;
+    pthread_mutex_unlock(&tm->mu);
+    return ended;
+}
+
+/* Worker 0 when the solve ends: wakes the sleepers to leave. */
+static void team_end(team *tm)
+{
+    pthread_mutex_lock(&tm->mu);
+    tm->ended = 1;
+    pthread_cond_broadcast(&tm->cv);
+    pthread_mutex_unlock(&tm->mu);
 }
 
 /* ---- one coordinate ----
@@ -316,6 +442,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     double *gp = malloc(3 * (size_t)(nb > 0 ? nb : 1) * sizeof *gp);
     char *out_of = malloc(len);   /* 1: shrunk */
     double *work = malloc(2 * len * sizeof *work);   /* the scans' ranks and steps */
+    int64_t na_blk[64];   /* the active coordinates of each block: act + lo[b] */
     if (!alpha || !kii || !act || !cands || !gp || !out_of || !work) {
         free(work);
         free(out_of);
@@ -344,29 +471,41 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     int64_t cap = par->max_iter > INT64_MAX / (m > 0 ? m : 1) ? INT64_MAX
                                                                : par->max_iter * (m > 0 ? m : 1);
     kshared S = {y, C, alpha, kii, c, z, par->loss, rule, par->eps, m};
-    barrier bar = {0, 0, T};
+    barrier bar = {0, 0};
     atomic_int failed = 0;
     int64_t steps_out = 0;
     int converged = 0;
     double maxh_out = 0;
+    team tm;
+    team_init(&tm, T);
+    for (int b = 0; b < T; b++)
+        na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b], out_of);
 
+    /* The blocks are the units of work (each its columns, its row cache, its part of the
+     * active set, its candidate); worker w of the nw working does the blocks b = w mod nw,
+     * so the bits never depend on nw, which the team changes as the machine's load asks
+     * (team_decide). */
     #pragma omp parallel num_threads(T) if (T > 1)
     {
-        int t = omp_get_thread_num(), sense = 0, buf = 0, full = 1;
-        int64_t lo = W->lo[t], hi = W->lo[t + 1];
-        int64_t *mine = act + lo, na = all_active(&S, lo, hi, mine, out_of);
-        km_kmatrix *K = W->K[t];
+        int w = omp_get_thread_num(), sense = 0, gen = 0;
+        loop_state L = {0, 0, 1, 0};   /* the same in every working worker */
+        int nw = T;
         km_error e = {0};
-        int64_t steps = 0, since_shrink = 0;
         for (;;) {
-            scan(&S, mine, na, work + 2 * lo, &cands[buf * T + t]);
-            barrier_wait(&bar, &sense);
+            if (w >= nw) {   /* parked: sleep until the team grows again or ends */
+                if (team_park(&tm, w, &nw, &L, &sense, &gen))
+                    break;
+                continue;
+            }
+            for (int b = w; b < T; b += nw)
+                scan(&S, act + W->lo[b], na_blk[b], work + 2 * W->lo[b], &cands[L.buf * T + b]);
+            barrier_wait(&bar, &sense, nw);
             if (atomic_load(&failed))
                 break;
-            cand B = cands[buf * T];   /* the team's best: the first of the largest ranks */
+            cand B = cands[L.buf * T];   /* the best of all: the first of the largest ranks */
             int64_t active = B.na;
             for (int u = 1; u < T; u++) {
-                const cand *o = &cands[buf * T + u];
+                const cand *o = &cands[L.buf * T + u];
                 if (o->rank > B.rank || (o->rank == B.rank && B.i < 0)) {
                     double mh = B.maxh > o->maxh ? B.maxh : o->maxh;
                     B = *o;
@@ -376,78 +515,92 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 }
                 active += o->na;
             }
-            buf ^= 1;
+            L.buf ^= 1;
             int idle = B.i < 0 || !(B.rank > 0) || B.h == 0;
-            int done = 0;
-            if (idle || steps % KM_KCD_CHECK == 0 || steps >= cap ||
+            int done = 0, next_nw = nw;
+            if (idle || L.steps % KM_KCD_CHECK == 0 || L.steps >= cap ||
                 (par->stop == KM_STOP_STEP && B.maxh < delta)) {
+                if (w == 0)
+                    team_decide(&tm, L.steps, nw);
                 /* the exact relative duality gap, blocks shared round robin */
-                for (int64_t b = t; b < nb; b += T)
-                    gap_terms(&S, out_of, b * KM_GAP_BLOCK,
-                              (b + 1) * KM_GAP_BLOCK < m ? (b + 1) * KM_GAP_BLOCK : m,
-                              gp + 3 * b);
-                barrier_wait(&bar, &sense);
+                for (int64_t g = w; g < nb; g += nw)
+                    gap_terms(&S, out_of, g * KM_GAP_BLOCK,
+                              (g + 1) * KM_GAP_BLOCK < m ? (g + 1) * KM_GAP_BLOCK : m,
+                              gp + 3 * g);
+                barrier_wait(&bar, &sense, nw);
+                next_nw = tm.next;
                 double F = 0, G = 0, A = 0;
-                for (int64_t b = 0; b < nb; b++) {
-                    F += gp[3 * b];
-                    G += gp[3 * b + 1];
-                    A += gp[3 * b + 2];
+                for (int64_t g = 0; g < nb; g++) {
+                    F += gp[3 * g];
+                    G += gp[3 * g + 1];
+                    A += gp[3 * g + 2];
                 }
                 double gap = F > 0 ? (G > 0 ? G : 0) / F : 0;
                 /* the active set is done when its share of the gap is a tenth of the
                  * target: the rest is in the shrunk coordinates */
-                int settled = par->stop == KM_STOP_GAP && !full && F > 0 &&
+                int settled = par->stop == KM_STOP_GAP && !L.full && F > 0 &&
                               A <= 0.1 * delta * F;
                 if (par->stop == KM_STOP_GAP)
                     done = gap <= delta;     /* a certificate whatever is shrunk */
                 else
-                    done = B.maxh < delta && full;
+                    done = B.maxh < delta && L.full;
                 if (!done && (idle || settled || (par->stop == KM_STOP_STEP && B.maxh < delta))) {
-                    if (!full) {   /* converged on the active set: bring everything back */
-                        na = all_active(&S, lo, hi, mine, out_of);
-                        full = 1;
-                        since_shrink = 0;
+                    if (!L.full) {   /* converged on the active set: bring everything back */
+                        for (int b = w; b < T; b += nw)
+                            na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b],
+                                                   out_of);
+                        L.full = 1;
+                        L.since_shrink = 0;
                     } else if (idle) {
                         done = 1;  /* nothing can move: optimal to rounding */
                     }
                 }
                 int conv = done;
-                if (!done && steps >= cap)
+                if (!done && L.steps >= cap)
                     done = 1;
-                if (t == 0 && par->progress)
-                    par->progress(par->user, (steps + m - 1) / (m > 0 ? m : 1), B.maxh, active);
+                if (w == 0 && par->progress)
+                    par->progress(par->user, (L.steps + m - 1) / (m > 0 ? m : 1), B.maxh,
+                                  active);
                 if (done) {
-                    if (t == 0) {   /* every thread reached the same decision */
-                        steps_out = steps;
+                    if (w == 0) {   /* every worker reached the same decision */
+                        steps_out = L.steps;
                         maxh_out = B.maxh;
                         converged = conv;
+                        team_end(&tm);
                     }
                     break;
                 }
                 if (idle || settled)
-                    continue;
+                    continue;   /* (a new team size waits for the next check) */
             }
-            if (par->shrinking && since_shrink >= KM_KCD_SHRINK) {
-                shrink(&S, mine, &na, B.maxh, out_of);
-                full = 0;
-                since_shrink = 0;
+            if (par->shrinking && L.since_shrink >= KM_KCD_SHRINK) {
+                for (int b = w; b < T; b += nw)
+                    shrink(&S, act + W->lo[b], &na_blk[b], B.maxh, out_of);
+                L.full = 0;
+                L.since_shrink = 0;
             }
-            const double *row = km_kmatrix_row(K, B.i, &e);
-            if (!row) {
-                int zero = 0;
-                if (atomic_compare_exchange_strong(&failed, &zero, 1))
-                    *err = e;
-                continue;   /* the next barrier ends every thread */
+            for (int b = w; b < T; b += nw) {
+                int64_t lo = W->lo[b], n = W->lo[b + 1] - lo;
+                const double *row = km_kmatrix_row(W->K[b], B.i, &e);
+                if (!row) {
+                    int zero = 0;
+                    if (atomic_compare_exchange_strong(&failed, &zero, 1))
+                        *err = e;
+                    break;   /* the next barrier ends every worker */
+                }
+                double h = B.h, *zt = z + lo;
+                for (int64_t q = 0; q < n; q++)   /* z += h k_i over this block */
+                    zt[q] += h * row[q];
+                if (B.i >= lo && B.i < lo + n)
+                    c[B.i] = B.cn;
             }
-            double h = B.h, *zt = z + lo;
-            for (int64_t q = 0; q < hi - lo; q++)   /* z += h k_i over this block */
-                zt[q] += h * row[q];
-            if (B.i >= lo && B.i < hi)
-                c[B.i] = B.cn;
-            steps++;
-            since_shrink++;
+            L.steps++;
+            L.since_shrink++;
+            if (next_nw != nw)   /* every working worker takes the same turn */
+                team_resize(&tm, w, &nw, next_nw, &L, &sense, &bar, &gen);
         }
     }
+    team_destroy(&tm);
     int rc = atomic_load(&failed) ? err->code : KM_OK;
     res->iter = (steps_out + m - 1) / (m > 0 ? m : 1);
     res->converged = converged;
