@@ -55,37 +55,93 @@ typedef struct cd_ops {
     void (*sweep)(void *ctx);
 } cd_ops;
 
+/* The gap terms of coordinate i at (c_i, z_i): *f = C L + c z/2 (its part of F), *g = C L +
+ * C L*(-c/C) + c z (its part of F - D, >= 0). A coordinate with k_ii = 0 has z_i = 0 whatever
+ * c is, and the dual takes its best c_i there (term 0): it adds C L(y, 0) to F only. */
+static inline void cd_terms(const km_cd_param *par, double alpha, double y, double C, double c,
+                            double z, double *f, double *g)
+{
+    double L = C * km_loss_value(par->loss, y, z, par->eps);
+    *f = L + c * z / 2;
+    *g = alpha > 0 ? L + km_loss_conj(par->loss, y, c, C, par->eps) + c * z : 0;
+}
+
+/* The exact primal F and gap F - D at c: makes z exact everywhere (unshrink) and reads it
+ * for every coefficient; ft/gt get the terms, in index order. */
+static inline __attribute__((always_inline)) int
+cd_exact_gap(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const double *y,
+             const double *C, const km_cd_param *par, const double *c, double *ft, double *gt,
+             double *F, double *G, km_error *err)
+{
+    int rc;
+    if (ops->unshrink && (rc = ops->unshrink(ctx, c, err)))
+        return rc;
+    double f = 0, g = 0;
+    for (int64_t i = 0; i < m; i++) {
+        double z = alpha[i] > 0 ? ops->dot(ctx, i) : 0;
+        cd_terms(par, alpha[i], y[i], C[i], c[i], z, &ft[i], &gt[i]);
+        f += ft[i];
+        g += gt[i];
+    }
+    *F = f;
+    *G = g;
+    return KM_OK;
+}
+
+static inline double cd_rel(double F, double G)
+{
+    return F > 0 ? (G > 0 ? G : 0) / F : 0;
+}
+
 /*
  * The skeleton of Algorithms 1-2: c_i = S_i(sum_{j!=i} k_ij c_j / k_ii) (2.13) with
  * S_i = -J_{1/k_ii} from Table 2.1; h_i = new c_i - old c_i; the kernel state is updated
- * only when h_i != 0. Stops when max_i |h_i| < delta over a macro-iteration that visits
- * every coefficient. alpha[i] = 1/k_ii; coordinates with k_ii = 0 (alpha[i] = 0) are fixed
+ * only when h_i != 0. alpha[i] = 1/k_ii; coordinates with k_ii = 0 (alpha[i] = 0) are fixed
  * at c_i = 0 (thesis 2.3.1: their kernel row is zero). Always inlined so each kernel gets
  * direct calls in its hot loop.
+ * Stopping, KM_STOP_GAP: each visit records the gap terms of its coordinate at the z it saw
+ * (plus its own step); their running sums give an O(active) estimate of the relative gap at
+ * the end of a macro-iteration. When the estimate is <= delta, z is made exact for every
+ * coefficient (unshrink; linear: w'x_i) and the exact gap decides: converged only if it is
+ * <= delta, else the next sweep visits every coefficient. KM_STOP_STEP (the thesis):
+ * max_i |h_i| < delta over a macro-iteration that visits every coefficient.
  * Shrinking: a coefficient stuck on a flat piece of S_i deeper than the last sweep's max |h|
  * leaves the active set. When the active set converges, a check sweep visits everything.
  * Without ops->unshrink it visits all coefficients in one order, and none is shrunk in it;
  * with it (z exact only on the active set), it visits the active set first, then calls
  * unshrink and visits the others (each part in the rule's order), shrinking as usual, so
  * coefficients still stuck stay out.
+ * res->primal and res->gap are those of the returned c, exact, whatever the rule.
  */
 static inline __attribute__((always_inline)) int
 cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const double *y,
        const double *C, const km_cd_param *par, double *c, km_cd_result *res, km_error *err)
 {
-    int64_t *act = malloc((size_t)(m > 0 ? m : 1) * sizeof *act);
-    if (!act)
-        return km_error_nomem(err, "coordinate descent index list");
+    size_t len = (size_t)(m > 0 ? m : 1);
+    int64_t *act = malloc(len * sizeof *act);
+    double *ft = malloc(len * sizeof *ft), *gt = malloc(len * sizeof *gt);
+    int rc = KM_OK;
+    if (!act || !ft || !gt) {
+        rc = km_error_nomem(err, "coordinate descent index list");
+        goto out;
+    }
+    int gap_rule = par->stop != KM_STOP_STEP;
     int64_t full = 0;
+    double Fs = 0, Gs = 0;   /* running sums of ft, gt: the estimate */
     for (int64_t i = 0; i < m; i++) {
         c[i] = 0;
         if (alpha[i] > 0)
             act[full++] = i;
+        cd_terms(par, alpha[i], y[i], C[i], 0, 0, &ft[i], &gt[i]);
+        Fs += ft[i];
+        Gs += gt[i];
     }
     km_rng rng;
     km_rng_seed(&rng, par->seed);
     double delta = par->delta;
-    if (delta <= 0) {   /* default: 0.05 on the gradient scale, h_i ~ gradient_i / k_ii */
+    if (delta <= 0 && gap_rule) {
+        delta = KM_CD_DEFAULT_GAP;
+    } else if (delta <= 0) {   /* default: 0.05 on the gradient scale, h_i ~ gradient_i / k_ii */
         double tr = 0;
         for (int64_t i = 0; i < m; i++)
             tr += alpha[i] > 0 ? 1 / alpha[i] : 0;
@@ -94,12 +150,12 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
     res->delta = delta;
     int64_t na = full, nin = 0;   /* act[0..na) active; a check sweep adds act[na..na+nin) */
     double max_h_old = INFINITY;   /* shrink only what is stuck deeper than last sweep moved */
-    int backward = 0, rc = KM_OK;
+    int backward = 0;
     res->iter = 0;
     res->converged = 0;
     res->max_h = 0;
     for (int64_t iter = 1; iter <= par->max_iter; iter++) {
-        if (par->rule == KM_RULE_RANDOM) {
+        if (par->rule == KM_RULE_RANDOM || par->rule == KM_RULE_AUTO) {
             km_rng_shuffle(&rng, act, na);
             km_rng_shuffle(&rng, act + na, nin);
         }
@@ -113,7 +169,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
                 goto out;
             for (int64_t t = 0; t < hi - lo; t++) {
                 int64_t i = backward ? act[hi - 1 - t] : act[lo + t];
-                double v = ops->dot(ctx, i) * alpha[i] - c[i];  /* v_i = z_i/k_ii - c_i */
+                double zi = ops->dot(ctx, i);
+                double v = zi * alpha[i] - c[i];   /* v_i = z_i/k_ii - c_i */
                 double stuck;
                 double ci = km_loss_resolvent(par->loss, y[i], v, alpha[i], C[i], par->eps,
                                               &stuck);
@@ -122,11 +179,20 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
                     if ((rc = ops->update(ctx, i, h, err)))
                         goto out;
                     c[i] = ci;
+                    zi += h / alpha[i];                      /* z_i after its own step */
                     if (fabs(h) > max_h)
                         max_h = fabs(h);
-                } else if (par->shrinking && stuck > max_h_old) {
-                    continue;                                /* shrink i */
                 }
+                if (gap_rule) {
+                    double f, g;
+                    cd_terms(par, alpha[i], y[i], C[i], c[i], zi, &f, &g);
+                    Fs += f - ft[i];
+                    Gs += g - gt[i];
+                    ft[i] = f;
+                    gt[i] = g;
+                }
+                if (h == 0 && par->shrinking && stuck > max_h_old)
+                    continue;                                /* shrink i */
                 if (backward)
                     act[--k] = i;   /* in place: k > hi - 1 - t; order kept for Aitken */
                 else
@@ -145,14 +211,29 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         res->max_h = max_h;
         if (par->progress)
             par->progress(par->user, iter, max_h, na);
-        if (max_h < delta) {
-            if (visited == full) {
+        int check;   /* converged on what the rule sees: stop, or check everything */
+        if (gap_rule) {
+            check = cd_rel(Fs, Gs) <= delta;
+            if (check) {   /* the certificate: z exact for every coefficient */
+                if ((rc = cd_exact_gap(ops, ctx, m, alpha, y, C, par, c, ft, gt, &Fs, &Gs,
+                                       err)))
+                    goto out;
+                if (cd_rel(Fs, Gs) <= delta) {
+                    res->converged = 1;
+                    break;
+                }
+            }
+        } else {
+            check = max_h < delta;
+            if (check && visited == full) {
                 res->converged = 1;
                 break;
             }
+        }
+        if (check) {
             /* converged on the active set: check every coefficient in the next sweep */
             if (ops->unshrink) {
-                char *in = calloc((size_t)(m > 0 ? m : 1), 1);
+                char *in = calloc(len, 1);
                 if (!in) {
                     rc = km_error_nomem(err, "coordinate descent");
                     goto out;
@@ -176,10 +257,14 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
             goto out;
         max_h_old = par->shrinking ? max_h : INFINITY;
     }
-    if (ops->unshrink)
-        rc = ops->unshrink(ctx, c, err);
+    if (!res->converged || !gap_rule)   /* else ft, gt are already exact */
+        rc = cd_exact_gap(ops, ctx, m, alpha, y, C, par, c, ft, gt, &Fs, &Gs, err);
+    res->primal = Fs;
+    res->gap = cd_rel(Fs, Gs);
 out:
     free(act);
+    free(ft);
+    free(gt);
     return rc;
 }
 
@@ -648,7 +733,9 @@ int km_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_p
             scale += fabs(km_kmatrix_diag(K, i));
     }
     double alpha = scale > 0 ? 1 / scale : 1;
-    double delta = par->delta > 0 ? par->delta : KM_CD_DEFAULT_TOL * alpha;
+    int gap_rule = par->stop != KM_STOP_STEP;
+    double delta = par->delta > 0 ? par->delta
+                   : gap_rule ? KM_CD_DEFAULT_GAP : KM_CD_DEFAULT_TOL * alpha;
     res->iter = 0;
     res->converged = 0;
     res->max_h = 0;
@@ -658,6 +745,11 @@ int km_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_p
     for (int64_t iter = 1; iter <= par->max_iter; iter++) {
         if ((rc = km_kmatrix_matvec(K, c, z, threads, err)))      /* step 1: z = K c */
             return rc;
+        if (gap_rule && iter > 1 &&   /* z = Kc exact: the gap of c, at O(m) */
+            km_cd_relative_gap(par->loss, par->eps, y, C, c, z, m, NULL) <= delta) {
+            res->converged = 1;
+            break;
+        }
         double max_h = 0;
         for (int64_t i = 0; i < m; i++) {
             double v = alpha * z[i] - c[i], stuck;                  /* step 2 */
@@ -670,10 +762,14 @@ int km_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_p
         res->max_h = max_h;
         if (par->progress)
             par->progress(par->user, iter, max_h, m);
-        if (max_h < delta) {
+        if (!gap_rule && max_h < delta) {
             res->converged = 1;
             break;
         }
     }
-    return km_kmatrix_matvec(K, c, z, threads, err);               /* z of the final c */
+    if (!res->converged || !gap_rule)
+        rc = km_kmatrix_matvec(K, c, z, threads, err);            /* z of the final c */
+    if (rc == KM_OK)
+        res->gap = km_cd_relative_gap(par->loss, par->eps, y, C, c, z, m, &res->primal);
+    return rc;
 }

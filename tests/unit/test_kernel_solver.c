@@ -52,6 +52,7 @@ static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, doubl
     par.loss = loss;
     par.eps = eps;
     par.delta = delta;
+    par.stop = KM_STOP_STEP;   /* tight deltas on the step scale; the gap rule: test_gap_* */
     par.max_iter = 200000;
     s.c = malloc((size_t)l * sizeof *s.c);
     s.z = malloc((size_t)l * sizeof *s.z);
@@ -263,6 +264,7 @@ static void test_rules(void)
             par.loss = loss;
             par.rule = rule;
             par.delta = 1e-8;
+            par.stop = KM_STOP_STEP;
             par.max_iter = 100000;
             km_cd_result res;
             int rc = km_cd_kernel(K, P->y, Cv, &par, c, z, &res, &err);
@@ -296,6 +298,7 @@ static void test_model_decision(void)
     par.cd = km_cd_param_default();
     par.cd.loss = KM_LOSS_L1SVM;
     par.cd.delta = 1e-9;
+    par.cd.stop = KM_STOP_STEP;
     par.C = 1;
     par.bias = -1;
     par.use_kernel = 1;

@@ -203,6 +203,7 @@ static km_cd_result solve(const km_problem *P, km_loss loss, double C, double ep
     par.rule = rule;
     par.shrinking = shrinking;
     par.seed = seed;
+    par.stop = KM_STOP_STEP;   /* tight deltas on the step scale; the gap rule: test_gap_* */
     par.max_iter = 100000;
     double *Cv = malloc((size_t)P->l * sizeof *Cv);
     for (int64_t i = 0; i < P->l; i++)
@@ -374,6 +375,7 @@ static void test_one_vs_all_and_weights(void)
     par.cd = km_cd_param_default();
     par.cd.loss = KM_LOSS_L1SVM;
     par.cd.delta = 1e-9;
+    par.cd.stop = KM_STOP_STEP;
     par.C = 0.5;
     par.bias = 1;
     km_class_weight cw = {2, 3.0};
