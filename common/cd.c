@@ -3,6 +3,9 @@
 #include "cd.h"
 
 #include <math.h>
+#ifdef CD_DEBUG
+#include <stdio.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,11 +102,12 @@ static inline double cd_rel(double F, double G)
  * only when h_i != 0. alpha[i] = 1/k_ii; coordinates with k_ii = 0 (alpha[i] = 0) are fixed
  * at c_i = 0 (thesis 2.3.1: their kernel row is zero). Always inlined so each kernel gets
  * direct calls in its hot loop.
- * Stopping, KM_STOP_GAP: each visit records the gap terms of its coordinate at the z it saw
- * (plus its own step); their running sums give an O(active) estimate of the relative gap at
- * the end of a macro-iteration. When the estimate is <= delta, z is made exact for every
- * coefficient (unshrink; linear: w'x_i) and the exact gap decides: converged only if it is
- * <= delta, else the next sweep visits every coefficient. KM_STOP_STEP (the thesis):
+ * Stopping, KM_STOP_GAP: each visit records the gap terms of its coordinate at the c_i and
+ * z_i it finds (before its step, which zeroes the term); their running sums give an
+ * O(active) estimate of the relative gap at the end of a macro-iteration. When the estimate
+ * is <= delta, z is made exact for every coefficient (unshrink; linear: w'x_i) and the
+ * exact gap decides: converged only if it is <= delta, else the next sweep visits every
+ * coefficient. KM_STOP_STEP (the thesis):
  * max_i |h_i| < delta over a macro-iteration that visits every coefficient.
  * Shrinking: a coefficient stuck on a flat piece of S_i deeper than the last sweep's max |h|
  * leaves the active set. When the active set converges, a check sweep visits everything.
@@ -170,6 +174,14 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
             for (int64_t t = 0; t < hi - lo; t++) {
                 int64_t i = backward ? act[hi - 1 - t] : act[lo + t];
                 double zi = ops->dot(ctx, i);
+                if (gap_rule) {   /* the terms before the step (after it, g_i = 0) */
+                    double f, g;
+                    cd_terms(par, alpha[i], y[i], C[i], c[i], zi, &f, &g);
+                    Fs += f - ft[i];
+                    Gs += g - gt[i];
+                    ft[i] = f;
+                    gt[i] = g;
+                }
                 double v = zi * alpha[i] - c[i];   /* v_i = z_i/k_ii - c_i */
                 double stuck;
                 double ci = km_loss_resolvent(par->loss, y[i], v, alpha[i], C[i], par->eps,
@@ -179,17 +191,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
                     if ((rc = ops->update(ctx, i, h, err)))
                         goto out;
                     c[i] = ci;
-                    zi += h / alpha[i];                      /* z_i after its own step */
                     if (fabs(h) > max_h)
                         max_h = fabs(h);
-                }
-                if (gap_rule) {
-                    double f, g;
-                    cd_terms(par, alpha[i], y[i], C[i], c[i], zi, &f, &g);
-                    Fs += f - ft[i];
-                    Gs += g - gt[i];
-                    ft[i] = f;
-                    gt[i] = g;
                 }
                 if (h == 0 && par->shrinking && stuck > max_h_old)
                     continue;                                /* shrink i */
@@ -214,6 +217,9 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         int check;   /* converged on what the rule sees: stop, or check everything */
         if (gap_rule) {
             check = cd_rel(Fs, Gs) <= delta;
+#ifdef CD_DEBUG
+            fprintf(stderr, "est %.3g F %.10g G %.6g\n", cd_rel(Fs, Gs), Fs, Gs);
+#endif
             if (check) {   /* the certificate: z exact for every coefficient */
                 if ((rc = cd_exact_gap(ops, ctx, m, alpha, y, C, par, c, ft, gt, &Fs, &Gs,
                                        err)))
