@@ -56,7 +56,16 @@ typedef struct cd_ops {
     int (*shrunk)(void *ctx, const int64_t *act, int64_t na, const double *c, km_error *err);
     int (*unshrink)(void *ctx, const double *c, km_error *err);
     void (*sweep)(void *ctx);
+    /* Optional: the skeleton visits i in about KM_CD_PREFETCH visits (near = 1) or twice
+     * that (near = 0): start loading what dot(i) reads. A random order defeats the
+     * hardware prefetcher, and the linear visits are memory-latency bound (measured on
+     * w8a: 100 full random sweeps cost 4x 100 cyclic ones; this takes back ~25%). */
+    void (*prefetch)(void *ctx, int64_t i, int near);
 } cd_ops;
+
+#ifndef KM_CD_PREFETCH
+#define KM_CD_PREFETCH 24
+#endif
 
 /* The gap terms of coordinate i at (c_i, z_i): *f = C L + c z/2 (its part of F), *g = C L +
  * C L*(-c/C) + c z (its part of F - D, >= 0). A coordinate with k_ii = 0 has z_i = 0 whatever
@@ -173,6 +182,13 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
                 goto out;
             for (int64_t t = 0; t < hi - lo; t++) {
                 int64_t i = backward ? act[hi - 1 - t] : act[lo + t];
+                if (ops->prefetch) {   /* act beyond t is not rewritten yet */
+                    int64_t t1 = t + KM_CD_PREFETCH, t2 = t + 2 * KM_CD_PREFETCH;
+                    if (t1 < hi - lo)
+                        ops->prefetch(ctx, backward ? act[hi - 1 - t1] : act[lo + t1], 1);
+                    if (t2 < hi - lo)
+                        ops->prefetch(ctx, backward ? act[hi - 1 - t2] : act[lo + t2], 0);
+                }
                 double zi = ops->dot(ctx, i);
                 if (gap_rule) {   /* the terms before the step (after it, g_i = 0) */
                     double f, g;
@@ -328,6 +344,23 @@ static int linear_update(void *ctx, int64_t i, double h, km_error *err)
     return KM_OK;
 }
 
+/* Far: the row's start (row_ptr); near: its first index and value lines. */
+static void linear_prefetch(void *ctx, int64_t i, int near)
+{
+    const linear_ctx *x = ctx;
+    const km_problem *P = x->P;
+    int64_t r = row_of(x, i);
+    if (!near) {
+        __builtin_prefetch(&P->row_ptr[r]);
+        return;
+    }
+    int64_t b = P->row_ptr[r], e = P->row_ptr[r + 1];
+    __builtin_prefetch(&P->index[b]);
+    __builtin_prefetch(&P->value[b]);
+    if (e - b > 8)
+        __builtin_prefetch(&P->value[b + 8]);
+}
+
 int64_t km_linear_dim(const km_linear_data *d)
 {
     return (int64_t)d->P->n + 1;
@@ -337,7 +370,7 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
                  const km_cd_param *par, double *w, double *c, km_cd_result *res,
                  km_error *err)
 {
-    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL};
+    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_prefetch};
     int64_t m = d->rows ? d->m : d->P->l;
     double bias = d->bias >= 0 ? d->bias : 0;
     linear_ctx x = {d->P, d->rows, w, d->P->n, bias};
@@ -607,7 +640,7 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
     static const cd_ops ops = {kernel_dot, kernel_update, kernel_shrunk, kernel_unshrink,
-                               kernel_sweep};
+                               kernel_sweep, NULL};
     int64_t m = km_kmatrix_size(K);
     size_t len = (size_t)(m > 0 ? m : 1);
     kernel_ctx x = {0};
