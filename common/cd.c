@@ -39,7 +39,7 @@ km_cd_param km_cd_param_default(void)
     p.stop = KM_STOP_GAP;
     p.rule = KM_RULE_RANDOM;   /* KM_RULE_AUTO once the greedy kernel rules are in */
     p.seed = 1;
-    p.max_iter = 1000;
+    p.max_iter = KM_CD_DEFAULT_MAX_ITER;
     p.shrinking = 1;
     return p;
 }
