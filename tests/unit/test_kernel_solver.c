@@ -52,6 +52,7 @@ static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, doubl
     par.loss = loss;
     par.eps = eps;
     par.delta = delta;
+    par.stop = KM_STOP_STEP;   /* tight deltas on the step scale; the gap rule: test_gap_* */
     par.max_iter = 200000;
     s.c = malloc((size_t)l * sizeof *s.c);
     s.z = malloc((size_t)l * sizeof *s.z);
@@ -263,6 +264,7 @@ static void test_rules(void)
             par.loss = loss;
             par.rule = rule;
             par.delta = 1e-8;
+            par.stop = KM_STOP_STEP;
             par.max_iter = 100000;
             km_cd_result res;
             int rc = km_cd_kernel(K, P->y, Cv, &par, c, z, &res, &err);
@@ -296,6 +298,7 @@ static void test_model_decision(void)
     par.cd = km_cd_param_default();
     par.cd.loss = KM_LOSS_L1SVM;
     par.cd.delta = 1e-9;
+    par.cd.stop = KM_STOP_STEP;
     par.C = 1;
     par.bias = -1;
     par.use_kernel = 1;
@@ -333,6 +336,167 @@ static void test_model_decision(void)
     km_problem_free(P);
 }
 
+/* C L*(y, -c/C) written out per loss (not km_loss_conj); +inf outside its domain. */
+static double conj_by_hand(km_loss loss, double y, double c, double C, double eps)
+{
+    double tol = 1e-12 * C;
+    switch (loss) {
+    case KM_LOSS_L1SVM: return y * c < -tol || y * c > C + tol ? INFINITY : -y * c;
+    case KM_LOSS_L2SVM: return y * c < -tol ? INFINITY : -y * c + c * c / (4 * C);
+    case KM_LOSS_RLS: return -y * c + c * c / (2 * C);
+    case KM_LOSS_RLA: return fabs(c) > C + tol ? INFINITY : -y * c;
+    default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
+    }
+}
+
+/* Kernel CD (cyclic rule, shrinking, a 6-row cache) or the fixed point under a stopping
+ * rule; c and z get m entries. */
+static km_cd_result solve_stop(const km_problem *P, const km_kernel *k, km_loss loss, double C,
+                               double eps, int fixedpoint, km_stop stop, double delta,
+                               int shrinking, double *c, double *z)
+{
+    int64_t l = P->l;
+    km_error err;
+    km_kdata *X = km_kdata_new(P, NULL, l, &err);
+    km_kmatrix *K = X ? km_kmatrix_new(k, X, (size_t)(6 * l * 8), 1, &err) : NULL;
+    double *Cv = malloc((size_t)l * sizeof *Cv);
+    for (int64_t i = 0; i < l; i++)
+        Cv[i] = C;
+    km_cd_param par = km_cd_param_default();
+    par.loss = loss;
+    par.eps = eps;
+    par.stop = stop;
+    par.delta = delta;
+    par.rule = KM_RULE_CYCLIC;
+    par.shrinking = shrinking;
+    km_cd_result res = {0};
+    int rc = !K ? -1 : fixedpoint ? km_fixedpoint(K, P->y, Cv, &par, KM_ALPHA_NORM2, 2, c, z, &res, &err)
+                                  : km_cd_kernel(K, P->y, Cv, &par, c, z, &res, &err);
+    CHECK(rc == KM_OK, "%s %s returns", km_loss_name(loss), fixedpoint ? "fixed point" : "CD");
+    km_kmatrix_free(K);
+    km_kdata_free(X);
+    free(Cv);
+    return res;
+}
+
+/* The gap certificate: with z = K c from the dense K here, P = sum C L(z) + c'z/2 and
+ * D = -c'z/2 - sum C L*(-c/C) by hand; (P - D)/P = res.gap <= delta, P = res.primal, and
+ * the gap bounds the distance to a tight optimum. CD (cyclic, shrinking) and fixed point. */
+static void test_gap_certificate(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3};
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        km_problem *P = random_problem(60, 6, 0.7, km_loss_is_classification(loss),
+                                       700 + (uint64_t)loss);
+        int64_t l = P->l;
+        double C = 1.5, eps = 0.1, delta = 1e-4;
+        double *A = dense_K(&k, P), *c = malloc((size_t)l * sizeof *c);
+        double *z = malloc((size_t)l * sizeof *z), *zt = malloc((size_t)l * sizeof *zt);
+        km_cd_result tight = solve_stop(P, &k, loss, C, eps, 0, KM_STOP_STEP, 1e-12, 1, c, z);
+        double Fstar = 0;
+        for (int64_t i = 0; i < l; i++)
+            Fstar += C * km_loss_value(loss, P->y[i], z[i], eps) + c[i] * z[i] / 2;
+        for (int fp = 0; fp < 2; fp++) {
+            km_cd_result res = solve_stop(P, &k, loss, C, eps, fp, KM_STOP_GAP, delta, 1, c, z);
+            double Fp = 0, cz = 0, conj = 0, zd = 0;
+            for (int64_t i = 0; i < l; i++) {
+                zt[i] = 0;
+                for (int64_t j = 0; j < l; j++)
+                    zt[i] += A[i * l + j] * c[j];
+                zd = fmax(zd, fabs(zt[i] - z[i]));
+                cz += c[i] * zt[i];
+                Fp += C * km_loss_value(loss, P->y[i], zt[i], eps);
+                conj += conj_by_hand(loss, P->y[i], c[i], C, eps);
+            }
+            Fp += cz / 2;
+            double gap = (Fp - (-cz / 2 - conj)) / Fp;
+            CHECK(res.converged && res.gap <= delta && fabs(gap - res.gap) <= 1e-9 &&
+                      fabs(res.primal - Fp) <= 1e-9 * Fp && zd < 1e-10,
+                  "%s kernel %s: gap rule stops at %.3g <= %g (%lld iterations), P - D by hand "
+                  "%.3g, z = Kc (%.2g)", km_loss_name(loss), fp ? "fixed point" : "CD (cyclic)",
+                  res.gap, delta, (long long)res.iter, gap, zd);
+            CHECK(tight.converged && Fp >= Fstar * (1 - 1e-9) &&
+                      (Fp - Fstar) / Fp <= res.gap + 1e-9,
+                  "%s kernel %s: the gap bounds the primal suboptimality (%.3g <= %.3g)",
+                  km_loss_name(loss), fp ? "fixed point" : "CD", (Fp - Fstar) / Fp, res.gap);
+        }
+        /* the step rule still stops on max|h|, and reports the gap of what it returns */
+        km_cd_result st = solve_stop(P, &k, loss, C, eps, 0, KM_STOP_STEP, 1e-3, 1, c, z);
+        double Fp = 0, cz = 0, conj = 0;
+        for (int64_t i = 0; i < l; i++) {
+            cz += c[i] * z[i];
+            Fp += C * km_loss_value(loss, P->y[i], z[i], eps);
+            conj += conj_by_hand(loss, P->y[i], c[i], C, eps);
+        }
+        Fp += cz / 2;
+        CHECK(st.converged && st.max_h < 1e-3 && fabs((Fp + cz / 2 + conj) / Fp - st.gap) <= 1e-9,
+              "%s kernel CD, step rule: max|h| %.3g < 1e-3, gap %.3g reported", km_loss_name(loss),
+              st.max_h, st.gap);
+        free(A); free(c); free(z); free(zt);
+        km_problem_free(P);
+    }
+}
+
+/* Shrinking (rows restricted to the active set, unshrink for the certificate) keeps the
+ * optimum under the gap rule. */
+static void test_gap_shrinking(void)
+{
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    const km_loss losses[] = {KM_LOSS_L1SVM, KM_LOSS_RLA, KM_LOSS_SVR};
+    for (int t = 0; t < 3; t++) {
+        km_problem *P = random_problem(100, 8, 0.5, t == 0, 800 + (uint64_t)t);
+        int64_t l = P->l;
+        double F[2], *c = malloc((size_t)l * sizeof *c), *z = malloc((size_t)l * sizeof *z);
+        int ok = 1;
+        for (int s = 0; s < 2; s++) {
+            km_cd_result r = solve_stop(P, &k, losses[t], 2, 0.1, 0, KM_STOP_GAP, 1e-12, s, c, z);
+            ok &= r.converged && r.gap <= 1e-12;
+            F[s] = r.primal;
+        }
+        CHECK(ok && fabs(F[0] - F[1]) <= 1e-10 * F[0], "%s kernel CD, gap rule: shrinking does "
+              "not change the optimum (%.15g vs %.15g)", km_loss_name(losses[t]), F[1], F[0]);
+        free(c); free(z);
+        km_problem_free(P);
+    }
+}
+
+/* rls at the default gap: decision values z = Kc within 1e-3 of their range of the ridge
+ * solution c = (K + I/C)^-1 y by LAPACK, CD and fixed point (the issue's requirement). */
+static void test_rls_default_gap(void)
+{
+    km_kernel ks[2] = {{KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 3}};
+    for (int t = 0; t < 2; t++) {
+        km_problem *P = random_problem(100, 6, 0.6, 0, 900 + (uint64_t)t);
+        int64_t l = P->l;
+        double C = 4, *A = dense_K(&ks[t], P), *K = dense_K(&ks[t], P);
+        double *cr = malloc((size_t)l * sizeof *cr), *c = malloc((size_t)l * sizeof *c);
+        double *z = malloc((size_t)l * sizeof *z);
+        for (int64_t i = 0; i < l; i++) {
+            A[i * l + i] += 1 / C;
+            cr[i] = P->y[i];
+        }
+        int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', (int)l, 1, A, (int)l, cr, 1);
+        for (int fp = 0; fp < 2; fp++) {
+            km_cd_result r = solve_stop(P, &ks[t], KM_LOSS_RLS, C, 0, fp, KM_STOP_GAP, 0, 1, c, z);
+            double lo = INFINITY, hi = -INFINITY, d = 0;
+            for (int64_t i = 0; i < l; i++) {
+                double zr = 0;
+                for (int64_t j = 0; j < l; j++)
+                    zr += K[i * l + j] * cr[j];
+                lo = fmin(lo, zr);
+                hi = fmax(hi, zr);
+                d = fmax(d, fabs(zr - z[i]));
+            }
+            CHECK(info == 0 && r.converged && d <= 1e-3 * (hi - lo), "rls %s, %s kernel, "
+                  "default gap %g (%lld iterations): decision values within %.2g of the range "
+                  "of LAPACK's (<= 1e-3)", fp ? "fixed point" : "CD", km_kernel_name(ks[t].type),
+                  r.delta, (long long)r.iter, d / (hi - lo));
+        }
+        free(A); free(K); free(cr); free(c); free(z);
+        km_problem_free(P);
+    }
+}
+
 int main(void)
 {
     test_rls_closed_form();
@@ -343,5 +507,8 @@ int main(void)
     test_cap_z();
     test_rules();
     test_model_decision();
+    test_gap_certificate();
+    test_gap_shrinking();
+    test_rls_default_gap();
     TEST_EXIT();
 }

@@ -203,6 +203,7 @@ static km_cd_result solve(const km_problem *P, km_loss loss, double C, double ep
     par.rule = rule;
     par.shrinking = shrinking;
     par.seed = seed;
+    par.stop = KM_STOP_STEP;   /* tight deltas on the step scale; the gap rule: test_gap_* */
     par.max_iter = 100000;
     double *Cv = malloc((size_t)P->l * sizeof *Cv);
     for (int64_t i = 0; i < P->l; i++)
@@ -374,6 +375,7 @@ static void test_one_vs_all_and_weights(void)
     par.cd = km_cd_param_default();
     par.cd.loss = KM_LOSS_L1SVM;
     par.cd.delta = 1e-9;
+    par.cd.stop = KM_STOP_STEP;
     par.C = 0.5;
     par.bias = 1;
     km_class_weight cw = {2, 3.0};
@@ -405,6 +407,194 @@ static void test_one_vs_all_and_weights(void)
     km_problem_free(P);
 }
 
+/* C L*(y, -c/C) written out per loss (the closed forms, not km_loss_conj): +inf outside the
+ * conjugate's domain. */
+static double conj_by_hand(km_loss loss, double y, double c, double C, double eps)
+{
+    double tol = 1e-12 * C;
+    switch (loss) {
+    case KM_LOSS_L1SVM: return y * c < -tol || y * c > C + tol ? INFINITY : -y * c;
+    case KM_LOSS_L2SVM: return y * c < -tol ? INFINITY : -y * c + c * c / (4 * C);
+    case KM_LOSS_RLS: return -y * c + c * c / (2 * C);
+    case KM_LOSS_RLA: return fabs(c) > C + tol ? INFINITY : -y * c;
+    default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
+    }
+}
+
+/* Linear CD under the gap rule (or the step rule) at delta; returns the result. */
+static km_cd_result solve_stop(const km_problem *P, km_loss loss, double C, double eps,
+                               double bias, km_stop stop, double delta, int shrinking,
+                               int64_t max_iter, double *w, double *c)
+{
+    km_cd_param par = km_cd_param_default();
+    par.loss = loss;
+    par.eps = eps;
+    par.stop = stop;
+    par.delta = delta;
+    par.shrinking = shrinking;
+    par.max_iter = max_iter;
+    double *Cv = malloc((size_t)P->l * sizeof *Cv);
+    for (int64_t i = 0; i < P->l; i++)
+        Cv[i] = C;
+    km_linear_data d = {P, NULL, P->l, bias};
+    km_cd_result res;
+    km_error err;
+    int rc = km_cd_linear(&d, P->y, Cv, &par, w, c, &res, &err);
+    CHECK(rc == KM_OK, "%s linear CD returns", km_loss_name(loss));
+    free(Cv);
+    return res;
+}
+
+/* The gap certificate: P(w) - D(c) computed here from X, c and the conjugates by hand equals
+ * res.gap * res.primal; res.gap <= delta; and it bounds the distance to a tight optimum. */
+static void test_gap_certificate(void)
+{
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        int cls = km_loss_is_classification(loss);
+        km_problem *P = random_problem(150, 12, 0.5, cls, 300 + (uint64_t)loss);
+        double C = 0.9, eps = 0.15, bias = 1, delta = 1e-4;
+        int dim = 13;
+        double *X = dense(P, bias, dim), *w = calloc(14, sizeof *w), *c = calloc(150, sizeof *c);
+        km_cd_result res = solve_stop(P, loss, C, eps, bias, KM_STOP_GAP, delta, 1, 100000, w, c);
+        double Fp = primal(loss, X, P->y, P->l, dim, C, eps, w), ww = 0, conj = 0;
+        for (int j = 0; j < dim; j++)
+            ww += w[j] * w[j];
+        for (int64_t i = 0; i < P->l; i++)
+            conj += conj_by_hand(loss, P->y[i], c[i], C, eps);
+        double D = -ww / 2 - conj, gap = (Fp - D) / Fp;
+        CHECK(res.converged && res.gap <= delta && fabs(gap - res.gap) <= 1e-10 &&
+                  fabs(res.primal - Fp) <= 1e-10 * Fp,
+              "%s: gap rule stops at relative gap %.3g <= %g (%lld iterations); P - D by hand "
+              "%.3g, primal %.12g = %.12g", km_loss_name(loss), res.gap, delta,
+              (long long)res.iter, gap, res.primal, Fp);
+        double *w2 = calloc(14, sizeof *w2);
+        solve_stop(P, loss, C, eps, bias, KM_STOP_STEP, 1e-12, 1, 1000000, w2, NULL);
+        double Fstar = primal(loss, X, P->y, P->l, dim, C, eps, w2);
+        CHECK(Fp >= Fstar - 1e-9 * Fstar && (Fp - Fstar) / Fp <= res.gap + 1e-12,
+              "%s: the gap bounds the primal suboptimality (%.3g <= %.3g)", km_loss_name(loss),
+              (Fp - Fstar) / Fp, res.gap);
+        /* the step rule: still the thesis' rule, and the gap is filled in */
+        km_cd_result st = solve_stop(P, loss, C, eps, bias, KM_STOP_STEP, 1e-3, 1, 100000, w2, c);
+        Fp = primal(loss, X, P->y, P->l, dim, C, eps, w2);
+        ww = conj = 0;
+        for (int j = 0; j < dim; j++)
+            ww += w2[j] * w2[j];
+        for (int64_t i = 0; i < P->l; i++)
+            conj += conj_by_hand(loss, P->y[i], c[i], C, eps);
+        gap = (Fp - (-ww / 2 - conj)) / Fp;
+        CHECK(st.converged && st.max_h < 1e-3 && st.delta == 1e-3 &&
+                  fabs(gap - st.gap) <= 1e-10,
+              "%s: step rule stops at max|h| %.3g < 1e-3 and reports its gap %.3g (by hand "
+              "%.3g)", km_loss_name(loss), st.max_h, st.gap, gap);
+        free(X); free(w); free(w2); free(c);
+        km_problem_free(P);
+    }
+}
+
+/* Shrinking under the gap rule: the same optimum as without it (tight delta). */
+static void test_gap_shrinking(void)
+{
+    const km_loss losses[] = {KM_LOSS_L1SVM, KM_LOSS_RLA, KM_LOSS_SVR};
+    for (int t = 0; t < 3; t++) {
+        km_problem *P = random_problem(300, 20, 0.3, t == 0, 400 + (uint64_t)t);
+        double F[2], *w = calloc(21, sizeof *w), *Cv = malloc(300 * sizeof *Cv);
+        for (int i = 0; i < 300; i++)
+            Cv[i] = 1.2;
+        km_linear_data d = {P, NULL, 300, -1};
+        int ok = 1;
+        for (int s = 0; s < 2; s++) {
+            km_cd_result r = solve_stop(P, losses[t], 1.2, 0.1, -1, KM_STOP_GAP, 1e-12, s,
+                                        1000000, w, NULL);
+            ok &= r.converged && r.gap <= 1e-12;
+            F[s] = km_linear_objective(&d, P->y, Cv, losses[t], 0.1, w);
+        }
+        CHECK(ok && fabs(F[0] - F[1]) <= 1e-10 * F[0], "%s, gap rule: shrinking does not change "
+              "the optimum (%.15g vs %.15g)", km_loss_name(losses[t]), F[1], F[0]);
+        free(w); free(Cv);
+        km_problem_free(P);
+    }
+}
+
+/* Scale-free: features x 1000 with C / 1000^2 is the same problem (w / 1000, F / 1000^2);
+ * at the defaults (gap and cap) both converge, in the same macro-iterations, at the same
+ * relative gap, with the same decision values. (Features x 1000 at the same C is another
+ * problem, effectively C x 10^6: dual CD's slow convergence there is not a stopping rule's.) */
+static void test_gap_unscaled(void)
+{
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        km_problem *P = random_problem(200, 10, 0.6, km_loss_is_classification(loss),
+                                       500 + (uint64_t)loss);
+        double *w = calloc(12, sizeof *w), *w2 = calloc(12, sizeof *w2);
+        km_cd_result r = solve_stop(P, loss, 1, 0.1, 1, KM_STOP_GAP, 0, 1,
+                                    km_cd_param_default().max_iter, w, NULL);
+        for (int64_t k = 0; k < P->nnz; k++)
+            P->value[k] *= 1000;
+        km_cd_result u = solve_stop(P, loss, 1e-6, 0.1, 1000, KM_STOP_GAP, 0, 1,
+                                    km_cd_param_default().max_iter, w2, NULL);
+        double d = 0, zmax = 0;
+        for (int64_t i = 0; i < P->l; i++) {
+            double z = km_linear_decision(P, i, w2, P->n, 1000);
+            double z1 = 0;
+            for (int64_t k = P->row_ptr[i]; k < P->row_ptr[i + 1]; k++)
+                z1 += P->value[k] / 1000 * w[P->index[k]];
+            z1 += w[P->n];
+            d = fmax(d, fabs(z - z1));
+            zmax = fmax(zmax, fabs(z1));
+        }
+        CHECK(r.converged && u.converged && r.iter == u.iter && u.gap <= KM_CD_DEFAULT_GAP &&
+                  u.delta == KM_CD_DEFAULT_GAP && fabs(u.gap - r.gap) <= 1e-6 * r.gap + 1e-15 &&
+                  d <= 1e-9 * zmax,
+              "%s, features and bias x 1000, C / 10^6: the default converges as unscaled (%lld "
+              "and %lld macro-iterations, gap %.3g and %.3g, decision values within %.2g)",
+              km_loss_name(loss), (long long)u.iter, (long long)r.iter, u.gap, r.gap, d);
+        free(w); free(w2);
+        km_problem_free(P);
+    }
+}
+
+/* rls at the default gap: decision values within 1e-3 of their range of the ridge solution
+ * (X'X + I/C) w = X'y by LAPACK (the issue's requirement for the default -e). */
+static void test_rls_default_gap(void)
+{
+    for (int b = 0; b < 2; b++) {
+        double bias = b ? 1 : -1, C = 3;
+        km_problem *P = random_problem(200, 25, 0.4, 0, 600 + (uint64_t)b);
+        int dim = 25 + b;
+        double *X = dense(P, bias, dim);
+        double *A = calloc((size_t)(dim * dim), sizeof *A), *rhs = calloc((size_t)dim, sizeof *rhs);
+        for (int p = 0; p < dim; p++) {
+            for (int q = 0; q < dim; q++)
+                for (int64_t i = 0; i < P->l; i++)
+                    A[p * dim + q] += X[i * dim + p] * X[i * dim + q];
+            A[p * dim + p] += 1 / C;
+            for (int64_t i = 0; i < P->l; i++)
+                rhs[p] += X[i * dim + p] * P->y[i];
+        }
+        int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', dim, 1, A, dim, rhs, 1);
+        double *w = calloc(27, sizeof *w);
+        km_cd_param def = km_cd_param_default();
+        km_cd_result r = solve_stop(P, KM_LOSS_RLS, C, 0, bias, KM_STOP_GAP, 0, 1,
+                                    def.max_iter, w, NULL);
+        double lo = INFINITY, hi = -INFINITY, diff = 0;
+        for (int64_t i = 0; i < P->l; i++) {
+            double z = 0, zr = 0;
+            for (int j = 0; j < dim; j++) {
+                z += X[i * dim + j] * (j == dim - 1 && b ? w[25] : w[j]);
+                zr += X[i * dim + j] * rhs[j];
+            }
+            lo = fmin(lo, zr);
+            hi = fmax(hi, zr);
+            diff = fmax(diff, fabs(z - zr));
+        }
+        CHECK(info == 0 && r.converged && diff <= 1e-3 * (hi - lo), "rls%s at the default gap "
+              "(%g, %lld iterations): decision values within %.2g of the range of LAPACK's "
+              "ridge solution (<= 1e-3)", b ? " with bias" : "", r.delta, (long long)r.iter,
+              diff / (hi - lo));
+        free(X); free(A); free(rhs); free(w);
+        km_problem_free(P);
+    }
+}
+
 int main(void)
 {
     test_resolvents();
@@ -415,5 +605,9 @@ int main(void)
     test_rules_and_shrinking();
     test_bias_is_a_feature();
     test_one_vs_all_and_weights();
+    test_gap_certificate();
+    test_gap_shrinking();
+    test_gap_unscaled();
+    test_rls_default_gap();
     TEST_EXIT();
 }
