@@ -74,32 +74,9 @@ static inline void put8(uint32_t v, char *out)
     memcpy(out + 6, digits2 + 2 * (lo % 100), 2);
 }
 
-/* Writes the n digits of f (f < 10^n, n <= 18) into out[0..n). */
-static inline void put_digits(uint64_t f, int n, char *out)
-{
-    char *p = out + n;
-    while (n >= 8) { /* eight at a time from the right, in 32-bit arithmetic */
-        p -= 8;
-        put8((uint32_t)(f % 100000000), p);
-        f /= 100000000;
-        n -= 8;
-    }
-    uint32_t v = (uint32_t)f;
-    while (v >= 100) {
-        p -= 2;
-        memcpy(p, digits2 + 2 * (v % 100), 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, digits2 + 2 * v, 2);
-    } else if (p > out) {
-        *--p = (char)('0' + v);
-    }
-}
-
-/* Writes f 10^e (f > 0) after the sign at p, trailing zeros of f removed first; returns
- * the end. */
+/* Writes f 10^e (0 < f < 10^18) after the sign at p, trailing zeros of f removed first;
+ * returns the end. The digits are made once, right-aligned in a scratch buffer, and moved
+ * with fixed-size copies: buf[0..KM_DTOA_SIZE) may be written past the NUL. */
 static char *put_decimal(uint64_t f, int e, char *p)
 {
     while (f % 10 == 0) /* at most 17 rounds; f > 0 */
@@ -109,32 +86,32 @@ static char *put_decimal(uint64_t f, int e, char *p)
     int ae = E < 0 ? -E : E;
     int sci = n + (n > 1) + 1 + (E < 0) + (ae >= 100 ? 3 : ae >= 10 ? 2 : 1);
     int fix = E >= n - 1 ? E + 1 : E >= 0 ? n + 1 : n + 1 - E;
-    if (fix <= sci) {
-        if (E >= n - 1) { /* an integer: digits, then zeros */
-            put_digits(f, n, p);
-            memset(p + n, '0', (size_t)(E + 1 - n));
+    char tmp[56]; /* digits of f in tmp[0..18), then zeros */
+    uint64_t top = f / 10000000000000000u, mid = f / 100000000 % 100000000;
+    memcpy(tmp, digits2 + 2 * top, 2);
+    put8((uint32_t)mid, tmp + 2);
+    put8((uint32_t)(f % 100000000), tmp + 10);
+    memset(tmp + 18, '0', 24);
+    const char *d = tmp + 18 - n; /* the n digits, then zeros */
+    if (E >= -4 && fix <= sci + 2) {
+        if (E >= n - 1) { /* an integer: digits, then zeros (at most 4: see the rule) */
+            memcpy(p, d, 24);
             return p + E + 1;
         }
         if (E >= 0) { /* d..d.d..d */
-            put_digits(f, n, p + 1);
-            memmove(p, p + 1, (size_t)E + 1);
+            memcpy(p, d, 16);
             p[E + 1] = '.';
+            memcpy(p + E + 2, d + E + 1, 16);
             return p + n + 1;
         }
-        p[0] = '0'; /* 0.0..0d..d */
-        p[1] = '.';
-        memset(p + 2, '0', (size_t)(-E - 1));
-        put_digits(f, n, p + 1 - E);
+        memcpy(p, "0.000", 5); /* 0.0..0d..d, at most 3 zeros */
+        memcpy(p + 1 - E, d, 24);
         return p + n + 1 - E;
     }
-    put_digits(f, n, p + 1);
-    p[0] = p[1];
-    if (n > 1) {
-        p[1] = '.';
-        p += n + 1;
-    } else {
-        p += 1;
-    }
+    p[0] = d[0];
+    p[1] = '.';
+    memcpy(p + 2, d + 1, 16);
+    p += n > 1 ? n + 1 : 1;
     *p++ = 'e';
     if (E < 0)
         *p++ = '-';

@@ -1,6 +1,7 @@
 /* model.c - see model.h. Text format (doc/model-format.md): "kmtk-model 1", "key value"
  * header lines, then the weights ("w"), the support vectors ("sv") or the basis kernels,
- * intercepts and support vectors (rls2), then "end". Numbers are written %.17g (round-trip). */
+ * intercepts and support vectors (rls2), then "end". Numbers are written by km_dtoa: the
+ * shortest decimal that reads back bit for bit. */
 #include "model.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <cblas.h>
 
 #include "atomic.h"
+#include "dtoa.h"
 #include "numparse.h"
 
 /* The support vectors on one feature subset of an RLS2 model and the kernels on it. */
@@ -270,16 +272,49 @@ int km_model_set_mkl(km_model *m, km_basis_set *basis, double *s, double *d, dou
     return mkl_cache_build(m, err);
 }
 
+/* Writes sep (when not '\0') and then x, shortest round-trip (km_dtoa), to f. */
+static void put_num(FILE *f, char sep, double x)
+{
+    char b[KM_DTOA_SIZE + 1];
+    b[0] = sep;
+    int at = sep != '\0';
+    fwrite_unlocked(b, 1, (size_t)km_dtoa(x, b + at) + (size_t)at, f);
+}
+
+/* Writes " idx:x" to f (idx >= 0). */
+static void put_pair(FILE *f, long long idx, double x)
+{
+    char b[24 + KM_DTOA_SIZE];
+    char d[24], *q = d + sizeof d;
+    unsigned long long v = (unsigned long long)idx;
+    do
+        *--q = (char)('0' + v % 10);
+    while (v /= 10);
+    size_t n = (size_t)(d + sizeof d - q);
+    b[0] = ' ';
+    memcpy(b + 1, q, n);
+    b[n + 1] = ':';
+    fwrite_unlocked(b, 1, n + 2 + (size_t)km_dtoa(x, b + n + 2), f);
+}
+
+/* Writes "key x\n" to f. */
+static void put_key(FILE *f, const char *key, double x)
+{
+    fputs(key, f);
+    put_num(f, ' ', x);
+    putc_unlocked('\n', f);
+}
+
 /* Writes the support vector lines "coef_1 .. coef_nr_w idx:val ..." of m to f. */
 static void write_svs(const km_model *m, FILE *f)
 {
     const km_problem *S = m->sv;
     for (int64_t s = 0; s < S->l; s++) {
         for (int k = 0; k < m->nr_w; k++)
-            fprintf(f, k ? " %.17g" : "%.17g", m->sv_coef[s * m->nr_w + k]);
+            put_num(f, k ? ' ' : '\0', m->sv_coef[s * m->nr_w + k]);
         for (int64_t t = S->row_ptr[s]; t < S->row_ptr[s + 1]; t++)
-            fprintf(f, " %d:%.17g", (int)S->index[t] + 1, S->value[t]);
-        fputc('\n', f);
+            put_pair(f, (long long)S->index[t] + 1, S->value[t]);
+        putc_unlocked('\n', f);
     }
 }
 
@@ -304,15 +339,15 @@ static int write_mkl(const km_model *m, FILE *f)
             km_basis_format(&m->basis.b[k], spec, cap);
         }
         for (int j = 0; j < nw; j++)
-            fprintf(f, "%.17g ", m->basis_s[(int64_t)k * nw + j]);
+            put_num(f, j ? ' ' : '\0', m->basis_s[(int64_t)k * nw + j]);
         for (int j = 0; j < nw; j++)
-            fprintf(f, "%.17g ", m->basis_d[(int64_t)k * nw + j]);
-        fprintf(f, "%s\n", spec);
+            put_num(f, ' ', m->basis_d[(int64_t)k * nw + j]);
+        fprintf(f, " %s\n", spec);
     }
     free(spec);
     fputs("intercept", f);
     for (int j = 0; j < nw; j++)
-        fprintf(f, " %.17g", m->intercept[j]);
+        put_num(f, ' ', m->intercept[j]);
     fprintf(f, "\nnr_sv %lld\nsv\n", (long long)m->sv->l);
     write_svs(m, f);
     return 0;
@@ -329,8 +364,8 @@ static void write_output_map(const km_model *m, FILE *f)
     for (int64_t j = 0; j < m->nr_output; j++) {
         const double *b = m->output_map + j * m->nr_w;
         for (int k = 0; k < m->nr_w; k++)
-            fprintf(f, k ? " %.17g" : "%.17g", b[k]);
-        fputc('\n', f);
+            put_num(f, k ? ' ' : '\0', b[k]);
+        putc_unlocked('\n', f);
     }
 }
 
@@ -374,8 +409,8 @@ static void write_tasks(const km_model *m, FILE *f)
         fprintf(f, "%lld %lld", (long long)m->task_id[t],
                 (long long)(m->task_ptr[t + 1] - m->task_ptr[t]));
         for (int64_t k = m->task_ptr[t]; k < m->task_ptr[t + 1]; k++)
-            fprintf(f, " %lld:%.17g", (long long)m->task_row[k] + 1, m->task_coef[k]);
-        fputc('\n', f);
+            put_pair(f, (long long)m->task_row[k] + 1, m->task_coef[k]);
+        putc_unlocked('\n', f);
     }
 }
 
@@ -386,26 +421,33 @@ static int write_text(const km_model *m, FILE *f)
     fprintf(f, "solver %s\nloss %s\n", m->has_mkl ? "rls2" : m->has_okl ? "okl"
             : m->has_mtl ? "mtl" : m->has_kernel ? "kernel" : "linear", km_loss_name(m->loss));
     if (m->has_mkl || m->has_okl || m->has_mtl)
-        fprintf(f, "lambda %.17g\n", m->lambda);
-    if (m->has_mtl)
-        fprintf(f, "alpha %.17g\ntask_kernel %s\ntask_gamma %.17g\ntask_coef0 %.17g\n"
-                "task_degree %d\n", m->alpha, km_kernel_name(m->task_kernel.type),
-                m->task_kernel.gamma, m->task_kernel.coef0, m->task_kernel.degree);
+        put_key(f, "lambda", m->lambda);
+    if (m->has_mtl) {
+        put_key(f, "alpha", m->alpha);
+        fprintf(f, "task_kernel %s\n", km_kernel_name(m->task_kernel.type));
+        put_key(f, "task_gamma", m->task_kernel.gamma);
+        put_key(f, "task_coef0", m->task_kernel.coef0);
+        fprintf(f, "task_degree %d\n", m->task_kernel.degree);
+    }
     if (m->has_okl)
         fprintf(f, "nr_output %lld\n", (long long)m->nr_output);
-    if (m->has_kernel)
-        fprintf(f, "kernel %s\ngamma %.17g\ncoef0 %.17g\ndegree %d\n",
-                km_kernel_name(m->kernel.type), m->kernel.gamma, m->kernel.coef0,
-                m->kernel.degree);
-    fprintf(f, "C %.17g\nepsilon %.17g\nbias %.17g\n", m->C, m->eps, m->bias);
+    if (m->has_kernel) {
+        fprintf(f, "kernel %s\n", km_kernel_name(m->kernel.type));
+        put_key(f, "gamma", m->kernel.gamma);
+        put_key(f, "coef0", m->kernel.coef0);
+        fprintf(f, "degree %d\n", m->kernel.degree);
+    }
+    put_key(f, "C", m->C);
+    put_key(f, "epsilon", m->eps);
+    put_key(f, "bias", m->bias);
     fprintf(f, "nr_feature %d\nnr_class %d\n", (int)m->n, m->nr_class);
     if (m->nr_class > 0) {
         fputs("labels", f);
         for (int k = 0; k < m->nr_class; k++)
-            fprintf(f, " %.17g", m->labels[k]);
+            put_num(f, ' ', m->labels[k]);
         fputs("\nlabel_weights", f);
         for (int k = 0; k < m->nr_class; k++)
-            fprintf(f, " %.17g", m->label_weight[k]);
+            put_num(f, ' ', m->label_weight[k]);
         fputc('\n', f);
     }
     if (m->has_mkl) {
@@ -423,8 +465,8 @@ static int write_text(const km_model *m, FILE *f)
         int64_t rows = (int64_t)m->n + (m->bias >= 0);
         for (int64_t j = 0; j < rows; j++) {
             for (int k = 0; k < m->nr_w; k++)
-                fprintf(f, k ? " %.17g" : "%.17g", m->w[j * m->nr_w + k]);
-            fputc('\n', f);
+                put_num(f, k ? ' ' : '\0', m->w[j * m->nr_w + k]);
+            putc_unlocked('\n', f);
         }
     }
     fputs("end\n", f);
