@@ -375,15 +375,16 @@ static int scratch_alloc(kscratch *ws, int64_t umax)
 /* The columns M[a + b u] = K(xs[a], xs[b]) of a kernel on one feature's distinct values for
  * a >= from(b) (from(b) = b: the lower triangle; 0: the whole matrix), by km_kernel_1d
  * (km_kernel_eval's bits, and K(x, y) = K(y, x) bit for bit). Returns 0, or -1 when a value
- * is not finite. */
+ * is not finite (never for rbf and laplacian: exp of a finite x <= 0). */
 static int fill_1d(const km_kernel *k, const double *xs, int64_t u, int lower, double *M)
 {
+    int check = k->type != KM_KERNEL_RBF && k->type != KM_KERNEL_LAPLACIAN;
     double bad = 0;
     for (int64_t b = 0; b < u; b++) {
         int64_t a0 = lower ? b : 0;
         double *col = M + a0 + b * u;
         km_kernel_1d(k, xs + a0, u - a0, xs[b], col);
-        for (int64_t a = 0; a < u - a0; a++)
+        for (int64_t a = 0; check && a < u - a0; a++)
             bad += col[a] - col[a]; /* NaN when a value is infinite or NaN */
     }
     return bad == 0 ? 0 : -1;
