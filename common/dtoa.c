@@ -79,7 +79,13 @@ static inline void put8(uint32_t v, char *out)
  * with fixed-size copies: buf[0..KM_DTOA_SIZE) may be written past the NUL. */
 static char *put_decimal(uint64_t f, int e, char *p)
 {
-    while (f % 10 == 0) /* at most 17 rounds; f > 0 */
+    while (f % 100000000 == 0) /* trailing zeros off, 8, 4, 2, 1 at a time; f > 0 */
+        f /= 100000000, e += 8;
+    if (f % 10000 == 0)
+        f /= 10000, e += 4;
+    if (f % 100 == 0)
+        f /= 100, e += 2;
+    if (f % 10 == 0)
         f /= 10, e++;
     int n = ndigits(f);
     int E = e + n - 1; /* the exponent of the leading digit */

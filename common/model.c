@@ -272,50 +272,113 @@ int km_model_set_mkl(km_model *m, km_basis_set *basis, double *s, double *d, dou
     return mkl_cache_build(m, err);
 }
 
-/* Writes sep (when not '\0') and then x, shortest round-trip (km_dtoa), to f. */
-static void put_num(FILE *f, char sep, double x)
+/* Text on its way to a FILE: numbers are formatted straight into b and written in 16 KB
+ * pieces (one stdio call a piece, not one a number). */
+typedef struct obuf {
+    FILE *f;
+    size_t n;
+    char b[16384];
+} obuf;
+
+enum { OB_ROOM = 96 }; /* the most one ob_ call writes at a time (index, ':', km_dtoa) */
+
+static void ob_flush(obuf *o)
 {
-    char b[KM_DTOA_SIZE + 1];
-    b[0] = sep;
-    int at = sep != '\0';
-    fwrite_unlocked(b, 1, (size_t)km_dtoa(x, b + at) + (size_t)at, f);
+    fwrite_unlocked(o->b, 1, o->n, o->f);
+    o->n = 0;
 }
 
-/* Writes " idx:x" to f (idx >= 0). */
-static void put_pair(FILE *f, long long idx, double x)
+static inline char *ob_room(obuf *o)
 {
-    char b[24 + KM_DTOA_SIZE];
-    char d[24], *q = d + sizeof d;
-    unsigned long long v = (unsigned long long)idx;
+    if (o->n > sizeof o->b - OB_ROOM)
+        ob_flush(o);
+    return o->b + o->n;
+}
+
+/* sep (when not '\0'), then x, shortest round trip (km_dtoa). */
+static inline void ob_num(obuf *o, char sep, double x)
+{
+    char *p = ob_room(o);
+    *p = sep;
+    p += sep != '\0';
+    p += km_dtoa(x, p);
+    o->n = (size_t)(p - o->b);
+}
+
+static inline void ob_char(obuf *o, char c)
+{
+    *ob_room(o) = c;
+    o->n++;
+}
+
+static void ob_str(obuf *o, const char *s)
+{
+    size_t len = strlen(s);
+    if (len > sizeof o->b - OB_ROOM) {
+        ob_flush(o);
+        fwrite_unlocked(s, 1, len, o->f);
+        return;
+    }
+    if (o->n + len > sizeof o->b)
+        ob_flush(o);
+    memcpy(o->b + o->n, s, len);
+    o->n += len;
+}
+
+/* The decimal digits of v written before end; returns where they start. */
+static char *int_text(unsigned long long v, char *end)
+{
     do
-        *--q = (char)('0' + v % 10);
+        *--end = (char)('0' + v % 10);
     while (v /= 10);
-    size_t n = (size_t)(d + sizeof d - q);
-    b[0] = ' ';
-    memcpy(b + 1, q, n);
-    b[n + 1] = ':';
-    fwrite_unlocked(b, 1, n + 2 + (size_t)km_dtoa(x, b + n + 2), f);
+    return end;
+}
+
+/* sep, then the integer v. */
+static inline void ob_int(obuf *o, char sep, long long v)
+{
+    char d[24], *q = int_text(v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v,
+                              d + sizeof d);
+    if (v < 0)
+        *--q = '-';
+    char *p = ob_room(o);
+    *p = sep;
+    p += sep != '\0';
+    memcpy(p, q, (size_t)(d + sizeof d - q));
+    o->n = (size_t)(p + (d + sizeof d - q) - o->b);
+}
+
+/* " idx:x" (idx >= 0). */
+static inline void ob_pair(obuf *o, long long idx, double x)
+{
+    ob_int(o, ' ', idx);
+    char *p = o->b + o->n;
+    *p++ = ':';
+    p += km_dtoa(x, p);
+    o->n = (size_t)(p - o->b);
 }
 
 /* Writes "key x\n" to f. */
 static void put_key(FILE *f, const char *key, double x)
 {
-    fputs(key, f);
-    put_num(f, ' ', x);
-    putc_unlocked('\n', f);
+    char b[KM_DTOA_SIZE];
+    km_dtoa(x, b);
+    fprintf(f, "%s %s\n", key, b);
 }
 
 /* Writes the support vector lines "coef_1 .. coef_nr_w idx:val ..." of m to f. */
 static void write_svs(const km_model *m, FILE *f)
 {
     const km_problem *S = m->sv;
+    obuf o = {.f = f};
     for (int64_t s = 0; s < S->l; s++) {
         for (int k = 0; k < m->nr_w; k++)
-            put_num(f, k ? ' ' : '\0', m->sv_coef[s * m->nr_w + k]);
+            ob_num(&o, k ? ' ' : '\0', m->sv_coef[s * m->nr_w + k]);
         for (int64_t t = S->row_ptr[s]; t < S->row_ptr[s + 1]; t++)
-            put_pair(f, (long long)S->index[t] + 1, S->value[t]);
-        putc_unlocked('\n', f);
+            ob_pair(&o, (long long)S->index[t] + 1, S->value[t]);
+        ob_char(&o, '\n');
     }
+    ob_flush(&o);
 }
 
 /* Writes the basis section, intercepts and support vectors of an RLS2 model; -1 when out
@@ -326,12 +389,14 @@ static int write_mkl(const km_model *m, FILE *f)
     char *spec = NULL;
     size_t cap = 0;
     fprintf(f, "nr_w %d\nnr_basis %d\nbasis\n", nw, m->basis.m);
+    obuf o = {.f = f};
     for (int k = 0; k < m->basis.m; k++) {
         size_t need = (size_t)km_basis_format(&m->basis.b[k], spec, cap) + 1;
         if (need > cap) {
             char *grown = realloc(spec, need);
             if (!grown) {
                 free(spec);
+                ob_flush(&o);
                 return -1;
             }
             spec = grown;
@@ -339,15 +404,18 @@ static int write_mkl(const km_model *m, FILE *f)
             km_basis_format(&m->basis.b[k], spec, cap);
         }
         for (int j = 0; j < nw; j++)
-            put_num(f, j ? ' ' : '\0', m->basis_s[(int64_t)k * nw + j]);
+            ob_num(&o, j ? ' ' : '\0', m->basis_s[(int64_t)k * nw + j]);
         for (int j = 0; j < nw; j++)
-            put_num(f, ' ', m->basis_d[(int64_t)k * nw + j]);
-        fprintf(f, " %s\n", spec);
+            ob_num(&o, ' ', m->basis_d[(int64_t)k * nw + j]);
+        ob_char(&o, ' ');
+        ob_str(&o, spec);
+        ob_char(&o, '\n');
     }
     free(spec);
-    fputs("intercept", f);
+    ob_str(&o, "intercept");
     for (int j = 0; j < nw; j++)
-        put_num(f, ' ', m->intercept[j]);
+        ob_num(&o, ' ', m->intercept[j]);
+    ob_flush(&o);
     fprintf(f, "\nnr_sv %lld\nsv\n", (long long)m->sv->l);
     write_svs(m, f);
     return 0;
@@ -361,12 +429,14 @@ static void write_output_map(const km_model *m, FILE *f)
         return;
     }
     fputs("output_map\n", f);
+    obuf o = {.f = f};
     for (int64_t j = 0; j < m->nr_output; j++) {
         const double *b = m->output_map + j * m->nr_w;
         for (int k = 0; k < m->nr_w; k++)
-            put_num(f, k ? ' ' : '\0', b[k]);
-        putc_unlocked('\n', f);
+            ob_num(&o, k ? ' ' : '\0', b[k]);
+        ob_char(&o, '\n');
     }
+    ob_flush(&o);
 }
 
 /* Task t's kernel K~_t in the syntax of km_basis_parse (features=all) into buf[160]. */
@@ -405,13 +475,15 @@ static void write_tasks(const km_model *m, FILE *f)
             fprintf(f, "%lld %s\n", (long long)m->task_id[t], kt);
     }
     fprintf(f, "nr_task %lld\ntasks\n", (long long)m->nr_task);
+    obuf o = {.f = f};
     for (int64_t t = 0; t < m->nr_task; t++) {
-        fprintf(f, "%lld %lld", (long long)m->task_id[t],
-                (long long)(m->task_ptr[t + 1] - m->task_ptr[t]));
+        ob_int(&o, '\0', (long long)m->task_id[t]);
+        ob_int(&o, ' ', (long long)(m->task_ptr[t + 1] - m->task_ptr[t]));
         for (int64_t k = m->task_ptr[t]; k < m->task_ptr[t + 1]; k++)
-            put_pair(f, (long long)m->task_row[k] + 1, m->task_coef[k]);
-        putc_unlocked('\n', f);
+            ob_pair(&o, (long long)m->task_row[k] + 1, m->task_coef[k]);
+        ob_char(&o, '\n');
     }
+    ob_flush(&o);
 }
 
 /* Writes the whole model text to f; returns 0 or -1 on a write error. */
@@ -442,13 +514,15 @@ static int write_text(const km_model *m, FILE *f)
     put_key(f, "bias", m->bias);
     fprintf(f, "nr_feature %d\nnr_class %d\n", (int)m->n, m->nr_class);
     if (m->nr_class > 0) {
-        fputs("labels", f);
+        obuf o = {.f = f};
+        ob_str(&o, "labels");
         for (int k = 0; k < m->nr_class; k++)
-            put_num(f, ' ', m->labels[k]);
-        fputs("\nlabel_weights", f);
+            ob_num(&o, ' ', m->labels[k]);
+        ob_str(&o, "\nlabel_weights");
         for (int k = 0; k < m->nr_class; k++)
-            put_num(f, ' ', m->label_weight[k]);
-        fputc('\n', f);
+            ob_num(&o, ' ', m->label_weight[k]);
+        ob_char(&o, '\n');
+        ob_flush(&o);
     }
     if (m->has_mkl) {
         if (write_mkl(m, f))
@@ -463,11 +537,13 @@ static int write_text(const km_model *m, FILE *f)
     } else {
         fprintf(f, "nr_w %d\nw\n", m->nr_w);
         int64_t rows = (int64_t)m->n + (m->bias >= 0);
+        obuf o = {.f = f};
         for (int64_t j = 0; j < rows; j++) {
             for (int k = 0; k < m->nr_w; k++)
-                put_num(f, k ? ' ' : '\0', m->w[j * m->nr_w + k]);
-            putc_unlocked('\n', f);
+                ob_num(&o, k ? ' ' : '\0', m->w[j * m->nr_w + k]);
+            ob_char(&o, '\n');
         }
+        ob_flush(&o);
     }
     fputs("end\n", f);
     return ferror(f) ? -1 : 0;
