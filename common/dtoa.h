@@ -2,8 +2,6 @@
 #ifndef KM_DTOA_H
 #define KM_DTOA_H
 
-#include <stdio.h>
-
 /* The buffer km_dtoa needs: the longest text is 24 bytes and its NUL
  * ("-2.2250738585072014e-308"), but it copies digits in fixed-size blocks past the end. */
 #define KM_DTOA_SIZE 40
@@ -19,12 +17,5 @@
  * render doubles", 2020): the digits come from one 126-bit product per bound.
  */
 int km_dtoa(double x, char *buf);
-
-/* Writes km_dtoa(x) to f (unlocked stdio: for a stream only this thread uses). */
-static inline void km_dtoa_put(double x, FILE *f)
-{
-    char b[KM_DTOA_SIZE];
-    fwrite_unlocked(b, 1, (size_t)km_dtoa(x, b), f);
-}
 
 #endif

@@ -344,8 +344,10 @@ static double *exact_factor(const km_kernel *k, const double *xs, int64_t u, int
     return G;
 }
 
-/* Scratch of one thread for the factors: a u x u matrix, pivots and dpstrf's work. */
+/* Scratch of one thread for the factors: a cap x cap matrix, pivots and dpstrf's work,
+ * grown on demand. */
 typedef struct kscratch {
+    int64_t cap;
     double *A;
     lapack_int *piv;
     double *work;
@@ -356,19 +358,24 @@ static void scratch_free(kscratch *ws)
     free(ws->A);
     free(ws->piv);
     free(ws->work);
+    *ws = (kscratch){0};
 }
 
-/* Room for u up to umax; 0, or -1 when out of memory (then all NULL). */
-static int scratch_alloc(kscratch *ws, int64_t umax)
+/* Room for a u x u factorization; 0, or -1 when out of memory (the scratch then empty:
+ * the caller keeps the kernel dense, as without memory for a factor). */
+static int scratch_reserve(kscratch *ws, int64_t u)
 {
-    size_t n = (size_t)(umax > 0 ? umax : 1);
-    ws->A = malloc(n * n * sizeof *ws->A);
-    ws->piv = malloc(n * sizeof *ws->piv);
-    ws->work = malloc(2 * n * sizeof *ws->work);
-    if (ws->A && ws->piv && ws->work)
+    if (u <= ws->cap)
         return 0;
     scratch_free(ws);
-    *ws = (kscratch){0};
+    ws->A = malloc((size_t)u * (size_t)u * sizeof *ws->A);
+    ws->piv = malloc((size_t)u * sizeof *ws->piv);
+    ws->work = malloc(2 * (size_t)u * sizeof *ws->work);
+    if (ws->A && ws->piv && ws->work) {
+        ws->cap = u;
+        return 0;
+    }
+    scratch_free(ws);
     return -1;
 }
 
@@ -438,7 +445,7 @@ static double *factor_lower(kscratch *ws, int64_t u, int64_t *rank)
 /* factor_lower of a dense K_u (copied into the scratch); NULL when u < 6 as well. */
 static double *cholesky_factor(const double *M, int64_t u, kscratch *ws, int64_t *rank)
 {
-    if (u < 6)
+    if (u < 6 || scratch_reserve(ws, u))
         return NULL;
     for (int64_t b = 0; b < u; b++) /* the lower triangle is all dpstrf reads */
         memcpy(ws->A + b + b * u, M + b + b * u, (size_t)(u - b) * sizeof *M);
@@ -457,7 +464,7 @@ static int build_entry(const km_basis *b, const gsrc *src, int64_t u, kentry *E,
         return KM_OK;
     E->r = -1;
     int psd = psd_kernel(&b->kernel);
-    if (src->xs && psd && u >= 6) {
+    if (src->xs && psd && u >= 6 && !scratch_reserve(ws, u)) {
         if (!fill_1d(&b->kernel, src->xs, u, 1, ws->A) &&
             (E->M = factor_lower(ws, u, &E->r)) != NULL)
             return KM_OK;
@@ -533,17 +540,9 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
                 first = e;
         }
     }
-    int64_t umax = 0;
-    for (int g = 0; g < ng && !failed; g++)
-        umax = B->grp[g].u > umax ? B->grp[g].u : umax;
 #pragma omp parallel num_threads(threads > 1 ? threads : 1)
     {
-        kscratch ws;
-        if (failed || scratch_alloc(&ws, umax)) {
-#pragma omp critical(kbank_error)
-            if (!failed++)
-                km_error_nomem(&first, "kernel bank matrix");
-        }
+        kscratch ws = {0};
 #pragma omp for schedule(dynamic)
         for (int t = 0; t < m; t++) {
             if (failed)
