@@ -442,14 +442,20 @@ static double *factor_lower(kscratch *ws, int64_t u, int64_t *rank)
     return G;
 }
 
-/* factor_lower of a dense K_u (copied into the scratch); NULL when u < 6 as well. */
+/* factor_lower of a dense K_u (copied into the scratch); NULL when u < 6 or a value is not
+ * finite as well. */
 static double *cholesky_factor(const double *M, int64_t u, kscratch *ws, int64_t *rank)
 {
     if (u < 6 || scratch_reserve(ws, u))
         return NULL;
-    for (int64_t b = 0; b < u; b++) /* the lower triangle is all dpstrf reads */
-        memcpy(ws->A + b + b * u, M + b + b * u, (size_t)(u - b) * sizeof *M);
-    return factor_lower(ws, u, rank);
+    double bad = 0;
+    for (int64_t b = 0; b < u; b++) { /* the lower triangle is all dpstrf reads */
+        const double *col = M + b + b * u;
+        memcpy(ws->A + b + b * u, col, (size_t)(u - b) * sizeof *M);
+        for (int64_t a = 0; a < u - b; a++)
+            bad += col[a] - col[a]; /* NaN when a value is infinite or NaN */
+    }
+    return bad == 0 ? factor_lower(ws, u, rank) : NULL;
 }
 
 /* Kernel b on its group's u distinct values: an exact factor (linear, polynomial on one
