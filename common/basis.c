@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtoa.h"
 #include "numparse.h"
 
 void km_basis_set_free(km_basis_set *set)
@@ -402,15 +403,16 @@ static void put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
 int km_basis_format(const km_basis *b, char *buf, size_t len)
 {
     size_t pos = 0;
+    char num[KM_DTOA_SIZE];
     if (len > 0)
         buf[0] = '\0';
     const km_kernel *k = &b->kernel;
     int uses = kernel_uses(k->type);
     put(buf, len, &pos, "%s", km_kernel_name(k->type));
     if (uses & USES_GAMMA)
-        put(buf, len, &pos, " gamma=%.17g", k->gamma);
+        put(buf, len, &pos, " gamma=%s", (km_dtoa(k->gamma, num), num));
     if (uses & USES_COEF0)
-        put(buf, len, &pos, " coef0=%.17g", k->coef0);
+        put(buf, len, &pos, " coef0=%s", (km_dtoa(k->coef0, num), num));
     if (uses & USES_DEGREE)
         put(buf, len, &pos, " degree=%d", k->degree);
     put(buf, len, &pos, " features=");

@@ -60,7 +60,7 @@ int km_basis_read_list(const char *path, int32_t n, km_basis_set *out, km_error 
 int km_basis_parse(const char *text, int32_t n, km_basis *b, km_error *err);
 
 /* Writes b in the syntax km_basis_parse reads (the parameters its kernel uses, numbers
- * %.17g, features as runs a-b) into buf of size len; returns the length it needed
+ * shortest round-trip, km_dtoa; features as runs a-b) into buf of size len; returns the length it needed
  * (snprintf convention). Parsing the text gives b back bit for bit. */
 int km_basis_format(const km_basis *b, char *buf, size_t len);
 

@@ -344,6 +344,59 @@ static double *exact_factor(const km_kernel *k, const double *xs, int64_t u, int
     return G;
 }
 
+/* Scratch of one thread for the factors: a cap x cap matrix, pivots and dpstrf's work,
+ * grown on demand. */
+typedef struct kscratch {
+    int64_t cap;
+    double *A;
+    lapack_int *piv;
+    double *work;
+} kscratch;
+
+static void scratch_free(kscratch *ws)
+{
+    free(ws->A);
+    free(ws->piv);
+    free(ws->work);
+    *ws = (kscratch){0};
+}
+
+/* Room for a u x u factorization; 0, or -1 when out of memory (the scratch then empty:
+ * the caller keeps the kernel dense, as without memory for a factor). */
+static int scratch_reserve(kscratch *ws, int64_t u)
+{
+    if (u <= ws->cap)
+        return 0;
+    scratch_free(ws);
+    ws->A = malloc((size_t)u * (size_t)u * sizeof *ws->A);
+    ws->piv = malloc((size_t)u * sizeof *ws->piv);
+    ws->work = malloc(2 * (size_t)u * sizeof *ws->work);
+    if (ws->A && ws->piv && ws->work) {
+        ws->cap = u;
+        return 0;
+    }
+    scratch_free(ws);
+    return -1;
+}
+
+/* The columns M[a + b u] = K(xs[a], xs[b]) of a kernel on one feature's distinct values for
+ * a >= from(b) (from(b) = b: the lower triangle; 0: the whole matrix), by km_kernel_1d
+ * (km_kernel_eval's bits, and K(x, y) = K(y, x) bit for bit). Returns 0, or -1 when a value
+ * is not finite (never for rbf and laplacian: exp of a finite x <= 0). */
+static int fill_1d(const km_kernel *k, const double *xs, int64_t u, int lower, double *M)
+{
+    int check = k->type != KM_KERNEL_RBF && k->type != KM_KERNEL_LAPLACIAN;
+    double bad = 0;
+    for (int64_t b = 0; b < u; b++) {
+        int64_t a0 = lower ? b : 0;
+        double *col = M + a0 + b * u;
+        km_kernel_1d(k, xs + a0, u - a0, xs[b], col);
+        for (int64_t a = 0; check && a < u - a0; a++)
+            bad += col[a] - col[a]; /* NaN when a value is infinite or NaN */
+    }
+    return bad == 0 ? 0 : -1;
+}
+
 /* K_u of one kernel (dense, symmetric, column-major). */
 static double *dense_matrix(const km_kernel *k, const gsrc *src, int64_t u, km_error *err)
 {
@@ -353,14 +406,7 @@ static double *dense_matrix(const km_kernel *k, const gsrc *src, int64_t u, km_e
         return NULL;
     }
     if (src->xs) {
-        int32_t zero = 0;
-        for (int64_t b = 0; b < u; b++)
-            for (int64_t a = 0; a <= b; a++) {
-                double xa = src->xs[a], xb = src->xs[b];
-                M[a + b * u] = M[b + a * u] =
-                    km_kernel_eval(k, &zero, &xa, xa != 0, xa * xa, &zero, &xb, xb != 0,
-                                   xb * xb);
-            }
+        fill_1d(k, src->xs, u, 0, M);
         return M;
     }
     km_kdata *D = km_kdata_new(src->rows, NULL, u, err);
@@ -376,46 +422,65 @@ static double *dense_matrix(const km_kernel *k, const gsrc *src, int64_t u, km_e
     return M;
 }
 
-/* Pivoted Cholesky K_u = G G' when its numerical rank is below u / 3; else NULL. */
-static double *cholesky_factor(const double *M, int64_t u, int64_t *rank)
+/* Pivoted Cholesky K_u = G G' (LAPACK dpstrf, its default tolerance) of the lower triangle
+ * in ws->A, overwritten; G when the numerical rank is below u / 3, else NULL. */
+static double *factor_lower(kscratch *ws, int64_t u, int64_t *rank)
 {
-    if (u < 6)
-        return NULL;
-    double *A = malloc((size_t)u * (size_t)u * sizeof *A);
-    lapack_int *piv = malloc((size_t)u * sizeof *piv);
-    if (!A || !piv) {
-        free(A);
-        free(piv);
-        return NULL;
-    }
-    memcpy(A, M, (size_t)u * (size_t)u * sizeof *A);
+    double *A = ws->A;
     lapack_int r = 0;
-    lapack_int info = LAPACKE_dpstrf(LAPACK_COL_MAJOR, 'L', (lapack_int)u, A, (lapack_int)u,
-                                     piv, &r, -1.0);
+    lapack_int info = LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)u, A,
+                                          (lapack_int)u, ws->piv, &r, -1.0, ws->work);
     double *G = NULL;
     if (info >= 0 && r * 3 < u) {
         G = calloc((size_t)u * (size_t)(r > 0 ? r : 1), sizeof *G);
         if (G)
             for (lapack_int t = 0; t < r; t++)
                 for (lapack_int i = t; i < (lapack_int)u; i++)
-                    G[(piv[i] - 1) + t * u] = A[i + t * u];
+                    G[(ws->piv[i] - 1) + t * u] = A[i + t * u];
         *rank = r;
     }
-    free(A);
-    free(piv);
     return G;
 }
 
-static int build_entry(const km_basis *b, const gsrc *src, int64_t u, kentry *E, km_error *err)
+/* factor_lower of a dense K_u (copied into the scratch); NULL when u < 6 or a value is not
+ * finite as well. */
+static double *cholesky_factor(const double *M, int64_t u, kscratch *ws, int64_t *rank)
+{
+    if (u < 6 || scratch_reserve(ws, u))
+        return NULL;
+    double bad = 0;
+    for (int64_t b = 0; b < u; b++) { /* the lower triangle is all dpstrf reads */
+        const double *col = M + b + b * u;
+        memcpy(ws->A + b + b * u, col, (size_t)(u - b) * sizeof *M);
+        for (int64_t a = 0; a < u - b; a++)
+            bad += col[a] - col[a]; /* NaN when a value is infinite or NaN */
+    }
+    return bad == 0 ? factor_lower(ws, u, rank) : NULL;
+}
+
+/* Kernel b on its group's u distinct values: an exact factor (linear, polynomial on one
+ * feature), a pivoted Cholesky factor of low rank, or the dense K_u. A PSD kernel on one
+ * feature is factored from its lower triangle made in the scratch, and made dense (written
+ * once) only when its rank is too high. */
+static int build_entry(const km_basis *b, const gsrc *src, int64_t u, kentry *E, kscratch *ws,
+                       km_error *err)
 {
     E->r = -1;
     if (src->xs && (E->M = exact_factor(&b->kernel, src->xs, u, &E->r)) != NULL)
         return KM_OK;
     E->r = -1;
+    int psd = psd_kernel(&b->kernel);
+    if (src->xs && psd && u >= 6 && !scratch_reserve(ws, u)) {
+        if (!fill_1d(&b->kernel, src->xs, u, 1, ws->A) &&
+            (E->M = factor_lower(ws, u, &E->r)) != NULL)
+            return KM_OK;
+        E->r = -1;
+        psd = 0; /* too high a rank (or not finite): dense, as below without a factor */
+    }
     double *M = dense_matrix(&b->kernel, src, u, err);
     if (!M)
         return err->code;
-    double *G = psd_kernel(&b->kernel) ? cholesky_factor(M, u, &E->r) : NULL;
+    double *G = psd ? cholesky_factor(M, u, ws, &E->r) : NULL;
     if (G) {
         free(M);
         E->M = G;
@@ -481,18 +546,23 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
                 first = e;
         }
     }
-#pragma omp parallel for schedule(dynamic) num_threads(threads > 1 ? threads : 1)
-    for (int t = 0; t < m; t++) {
-        if (failed)
-            continue;
-        km_error e = {0};
-        int k = B->order[t];
-        kentry *E = &B->ent[k];
-        if (build_entry(&basis->b[k], &src[E->g], B->grp[E->g].u, E, &e) != KM_OK) {
+#pragma omp parallel num_threads(threads > 1 ? threads : 1)
+    {
+        kscratch ws = {0};
+#pragma omp for schedule(dynamic)
+        for (int t = 0; t < m; t++) {
+            if (failed)
+                continue;
+            km_error e = {0};
+            int k = B->order[t];
+            kentry *E = &B->ent[k];
+            if (build_entry(&basis->b[k], &src[E->g], B->grp[E->g].u, E, &ws, &e) != KM_OK) {
 #pragma omp critical(kbank_error)
-            if (!failed++)
-                first = e;
+                if (!failed++)
+                    first = e;
+            }
         }
+        scratch_free(&ws);
     }
     for (int g = 0; g < ng; g++) {
         free(src[g].xs);

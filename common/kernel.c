@@ -422,6 +422,66 @@ double km_kernel_eval(const km_kernel *k, const int32_t *ix, const double *vx, i
     }
 }
 
+/* One column of a kernel on a single feature: out[a] = K(x[a], y), each value a one-entry
+ * row (0: the entry missing), as km_kernel_eval computes it; vectorised (clones). */
+KM_VECTOR_CLONES
+static void column_1d(const km_kernel *k, const double *x, int64_t n, double y, double *out)
+{
+    double arg[256];
+    const double g = k->gamma, sqy = y * y;
+    for (int64_t i0 = 0; i0 < n; i0 += 256) {
+        int64_t len = n - i0 < 256 ? n - i0 : 256;
+        const double *xs = x + i0;
+        switch (k->type) {
+        case KM_KERNEL_RBF:
+            #pragma omp simd
+            for (int64_t a = 0; a < len; a++)
+                arg[a] = rbf_arg(g, 0.0 + xs[a] * y, xs[a] * xs[a], sqy);
+            break;
+        case KM_KERNEL_LAPLACIAN:
+            #pragma omp simd
+            for (int64_t a = 0; a < len; a++)
+                arg[a] = -g * (0.0 + fabs(xs[a] - y));
+            break;
+        default: /* KM_KERNEL_EXPDOT */
+            #pragma omp simd
+            for (int64_t a = 0; a < len; a++)
+                arg[a] = g * (0.0 + xs[a] * y);
+            break;
+        }
+        /* exp underflows to +0 below ln(2^-1075) ~ -745.13: libm's slow path skipped */
+        unsigned char zero[256];
+        #pragma omp simd
+        for (int64_t a = 0; a < len; a++) {
+            zero[a] = arg[a] < -746.0;
+            arg[a] = zero[a] ? 0 : arg[a];
+        }
+        exp_block(out + i0, arg, len);
+        #pragma omp simd
+        for (int64_t a = 0; a < len; a++)
+            out[i0 + a] = zero[a] ? 0 : out[i0 + a];
+    }
+}
+
+void km_kernel_1d(const km_kernel *k, const double *x, int64_t n, double y, double *out)
+{
+    switch (k->type) {
+    case KM_KERNEL_RBF:
+    case KM_KERNEL_LAPLACIAN:
+    case KM_KERNEL_EXPDOT:
+        column_1d(k, x, n, y, out);
+        return;
+    case KM_KERNEL_SPLINE:
+        for (int64_t a = 0; a < n; a++)
+            out[a] = spline_value(x[a], y);
+        return;
+    default:
+        for (int64_t a = 0; a < n; a++)
+            out[a] = transform1(k, 0.0 + x[a] * y, x[a] * x[a], y * y);
+        return;
+    }
+}
+
 /* ---- row sets ---- */
 
 /* Builds the column copy of d (CSC over its rows); leaves it NULL if memory is short. */

@@ -40,6 +40,10 @@ int km_kernel_check(const km_kernel *k, int32_t n, km_error *err);
 double km_kernel_eval(const km_kernel *k, const int32_t *ix, const double *vx, int64_t nx,
                       double sqx, const int32_t *iy, const double *vy, int64_t ny, double sqy);
 
+/* out[a] = K(x[a], y) for a < n on a single feature (x[a], y its values, 0 where missing):
+ * km_kernel_eval on one-entry rows, bit for bit, vectorised for the exp-based kernels. */
+void km_kernel_1d(const km_kernel *k, const double *x, int64_t n, double y, double *out);
+
 /*
  * A set of rows prepared for kernel evaluation: the rows of P listed in rows[0..m) (rows
  * 0..m-1 if rows is NULL), their squared norms, a column copy, dense copies of the frequent

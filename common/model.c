@@ -1,6 +1,7 @@
 /* model.c - see model.h. Text format (doc/model-format.md): "kmtk-model 1", "key value"
  * header lines, then the weights ("w"), the support vectors ("sv") or the basis kernels,
- * intercepts and support vectors (rls2), then "end". Numbers are written %.17g (round-trip). */
+ * intercepts and support vectors (rls2), then "end". Numbers are written by km_dtoa: the
+ * shortest decimal that reads back bit for bit. */
 #include "model.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <cblas.h>
 
 #include "atomic.h"
+#include "dtoa.h"
 #include "numparse.h"
 
 /* The support vectors on one feature subset of an RLS2 model and the kernels on it. */
@@ -270,17 +272,113 @@ int km_model_set_mkl(km_model *m, km_basis_set *basis, double *s, double *d, dou
     return mkl_cache_build(m, err);
 }
 
+/* Text on its way to a FILE: numbers are formatted straight into b and written in 16 KB
+ * pieces (one stdio call a piece, not one a number). */
+typedef struct obuf {
+    FILE *f;
+    size_t n;
+    char b[16384];
+} obuf;
+
+enum { OB_ROOM = 96 }; /* the most one ob_ call writes at a time (index, ':', km_dtoa) */
+
+static void ob_flush(obuf *o)
+{
+    fwrite_unlocked(o->b, 1, o->n, o->f);
+    o->n = 0;
+}
+
+static inline char *ob_room(obuf *o)
+{
+    if (o->n > sizeof o->b - OB_ROOM)
+        ob_flush(o);
+    return o->b + o->n;
+}
+
+/* sep (when not '\0'), then x, shortest round trip (km_dtoa). */
+static inline void ob_num(obuf *o, char sep, double x)
+{
+    char *p = ob_room(o);
+    *p = sep;
+    p += sep != '\0';
+    p += km_dtoa(x, p);
+    o->n = (size_t)(p - o->b);
+}
+
+static inline void ob_char(obuf *o, char c)
+{
+    *ob_room(o) = c;
+    o->n++;
+}
+
+static void ob_str(obuf *o, const char *s)
+{
+    size_t len = strlen(s);
+    if (len > sizeof o->b - OB_ROOM) {
+        ob_flush(o);
+        fwrite_unlocked(s, 1, len, o->f);
+        return;
+    }
+    if (o->n + len > sizeof o->b)
+        ob_flush(o);
+    memcpy(o->b + o->n, s, len);
+    o->n += len;
+}
+
+/* The decimal digits of v written before end; returns where they start. */
+static char *int_text(unsigned long long v, char *end)
+{
+    do
+        *--end = (char)('0' + v % 10);
+    while (v /= 10);
+    return end;
+}
+
+/* sep, then the integer v. */
+static inline void ob_int(obuf *o, char sep, long long v)
+{
+    char d[24], *q = int_text(v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v,
+                              d + sizeof d);
+    if (v < 0)
+        *--q = '-';
+    char *p = ob_room(o);
+    *p = sep;
+    p += sep != '\0';
+    memcpy(p, q, (size_t)(d + sizeof d - q));
+    o->n = (size_t)(p + (d + sizeof d - q) - o->b);
+}
+
+/* " idx:x" (idx >= 0). */
+static inline void ob_pair(obuf *o, long long idx, double x)
+{
+    ob_int(o, ' ', idx);
+    char *p = o->b + o->n;
+    *p++ = ':';
+    p += km_dtoa(x, p);
+    o->n = (size_t)(p - o->b);
+}
+
+/* Writes "key x\n" to f. */
+static void put_key(FILE *f, const char *key, double x)
+{
+    char b[KM_DTOA_SIZE];
+    km_dtoa(x, b);
+    fprintf(f, "%s %s\n", key, b);
+}
+
 /* Writes the support vector lines "coef_1 .. coef_nr_w idx:val ..." of m to f. */
 static void write_svs(const km_model *m, FILE *f)
 {
     const km_problem *S = m->sv;
+    obuf o = {.f = f};
     for (int64_t s = 0; s < S->l; s++) {
         for (int k = 0; k < m->nr_w; k++)
-            fprintf(f, k ? " %.17g" : "%.17g", m->sv_coef[s * m->nr_w + k]);
+            ob_num(&o, k ? ' ' : '\0', m->sv_coef[s * m->nr_w + k]);
         for (int64_t t = S->row_ptr[s]; t < S->row_ptr[s + 1]; t++)
-            fprintf(f, " %d:%.17g", (int)S->index[t] + 1, S->value[t]);
-        fputc('\n', f);
+            ob_pair(&o, (long long)S->index[t] + 1, S->value[t]);
+        ob_char(&o, '\n');
     }
+    ob_flush(&o);
 }
 
 /* Writes the basis section, intercepts and support vectors of an RLS2 model; -1 when out
@@ -291,12 +389,14 @@ static int write_mkl(const km_model *m, FILE *f)
     char *spec = NULL;
     size_t cap = 0;
     fprintf(f, "nr_w %d\nnr_basis %d\nbasis\n", nw, m->basis.m);
+    obuf o = {.f = f};
     for (int k = 0; k < m->basis.m; k++) {
         size_t need = (size_t)km_basis_format(&m->basis.b[k], spec, cap) + 1;
         if (need > cap) {
             char *grown = realloc(spec, need);
             if (!grown) {
                 free(spec);
+                ob_flush(&o);
                 return -1;
             }
             spec = grown;
@@ -304,15 +404,18 @@ static int write_mkl(const km_model *m, FILE *f)
             km_basis_format(&m->basis.b[k], spec, cap);
         }
         for (int j = 0; j < nw; j++)
-            fprintf(f, "%.17g ", m->basis_s[(int64_t)k * nw + j]);
+            ob_num(&o, j ? ' ' : '\0', m->basis_s[(int64_t)k * nw + j]);
         for (int j = 0; j < nw; j++)
-            fprintf(f, "%.17g ", m->basis_d[(int64_t)k * nw + j]);
-        fprintf(f, "%s\n", spec);
+            ob_num(&o, ' ', m->basis_d[(int64_t)k * nw + j]);
+        ob_char(&o, ' ');
+        ob_str(&o, spec);
+        ob_char(&o, '\n');
     }
     free(spec);
-    fputs("intercept", f);
+    ob_str(&o, "intercept");
     for (int j = 0; j < nw; j++)
-        fprintf(f, " %.17g", m->intercept[j]);
+        ob_num(&o, ' ', m->intercept[j]);
+    ob_flush(&o);
     fprintf(f, "\nnr_sv %lld\nsv\n", (long long)m->sv->l);
     write_svs(m, f);
     return 0;
@@ -326,12 +429,14 @@ static void write_output_map(const km_model *m, FILE *f)
         return;
     }
     fputs("output_map\n", f);
+    obuf o = {.f = f};
     for (int64_t j = 0; j < m->nr_output; j++) {
         const double *b = m->output_map + j * m->nr_w;
         for (int k = 0; k < m->nr_w; k++)
-            fprintf(f, k ? " %.17g" : "%.17g", b[k]);
-        fputc('\n', f);
+            ob_num(&o, k ? ' ' : '\0', b[k]);
+        ob_char(&o, '\n');
     }
+    ob_flush(&o);
 }
 
 /* Task t's kernel K~_t in the syntax of km_basis_parse (features=all) into buf[160]. */
@@ -370,13 +475,15 @@ static void write_tasks(const km_model *m, FILE *f)
             fprintf(f, "%lld %s\n", (long long)m->task_id[t], kt);
     }
     fprintf(f, "nr_task %lld\ntasks\n", (long long)m->nr_task);
+    obuf o = {.f = f};
     for (int64_t t = 0; t < m->nr_task; t++) {
-        fprintf(f, "%lld %lld", (long long)m->task_id[t],
-                (long long)(m->task_ptr[t + 1] - m->task_ptr[t]));
+        ob_int(&o, '\0', (long long)m->task_id[t]);
+        ob_int(&o, ' ', (long long)(m->task_ptr[t + 1] - m->task_ptr[t]));
         for (int64_t k = m->task_ptr[t]; k < m->task_ptr[t + 1]; k++)
-            fprintf(f, " %lld:%.17g", (long long)m->task_row[k] + 1, m->task_coef[k]);
-        fputc('\n', f);
+            ob_pair(&o, (long long)m->task_row[k] + 1, m->task_coef[k]);
+        ob_char(&o, '\n');
     }
+    ob_flush(&o);
 }
 
 /* Writes the whole model text to f; returns 0 or -1 on a write error. */
@@ -386,27 +493,36 @@ static int write_text(const km_model *m, FILE *f)
     fprintf(f, "solver %s\nloss %s\n", m->has_mkl ? "rls2" : m->has_okl ? "okl"
             : m->has_mtl ? "mtl" : m->has_kernel ? "kernel" : "linear", km_loss_name(m->loss));
     if (m->has_mkl || m->has_okl || m->has_mtl)
-        fprintf(f, "lambda %.17g\n", m->lambda);
-    if (m->has_mtl)
-        fprintf(f, "alpha %.17g\ntask_kernel %s\ntask_gamma %.17g\ntask_coef0 %.17g\n"
-                "task_degree %d\n", m->alpha, km_kernel_name(m->task_kernel.type),
-                m->task_kernel.gamma, m->task_kernel.coef0, m->task_kernel.degree);
+        put_key(f, "lambda", m->lambda);
+    if (m->has_mtl) {
+        put_key(f, "alpha", m->alpha);
+        fprintf(f, "task_kernel %s\n", km_kernel_name(m->task_kernel.type));
+        put_key(f, "task_gamma", m->task_kernel.gamma);
+        put_key(f, "task_coef0", m->task_kernel.coef0);
+        fprintf(f, "task_degree %d\n", m->task_kernel.degree);
+    }
     if (m->has_okl)
         fprintf(f, "nr_output %lld\n", (long long)m->nr_output);
-    if (m->has_kernel)
-        fprintf(f, "kernel %s\ngamma %.17g\ncoef0 %.17g\ndegree %d\n",
-                km_kernel_name(m->kernel.type), m->kernel.gamma, m->kernel.coef0,
-                m->kernel.degree);
-    fprintf(f, "C %.17g\nepsilon %.17g\nbias %.17g\n", m->C, m->eps, m->bias);
+    if (m->has_kernel) {
+        fprintf(f, "kernel %s\n", km_kernel_name(m->kernel.type));
+        put_key(f, "gamma", m->kernel.gamma);
+        put_key(f, "coef0", m->kernel.coef0);
+        fprintf(f, "degree %d\n", m->kernel.degree);
+    }
+    put_key(f, "C", m->C);
+    put_key(f, "epsilon", m->eps);
+    put_key(f, "bias", m->bias);
     fprintf(f, "nr_feature %d\nnr_class %d\n", (int)m->n, m->nr_class);
     if (m->nr_class > 0) {
-        fputs("labels", f);
+        obuf o = {.f = f};
+        ob_str(&o, "labels");
         for (int k = 0; k < m->nr_class; k++)
-            fprintf(f, " %.17g", m->labels[k]);
-        fputs("\nlabel_weights", f);
+            ob_num(&o, ' ', m->labels[k]);
+        ob_str(&o, "\nlabel_weights");
         for (int k = 0; k < m->nr_class; k++)
-            fprintf(f, " %.17g", m->label_weight[k]);
-        fputc('\n', f);
+            ob_num(&o, ' ', m->label_weight[k]);
+        ob_char(&o, '\n');
+        ob_flush(&o);
     }
     if (m->has_mkl) {
         if (write_mkl(m, f))
@@ -421,11 +537,13 @@ static int write_text(const km_model *m, FILE *f)
     } else {
         fprintf(f, "nr_w %d\nw\n", m->nr_w);
         int64_t rows = (int64_t)m->n + (m->bias >= 0);
+        obuf o = {.f = f};
         for (int64_t j = 0; j < rows; j++) {
             for (int k = 0; k < m->nr_w; k++)
-                fprintf(f, k ? " %.17g" : "%.17g", m->w[j * m->nr_w + k]);
-            fputc('\n', f);
+                ob_num(&o, k ? ' ' : '\0', m->w[j * m->nr_w + k]);
+            ob_char(&o, '\n');
         }
+        ob_flush(&o);
     }
     fputs("end\n", f);
     return ferror(f) ? -1 : 0;

@@ -20,7 +20,7 @@ nz=$(sed -n 's/^nonzero coefficients = \([0-9]*\).*/\1/p' "$TMP/rbf.train")
 check "the model keeps exactly the nonzero coefficients ($nsv)" test "$nsv" = "$nz"
 
 $T -q -s l1svm -t rbf $H "$TMP/g.model"
-check "default gamma is 1/number of features" grep -qx 'gamma 0.076923076923076927' "$TMP/g.model"
+check "default gamma is 1/number of features" grep -qx 'gamma 0.07692307692307693' "$TMP/g.model"
 for k in linear poly sigmoid laplacian expdot; do
     $T -q -s l2svm -t $k -g 0.05 $H "$TMP/$k.model" && $P -q $H "$TMP/$k.model" "$TMP/$k.out"
     check "kernel $k trains and predicts" test "$(wc -l <"$TMP/$k.out")" -eq 270

@@ -1,6 +1,7 @@
 /* test_rls2.c - the kernel bank against dense kernel matrices, the simplex sub-solver
  * against enumeration, Algorithm 3 against an independent minimisation of (4.3), linear
  * RLS2 against the scaled-l1 problem (4.9), warm against cold starts, the path driver. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +234,101 @@ static void test_bank(void)
     km_kbank_free(B);
     km_basis_set_free(&set);
     km_problem_free(P);
+}
+
+/* The per-feature fast path: km_kernel_1d = km_kernel_eval on one-entry rows bit for bit,
+ * for the paper set's kernels and the other types, on values with missing entries (0) and
+ * magnitudes up to 40 (exp underflowing, through libm's range and below it); then a bank on
+ * sparse columns with many distinct values (factors from the scratch, dense kernels made
+ * once) against dense products by km_basis_eval, with one and two threads. */
+static void test_bank_1d(void)
+{
+    km_rng r;
+    km_rng_seed(&r, 11);
+    int64_t n = 400;
+    double *x = malloc((size_t)n * sizeof *x), *col = malloc((size_t)n * sizeof *col);
+    for (int64_t a = 0; a < n; a++) {
+        double t = unif(&r);
+        x[a] = t < 0.3 ? 0 : (2 * unif(&r) - 1) * (t < 0.6 ? 1 : t < 0.9 ? 10 : 40);
+    }
+    km_basis_set set;
+    km_error err = {0};
+    km_basis_paper(1, &set, &err);
+    km_kernel extra[] = {{KM_KERNEL_LINEAR, 1, 0, 1},    {KM_KERNEL_POLY, 0.5, 2, 3},
+                         {KM_KERNEL_SIGMOID, 0.1, -1, 1}, {KM_KERNEL_LAPLACIAN, 3, 0, 1},
+                         {KM_KERNEL_LAPLACIAN, 0.01, 0, 1}, {KM_KERNEL_EXPDOT, 0.2, 0, 1},
+                         {KM_KERNEL_SPLINE, 1, 0, 1},    {KM_KERNEL_RBF, 0.45, 0, 1}};
+    int nk = 13 + (int)(sizeof extra / sizeof extra[0]), bad = 0, types = 0, zeros = 0, subn = 0;
+    for (int t = 0; t < nk; t++) {
+        const km_kernel *k = t < 13 ? &set.b[t].kernel : &extra[t - 13];
+        types |= 1 << k->type;
+        for (int64_t b = 0; b < n; b++) {
+            km_kernel_1d(k, x, n, x[b], col);
+            int32_t zero = 0;
+            for (int64_t a = 0; a < n; a++) {
+                double want = km_kernel_eval(k, &zero, &x[a], x[a] != 0, x[a] * x[a], &zero,
+                                             &x[b], x[b] != 0, x[b] * x[b]);
+                if (memcmp(&want, &col[a], sizeof want)) {
+                    if (bad++ < 3)
+                        printf("  %s: K(%.17g, %.17g) = %.17g, km_kernel_eval %.17g\n",
+                               km_kernel_name(k->type), x[a], x[b], col[a], want);
+                }
+                zeros += want == 0;
+                subn += want != 0 && fabs(want) < DBL_MIN;
+            }
+        }
+    }
+    CHECK(bad == 0 && types == (1 << KM_KERNEL_COUNT) - 1 && zeros > 0 && subn > 0,
+          "km_kernel_1d = km_kernel_eval bit for bit: %d kernels (the paper set's 13 and every "
+          "type) x %lld^2 values, 30%% missing (%d differ; %d underflow to 0, %d subnormal)",
+          nk, (long long)n, bad, zeros, subn);
+    km_basis_set_free(&set);
+    free(x);
+    free(col);
+
+    /* a bank on 300 rows x 4 sparse features (40% missing), continuous values */
+    km_problem *P = random_problem(300, 4, 0.6, 0, 5);
+    for (int64_t q = 0; q < P->nnz; q++)
+        P->value[q] *= 3;
+    CHECK(km_basis_paper(P->n, &set, &err) == KM_OK, "paper set on 4 features");
+    int64_t l = P->l;
+    int m = set.m;
+    double *c = malloc((size_t)l * sizeof *c), *v = malloc((size_t)l * sizeof *v);
+    double *V1 = malloc((size_t)(l * m) * sizeof *V1), *V2 = malloc((size_t)(l * m) * sizeof *V2);
+    for (int64_t i = 0; i < l; i++)
+        c[i] = 2 * unif(&r) - 1;
+    km_kbank *B1 = km_kbank_new(P, &set, 1, &err), *B2 = km_kbank_new(P, &set, 2, &err);
+    int64_t doubles;
+    int dense = 0, factored = 0;
+    if (B1)
+        km_kbank_stats(B1, &doubles, &dense, &factored);
+    CHECK(B1 && B2 && dense > 0 && factored > 0 &&
+              km_kbank_products(B1, c, NULL, V1, 1, &err) == KM_OK &&
+              km_kbank_products(B2, c, NULL, V2, 1, &err) == KM_OK,
+          "banks built with 1 and 2 threads (%d dense, %d factored)", dense, factored);
+    double worst = 0;
+    for (int k = 0; k < m && B1 && B2; k++) {
+        double *Kd = dense_kernel(&set.b[k], P, NULL, l, NULL, l);
+        cblas_dgemv(CblasColMajor, CblasNoTrans, (blasint)l, (blasint)l, 1, Kd, (blasint)l, c,
+                    1, 0, v, 1);
+        for (int64_t i = 0; i < l; i++)
+            v[i] -= V1[k * l + i];
+        double e = maxabs(v, l) / (1e-300 + maxabs(V1 + k * l, l));
+        worst = e > worst ? e : worst;
+        free(Kd);
+    }
+    CHECK(worst < 1e-11, "sparse columns: K~^k c of all %d kernels = dense km_basis_eval "
+          "product (worst relative error %.2g)", m, worst);
+    CHECK(B1 && B2 && !memcmp(V1, V2, (size_t)(l * m) * sizeof *V1),
+          "1 and 2 threads build the same bank (products bit for bit)");
+    km_kbank_free(B1);
+    km_kbank_free(B2);
+    km_basis_set_free(&set);
+    km_problem_free(P);
+    free(c);
+    free(v);
+    free(V1);
+    free(V2);
 }
 
 static void test_simplex(void)
@@ -723,6 +819,7 @@ int main(void)
 {
     openblas_set_num_threads(1); /* small matrices: BLAS threads only spin */
     test_bank();
+    test_bank_1d();
     test_simplex();
     test_algorithm3();
     test_linear();
