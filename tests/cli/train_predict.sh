@@ -110,3 +110,41 @@ $P $H "$TMP/b.model" "$TMP/b.out" >/dev/null
 awk '{ print $0, "20:5" }' $H >"$TMP/wide"
 $P "$TMP/wide" "$TMP/b.model" "$TMP/wide.out" >/dev/null
 check "unseen feature 20 changes no prediction of a -B model" cmp -s "$TMP/b.out" "$TMP/wide.out"
+
+# stopping rules: the gap line, --stop, -e, and the cap named per class and per fold
+check "train prints the relative duality gap next to the objective" bash -c \
+    "grep -A1 '^objective = ' $TMP/train.out | grep -Eq '^gap = [0-9.e+-]+ \(relative duality gap'"
+check "one-versus-all prints each class's gap and the largest" bash -c \
+    "test \$(grep -c '^class .*, gap = [0-9.e+-]*, ' $TMP/three.train) -eq 3 && grep -q '^gap = .*the largest of all classes' $TMP/three.train"
+expect_fail "unknown stopping rule" 1 "unknown stopping rule 'foo'" $T --stop foo $H
+expect_fail "-e must be positive" 1 "stopping tolerance must be > 0" $T -e 0 $H
+$T --stop step $H "$TMP/step.model" >"$TMP/step.train"
+check "--stop step names its tolerance" grep -Eq '^macro-iterations = [0-9]+ \(stop: max\|h\| < ' "$TMP/step.train"
+$T --max-iter 2 -e 1e-12 "$TMP/three" "$TMP/cap.model" >"$TMP/cap.out" 2>"$TMP/cap.err"
+check "one-versus-all names every class stopped at the cap" bash -c \
+    "for c in 1 2 3; do grep -q \"warning: class \$c stopped at the cap of 2 macro-iterations (gap [0-9.e+-]* > 1e-12); raise --max-iter or -e\" $TMP/cap.err || exit 1; done"
+$T -v 3 --max-iter 2 -e 1e-12 "$TMP/three" >"$TMP/cvcap.out" 2>"$TMP/cvcap.err"
+check "-v names the fold and class stopped at the cap" \
+    grep -q 'warning: fold 2 (class 3) stopped at the cap of 2 macro-iterations (gap ' "$TMP/cvcap.err"
+$T -s svr -v 3 --max-iter 2 -e 1e-12 $H >/dev/null 2>"$TMP/cvsvr.err"
+check "-v names the fold stopped at the cap (one problem per fold)" \
+    grep -q 'warning: fold 3 stopped at the cap of 2 macro-iterations' "$TMP/cvsvr.err"
+$T -q -v 3 $H 2>"$TMP/cvq.err" >/dev/null
+check "-v at the default converges: no warning" test ! -s "$TMP/cvq.err"
+for r in random cyclic aitken auto; do
+    check "--rule $r (linear) trains" $T -q --rule $r $H "$TMP/rule-$r.model"
+done
+
+# threads: -n 2 gives the bits of -n 1 (one-versus-all classes, cross-validation folds)
+$T -q -n 1 -B 1 -w3 2 "$TMP/three" "$TMP/n1.model"
+$T -q -n 2 -B 1 -w3 2 "$TMP/three" "$TMP/n2.model"
+$T -q -n 3 -B 1 -w3 2 "$TMP/three" "$TMP/n3.model"
+check "one-versus-all: -n 2 and -n 3 write the model of -n 1, byte for byte" bash -c \
+    "cmp -s $TMP/n1.model $TMP/n2.model && cmp -s $TMP/n1.model $TMP/n3.model"
+$T -n 1 -v 5 "$TMP/three" >"$TMP/cv1.out"
+$T -n 2 -v 5 "$TMP/three" >"$TMP/cv2.out"
+check "-v 5: -n 2 prints the accuracy of -n 1" cmp -s "$TMP/cv1.out" "$TMP/cv2.out"
+$T -s svr -n 1 -v 4 $H >"$TMP/cvr1.out"
+$T -s svr -n 2 -v 4 $H >"$TMP/cvr2.out"
+check "-v 4 svr: -n 2 prints the MSE of -n 1" cmp -s "$TMP/cvr1.out" "$TMP/cvr2.out"
+expect_fail "-n 0 is refused" 1 "-n: " $T -n 0 $H
