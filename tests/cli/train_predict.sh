@@ -148,3 +148,25 @@ $T -s svr -n 1 -v 4 $H >"$TMP/cvr1.out"
 $T -s svr -n 2 -v 4 $H >"$TMP/cvr2.out"
 check "-v 4 svr: -n 2 prints the MSE of -n 1" cmp -s "$TMP/cvr1.out" "$TMP/cvr2.out"
 expect_fail "-n 0 is refused" 1 "-n: " $T -n 0 $H
+
+# predict on threads: blocks of rows in parallel, the output of -n 1 (5400 rows: 6 blocks)
+for i in $(seq 20); do cat "$TMP/three"; done >"$TMP/three20"
+$P -n 1 "$TMP/three20" "$TMP/n1.model" "$TMP/p1.out" >"$TMP/p1.acc"
+$P -n 2 "$TMP/three20" "$TMP/n1.model" "$TMP/p2.out" >"$TMP/p2.acc"
+$P -n 3 -d "$TMP/three20" "$TMP/n1.model" "$TMP/p3.dec" >/dev/null
+$P -n 1 -d "$TMP/three20" "$TMP/n1.model" "$TMP/p1.dec" >/dev/null
+check "predict -n 2: the labels and accuracy of -n 1" bash -c \
+    "cmp -s $TMP/p1.out $TMP/p2.out && cmp -s $TMP/p1.acc $TMP/p2.acc && test \$(wc -l <$TMP/p2.out) -eq 5400"
+check "predict -n 3 -d: the decision values of -n 1" cmp -s "$TMP/p1.dec" "$TMP/p3.dec"
+$T -q -s svr $H "$TMP/svr.model"
+for i in $(seq 10); do cat $H; done >"$TMP/h10"
+$P -n 1 "$TMP/h10" "$TMP/svr.model" "$TMP/r1.out" >"$TMP/r1.acc"
+$P -n 2 "$TMP/h10" "$TMP/svr.model" "$TMP/r2.out" >"$TMP/r2.acc"
+check "predict -n 2, regression: the values and MSE of -n 1" bash -c \
+    "cmp -s $TMP/r1.out $TMP/r2.out && cmp -s $TMP/r1.acc $TMP/r2.acc"
+$T -q -t rbf "$TMP/three" "$TMP/rbf3.model"
+$P -n 1 -d "$TMP/three20" "$TMP/rbf3.model" "$TMP/k1.dec" >/dev/null
+$P -n 2 -d "$TMP/three20" "$TMP/rbf3.model" "$TMP/k2.dec" >/dev/null
+# (the kernel blocks' dgemm tiles follow the thread count: equal to rounding, not bit for bit)
+check "predict -n 2, kernel model: the decision values of -n 1 to 1e-12" bash -c \
+    "paste -d' ' $TMP/k1.dec $TMP/k2.dec | awk 'NF != 6 { exit 1 } { for (i = 1; i <= 3; i++) { d = \$i - \$(i + 3); if (d < 0) d = -d; if (d > 1e-12 * (1 + (\$i < 0 ? -\$i : \$i))) exit 1 } }'"
