@@ -170,3 +170,14 @@ $P -n 2 -d "$TMP/three20" "$TMP/rbf3.model" "$TMP/k2.dec" >/dev/null
 # (the kernel blocks' dgemm tiles follow the thread count: equal to rounding, not bit for bit)
 check "predict -n 2, kernel model: the decision values of -n 1 to 1e-12" bash -c \
     "paste -d' ' $TMP/k1.dec $TMP/k2.dec | awk 'NF != 6 { exit 1 } { for (i = 1; i <= 3; i++) { d = \$i - \$(i + 3); if (d < 0) d = -d; if (d > 1e-12 * (1 + (\$i < 0 ? -\$i : \$i))) exit 1 } }'"
+
+# the README's train and predict examples on data/heart_scale run as written
+README=$(dirname "$0")/../../README.md
+mkdir -p "$TMP/readme/data"
+ln -sf "$T" "$TMP/readme/train"; ln -sf "$P" "$TMP/readme/predict"
+ln -sf "$BIN/rls2-path" "$TMP/readme/rls2-path"; ln -sf $H "$TMP/readme/data/heart_scale"
+grep -E '^\./(train|predict|rls2-path) .*data/heart_scale' "$README" | sed 's/ *#.*//' >"$TMP/readme/cmds"
+check "the README has train/predict examples on heart_scale" test "$(wc -l <"$TMP/readme/cmds")" -ge 6
+while read -r cmd; do
+    check "README example runs: $cmd" bash -c "cd $TMP/readme && $cmd >/dev/null 2>&1"
+done <"$TMP/readme/cmds"
