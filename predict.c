@@ -52,11 +52,25 @@ typedef struct block {
     km_error err;
 } block;
 
-/* Blocks of a batch: parsed in order, then predicted and formatted on threads, then written
- * in order (the output and the metrics of -n 1). */
+/* The reading side: the next rows of the test file go into blocks. */
+typedef struct reader_state {
+    km_svmlight_reader *r;
+    const char *name;
+    const km_model *model;
+    int got;           /* 1: more rows may follow; 0: end of input; else an error in err */
+    km_error err;
+} reader_state;
+
+/* A pipeline round: the blocks of a batch are predicted and formatted on threads while one
+ * task reads the next batch; then they are written and scored in order (the output and the
+ * metrics of -n 1). */
 typedef struct batch {
     block *b;
-    int nb;            /* blocks in use */
+    int nb;            /* blocks of this batch */
+    block *next;       /* the next batch, read by task 0 when reading */
+    int nnext, cap;    /* its blocks; blocks per batch */
+    int reading;
+    reader_state *rs;
     const km_model *model;
     int decision;
     int linear;        /* a linear model: the decision values are computed in the tasks */
@@ -87,6 +101,33 @@ static int add_row(block *b, const km_row *row)
     P->y[P->l++] = row->y;
     P->row_ptr[P->l] = P->nnz;
     return 0;
+}
+
+/* Reads rows into b[0..nb) until they are full or the input ends or fails (rs->got);
+ * returns the number of blocks with rows. */
+static int read_blocks(reader_state *rs, block *b, int nb)
+{
+    int used = 0;
+    km_row row;
+    while (used < nb && rs->got == 1) {
+        block *cur = &b[used];
+        int got = km_svmlight_next(rs->r, &row, &rs->err);
+        if (got == 1 && row.nout > 1 && !rs->model->has_okl)
+            got = km_error_set(&rs->err, KM_EINPUT, "%s:%lld: a label with %d outputs; only "
+                               "okl models (train -s okl) predict multi-output data", rs->name,
+                               (long long)row.line, (int)row.nout);
+        else if (got == 1 && rs->model->has_okl && row.nout != 1 && row.nout != cur->nout)
+            got = km_error_set(&rs->err, KM_EINPUT, "%s:%lld: a label with %d outputs; the "
+                               "model has %lld (or give one placeholder label)", rs->name,
+                               (long long)row.line, (int)row.nout, (long long)cur->nout);
+        else if (got == 1 && add_row(cur, &row))
+            got = km_error_nomem(&rs->err, "test rows");
+        if (got != 1)
+            rs->got = got;
+        else if (cur->P.l == cur->rows)
+            used++;
+    }
+    return used + (used < nb && b[used].P.l > 0);
 }
 
 /* Allocates a block for the model's rows; dies when out of memory. */
@@ -182,7 +223,11 @@ static int put(block *b, const char *sep, double v)
 static int block_task(void *ctx, int64_t t, int worker)
 {
     batch *B = ctx;
-    block *b = &B->b[t];
+    if (B->reading && t == 0) {
+        B->nnext = read_blocks(B->rs, B->next, B->cap);
+        return KM_OK;
+    }
+    block *b = &B->b[t - B->reading];
     const km_model *model = B->model;
     km_problem *P = &b->P;
     int nw = model->nr_w;
@@ -217,8 +262,8 @@ static void flush_batch(batch *B, int threads, FILE *out, const char *name, km_m
             km_cli_die(err.code, "%s", err.msg);
     }
     int64_t failed;
-    if (km_tasks_run(B->nb, threads, block_task, B, &failed))
-        km_cli_die(B->b[failed].err.code, "%s", B->b[failed].err.msg);
+    if (km_tasks_run(B->nb + B->reading, threads, block_task, B, &failed))
+        km_cli_die(B->b[failed - B->reading].err.code, "%s", B->b[failed - B->reading].err.msg);
     for (int t = 0; t < B->nb; t++) {
         block *b = &B->b[t];
         for (int64_t a = 0; a < b->P.l; a++)
@@ -284,46 +329,32 @@ int main(int argc, char **argv)
     /* okl models: one block at a time (its outputs can be large); others: a batch of
      * blocks per round, 4 per thread to even out the work */
     int nb = model->has_okl ? 1 : threads > 64 ? 256 : 4 * threads;
-    block *bl = calloc((size_t)nb, sizeof *bl);
+    block *bl = calloc(2 * (size_t)nb, sizeof *bl);   /* this batch and the next */
     if (!bl)
         km_cli_die(3, "out of memory");
-    for (int t = 0; t < nb; t++)
+    for (int t = 0; t < 2 * nb; t++)
         block_init(&bl[t], model);
-    batch B = {bl, 0, model, decision, !model->has_kernel && !model->has_mkl &&
-               !model->has_okl && !model->has_mtl};
-    km_row row;
-    int got;
-    while ((got = km_svmlight_next(r, &row, &err)) == 1) {
-        block *b = &bl[B.nb];
-        if (row.nout > 1 && !model->has_okl)
-            got = km_error_set(&err, KM_EINPUT, "%s:%lld: a label with %d outputs; only okl "
-                               "models (train -s okl) predict multi-output data", args[0],
-                               (long long)row.line, (int)row.nout);
-        else if (model->has_okl && row.nout != 1 && row.nout != b->nout)
-            got = km_error_set(&err, KM_EINPUT, "%s:%lld: a label with %d outputs; the model "
-                               "has %lld (or give one placeholder label)", args[0],
-                               (long long)row.line, (int)row.nout, (long long)b->nout);
-        if (got != 1)
-            break;
-        if (add_row(b, &row))
-            km_cli_die(3, "out of memory");
-        if (b->P.l < b->rows)
-            continue;
-        if (model->has_okl) {
-            flush(b, model, threads, decision, out, &sc);
-        } else if (++B.nb == nb) {
+    reader_state rs = {r, args[0], model, 1, {0}};
+    batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision, !model->has_kernel &&
+               !model->has_mkl && !model->has_okl && !model->has_mtl};
+    if (model->has_okl) {
+        while (read_blocks(&rs, bl, 1) > 0)
+            flush(&bl[0], model, threads, decision, out, &sc);
+    } else {
+        B.nb = read_blocks(&rs, B.b, nb);
+        while (B.nb > 0) {
+            B.reading = rs.got == 1;
+            B.nnext = 0;
             flush_batch(&B, threads, out, args[2], &mt);
+            block *t = B.b;
+            B.b = B.next;
+            B.next = t;
+            B.nb = B.nnext;
         }
     }
-    if (got != 0) {
+    if (rs.got != 0) {
         km_svmlight_close(r);
-        km_cli_die(err.code, "%s", err.msg);
-    }
-    if (model->has_okl) {
-        flush(&bl[0], model, threads, decision, out, &sc);
-    } else {
-        B.nb += bl[B.nb].P.l > 0;
-        flush_batch(&B, threads, out, args[2], &mt);
+        km_cli_die(rs.err.code, "%s", rs.err.msg);
     }
     km_svmlight_close(r);
     if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))
@@ -346,7 +377,7 @@ int main(int argc, char **argv)
                     km_metrics_scc(&mt));
         }
     }
-    for (int t = 0; t < nb; t++)
+    for (int t = 0; t < 2 * nb; t++)
         block_free(&bl[t]);
     free(bl);
     km_model_free(model);

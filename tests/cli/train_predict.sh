@@ -158,6 +158,14 @@ $P -n 1 -d "$TMP/three20" "$TMP/n1.model" "$TMP/p1.dec" >/dev/null
 check "predict -n 2: the labels and accuracy of -n 1" bash -c \
     "cmp -s $TMP/p1.out $TMP/p2.out && cmp -s $TMP/p1.acc $TMP/p2.acc && test \$(wc -l <$TMP/p2.out) -eq 5400"
 check "predict -n 3 -d: the decision values of -n 1" cmp -s "$TMP/p1.dec" "$TMP/p3.dec"
+cat "$TMP/three20" "$TMP/three20" >"$TMP/three40"   # 10800 rows: -n 2 reads a second batch while predicting the first
+$P -n 1 -d "$TMP/three40" "$TMP/n1.model" "$TMP/q1.dec" >"$TMP/q1.acc"
+$P -n 2 -d "$TMP/three40" "$TMP/n1.model" "$TMP/q2.dec" >"$TMP/q2.acc"
+check "predict -n 2 over several batches: the output of -n 1" bash -c \
+    "cmp -s $TMP/q1.dec $TMP/q2.dec && cmp -s $TMP/q1.acc $TMP/q2.acc && test \$(wc -l <$TMP/q2.dec) -eq 10800"
+printf '1 1:0.5\n-1 2:x\n' >"$TMP/badrow"
+expect_fail "predict -n 2: a malformed row gives FILE:LINE:COL, exit 2" 2 "badrow:2:[0-9]+: " \
+    $P -n 2 "$TMP/badrow" "$TMP/n1.model" "$TMP/o"
 $T -q -s svr $H "$TMP/svr.model"
 for i in $(seq 10); do cat $H; done >"$TMP/h10"
 $P -n 1 "$TMP/h10" "$TMP/svr.model" "$TMP/r1.out" >"$TMP/r1.acc"
