@@ -470,7 +470,7 @@ int main(int argc, char **argv)
                 snprintf(cls, sizeof cls, " (class %g)", f->label);
             km_cli_warn("fold %d%s stopped at the cap of %lld macro-iterations (%s); raise "
                         "--max-iter or -e", f->fold + 1, cls, (long long)par.cd.max_iter,
-                        stop_reason(&par, f->gap, f->max_h, cv.delta));
+                        stop_reason(&par, f->gap, f->max_h, f->delta));
         }
         if (cv.nr_capped > MAX_CAP_WARNINGS && !quiet)
             km_cli_warn("%d problems in all (folds x classes) stopped at the cap", cv.nr_capped);

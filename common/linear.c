@@ -504,7 +504,7 @@ int km_cross_validate(const km_problem *P, const km_train_param *par, int k, dou
             if (!J.info[f].converged[q])
                 info->capped[info->nr_capped++] = (km_cv_capped){
                     f, J.info[f].nr_w, J.labels[f][q], J.info[f].iter[q], J.info[f].gap[q],
-                    J.info[f].max_h[q]};
+                    J.info[f].max_h[q], J.info[f].delta};
 done:
     for (int f = 0; J.info && f < k; f++)
         km_train_info_free(&J.info[f]);

@@ -70,6 +70,8 @@ typedef struct km_cv_capped {
     double label;         /* one-versus-all: the class of the problem */
     int64_t iter;
     double gap, max_h;    /* as in km_train_info */
+    double delta;         /* the fold's stopping tolerance (the step rule's default depends
+                             on the fold's rows) */
 } km_cv_capped;
 
 /* What cross-validation did: the problems that did not converge, in order of fold and

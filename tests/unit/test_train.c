@@ -231,7 +231,8 @@ static void test_cross_validation(void)
     for (int q = 0; order && q < 15; q++)
         order = info.capped[q].fold == q / 5 && info.capped[q].nr_w == 5 &&
                 info.capped[q].label == q % 5 + 1 && info.capped[q].iter == 1 &&
-                info.capped[q].gap > 0 && info.capped[q].max_h > 0;
+                info.capped[q].gap > 0 && info.capped[q].max_h > 0 &&
+                info.capped[q].delta == 1e-12;
     CHECK(order, "cap of 1 macro-iteration: 3 folds x 5 classes named in order, with their "
           "gaps and steps (%d)", info.nr_capped);
     CHECK(info.delta == 1e-12, "the tolerance used is reported (%g)", info.delta);
