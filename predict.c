@@ -8,6 +8,7 @@
 #include "metrics.h"
 #include "model.h"
 #include "svmlight.h"
+#include "tasks.h"
 
 static const char usage[] =
     "Usage: predict [options] test_file model_file output_file\n"
@@ -17,10 +18,12 @@ static const char usage[] =
     "  -d          write decision values instead of labels (one per class for\n"
     "              one-versus-all models, space-separated)\n"
     "  -q          quiet: do not print the metrics\n"
-    "  -n threads  threads for kernel models (default 1)\n"
+    "  -n threads  threads: blocks of rows of a linear model, or the kernel blocks of a\n"
+    "              kernel model, in parallel; the output of -n 1 (default: the online\n"
+    "              cores, at most %d)\n"
     "  --codes     okl models: write the p codes g1(x) = A'k(x) instead of the outputs\n"
     "  -h, --help  this help\n"
-    "Prints 'Accuracy = x% (a/b)' for classification models, 'Mean squared error = x'\n"
+    "Prints 'Accuracy = x%% (a/b)' for classification models, 'Mean squared error = x'\n"
     "and 'Squared correlation coefficient = x' for regression models. An okl model\n"
     "(train -s okl) writes its m outputs per line, space-separated, and prints the mean\n"
     "squared error over all outputs of the rows whose label has m outputs (rows with a\n"
@@ -42,7 +45,36 @@ typedef struct block {
     double *ys;        /* okl: rows * nout true outputs; has[a]: row a has them */
     char *has;
     double *out;       /* okl: nout predicted outputs of one row */
+    double *pred;      /* not okl: the predicted label of each row */
+    char *text;        /* not okl: the output lines of the block */
+    size_t len, size;
+    int rc;            /* an error of the block's task, in err */
+    km_error err;
 } block;
+
+/* The reading side: the next rows of the test file go into blocks. */
+typedef struct reader_state {
+    km_svmlight_reader *r;
+    const char *name;
+    const km_model *model;
+    int got;           /* 1: more rows may follow; 0: end of input; else an error in err */
+    km_error err;
+} reader_state;
+
+/* A pipeline round: the blocks of a batch are predicted and formatted on threads while one
+ * task reads the next batch; then they are written and scored in order (the output and the
+ * metrics of -n 1). */
+typedef struct batch {
+    block *b;
+    int nb;            /* blocks of this batch */
+    block *next;       /* the next batch, read by task 0 when reading */
+    int nnext, cap;    /* its blocks; blocks per batch */
+    int reading;
+    reader_state *rs;
+    const km_model *model;
+    int decision;
+    int linear;        /* a linear model: the decision values are computed in the tasks */
+} batch;
 
 /* Squared-error sums of an okl model's outputs. */
 typedef struct okl_score {
@@ -71,9 +103,78 @@ static int add_row(block *b, const km_row *row)
     return 0;
 }
 
-/* Predicts the block's rows, writes them and adds them to the metrics; empties the block. */
+/* Reads rows into b[0..nb) until they are full or the input ends or fails (rs->got);
+ * returns the number of blocks with rows. */
+static int read_blocks(reader_state *rs, block *b, int nb)
+{
+    int used = 0;
+    km_row row;
+    while (used < nb && rs->got == 1) {
+        block *cur = &b[used];
+        int got = km_svmlight_next(rs->r, &row, &rs->err);
+        if (got == 1 && row.nout > 1 && !rs->model->has_okl)
+            got = km_error_set(&rs->err, KM_EINPUT, "%s:%lld: a label with %d outputs; only "
+                               "okl models (train -s okl) predict multi-output data", rs->name,
+                               (long long)row.line, (int)row.nout);
+        else if (got == 1 && rs->model->has_okl && row.nout != 1 && row.nout != cur->nout)
+            got = km_error_set(&rs->err, KM_EINPUT, "%s:%lld: a label with %d outputs; the "
+                               "model has %lld (or give one placeholder label)", rs->name,
+                               (long long)row.line, (int)row.nout, (long long)cur->nout);
+        else if (got == 1 && add_row(cur, &row))
+            got = km_error_nomem(&rs->err, "test rows");
+        if (got != 1)
+            rs->got = got;
+        else if (cur->P.l == cur->rows)
+            used++;
+    }
+    return used + (used < nb && b[used].P.l > 0);
+}
+
+/* Allocates a block for the model's rows; dies when out of memory. */
+static void block_init(block *b, const km_model *model)
+{
+    b->nout = model->has_okl ? model->nr_output : 1;
+    b->rows = BLOCK_ROWS;
+    if (model->has_okl) {
+        int64_t fit = ((int64_t)8 << 20) / (b->nout + model->nr_w);
+        b->rows = fit < 1 ? 1 : fit < BLOCK_ROWS ? fit : BLOCK_ROWS;
+        b->ys = malloc((size_t)(b->rows * b->nout) * sizeof *b->ys);
+        b->has = malloc((size_t)b->rows);
+        b->out = malloc((size_t)b->nout * sizeof *b->out);
+        if (!b->ys || !b->has || !b->out)
+            km_cli_die(3, "out of memory");
+    } else if (!(b->pred = malloc((size_t)b->rows * sizeof *b->pred))) {
+        km_cli_die(3, "out of memory");
+    }
+    b->P.row_ptr = malloc((size_t)(b->rows + 1) * sizeof *b->P.row_ptr);
+    if (model->has_mtl && !(b->P.qid = malloc((size_t)b->rows * sizeof *b->P.qid)))
+        km_cli_die(3, "out of memory");
+    b->P.y = malloc((size_t)b->rows * sizeof *b->P.y);
+    b->dec = malloc((size_t)b->rows * (size_t)model->nr_w * sizeof *b->dec);
+    if (!b->P.row_ptr || !b->P.y || !b->dec)
+        km_cli_die(3, "out of memory");
+    b->P.row_ptr[0] = 0;
+    b->P.n = model->n;
+}
+
+static void block_free(block *b)
+{
+    free(b->P.row_ptr);
+    free(b->P.qid);
+    free(b->P.y);
+    free(b->P.index);
+    free(b->P.value);
+    free(b->dec);
+    free(b->ys);
+    free(b->has);
+    free(b->out);
+    free(b->pred);
+    free(b->text);
+}
+
+/* okl models: predicts the block's rows, writes them, scores them; empties the block. */
 static void flush(block *b, const km_model *model, int threads, int decision, FILE *out,
-                  km_metrics *mt, okl_score *sc)
+                  okl_score *sc)
 {
     km_error err = {0};
     km_problem *P = &b->P;
@@ -82,7 +183,7 @@ static void flush(block *b, const km_model *model, int threads, int decision, FI
         return;
     if (km_model_decision_rows(model, P, NULL, P->l, b->dec, threads, &err))
         km_cli_die(err.code, "%s", err.msg);
-    for (int64_t a = 0; a < P->l && model->has_okl; a++) {
+    for (int64_t a = 0; a < P->l; a++) {
         const double *dec = b->dec + a * nw;
         if (!decision || b->has[a]) /* the outputs g(x) = B g1(x) */
             km_model_outputs(model, dec, b->out);
@@ -99,31 +200,91 @@ static void flush(block *b, const km_model *model, int threads, int decision, FI
             fprintf(out, j ? " %.17g" : "%.17g", v[j]);
         fputc('\n', out);
     }
-    for (int64_t a = 0; a < P->l && !model->has_okl; a++) {
-        const double *dec = b->dec + a * nw;
-        double p = km_model_predict_label(model, dec);
-        km_metrics_add(mt, P->y[a], p);
-        if (decision) {
-            for (int k = 0; k < nw; k++)
-                fprintf(out, k ? " %.17g" : "%.17g", dec[k]);
-            fputc('\n', out);
-        } else {
-            fprintf(out, "%.17g\n", p);
-        }
-    }
     P->l = 0;
     P->nnz = 0;
+}
+
+/* Appends a formatted number (and sep before it) to the block's text; -1 when out of memory. */
+static int put(block *b, const char *sep, double v)
+{
+    if (b->size - b->len < 40) {
+        size_t size = b->size ? 2 * b->size : 65536;
+        char *t = realloc(b->text, size);
+        if (!t)
+            return -1;
+        b->text = t;
+        b->size = size;
+    }
+    b->len += (size_t)snprintf(b->text + b->len, b->size - b->len, "%s%.17g", sep, v);
+    return 0;
+}
+
+/* One block of a batch: decision values (linear models), labels, the output lines. */
+static int block_task(void *ctx, int64_t t, int worker)
+{
+    batch *B = ctx;
+    if (B->reading && t == 0) {
+        B->nnext = read_blocks(B->rs, B->next, B->cap);
+        return KM_OK;
+    }
+    block *b = &B->b[t - B->reading];
+    const km_model *model = B->model;
+    km_problem *P = &b->P;
+    int nw = model->nr_w;
+    (void)worker;
+    b->len = 0;
+    if (B->linear && (b->rc = km_model_decision_rows(model, P, NULL, P->l, b->dec, 1, &b->err)))
+        return b->rc;
+    for (int64_t a = 0; a < P->l; a++) {
+        const double *dec = b->dec + a * nw;
+        b->pred[a] = km_model_predict_label(model, dec);
+        int bad = 0;
+        if (B->decision)
+            for (int k = 0; k < nw; k++)
+                bad |= put(b, k ? " " : "", dec[k]);
+        else
+            bad |= put(b, "", b->pred[a]);
+        if (bad)
+            return b->rc = km_error_nomem(&b->err, "output");
+        b->text[b->len++] = '\n';
+    }
+    return KM_OK;
+}
+
+/* Predicts the batch's blocks, writes them and adds them to the metrics in order; empties
+ * them. */
+static void flush_batch(batch *B, int threads, FILE *out, const char *name, km_metrics *mt)
+{
+    km_error err = {0};
+    for (int t = 0; t < B->nb && !B->linear; t++) {   /* threads inside: kernel blocks */
+        km_problem *P = &B->b[t].P;
+        if (km_model_decision_rows(B->model, P, NULL, P->l, B->b[t].dec, threads, &err))
+            km_cli_die(err.code, "%s", err.msg);
+    }
+    int64_t failed;
+    if (km_tasks_run(B->nb + B->reading, threads, block_task, B, &failed))
+        km_cli_die(B->b[failed - B->reading].err.code, "%s", B->b[failed - B->reading].err.msg);
+    for (int t = 0; t < B->nb; t++) {
+        block *b = &B->b[t];
+        for (int64_t a = 0; a < b->P.l; a++)
+            km_metrics_add(mt, b->P.y[a], b->pred[a]);
+        if (b->len && fwrite(b->text, 1, b->len, out) != b->len)
+            km_cli_die(2, "%s: write error: %s", name, strerror(errno));
+        b->P.l = 0;
+        b->P.nnz = 0;
+    }
+    B->nb = 0;
 }
 
 int main(int argc, char **argv)
 {
     km_cli_init("predict");
-    int decision = 0, codes = 0, quiet = 0, nargs = 0, threads = 1;
+    int decision = 0, codes = 0, quiet = 0, nargs = 0, threads = km_threads_default();
     const char *args[3] = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
+            printf(usage, KM_THREADS_DEFAULT_MAX);
             return 0;
         } else if (strcmp(a, "-d") == 0) {
             decision = 1;
@@ -165,57 +326,43 @@ int main(int argc, char **argv)
     FILE *info = to_stdout ? stderr : stdout;
     km_metrics mt = {0};
     okl_score sc = {0};
-    block b = {0};
-    b.nout = model->has_okl ? model->nr_output : 1;
-    b.rows = BLOCK_ROWS;
+    /* okl models: one block at a time (its outputs can be large); others: a batch of
+     * blocks per round, 4 per thread to even out the work */
+    int nb = model->has_okl ? 1 : threads > 64 ? 256 : 4 * threads;
+    block *bl = calloc(2 * (size_t)nb, sizeof *bl);   /* this batch and the next */
+    if (!bl)
+        km_cli_die(3, "out of memory");
+    for (int t = 0; t < 2 * nb; t++)
+        block_init(&bl[t], model);
+    reader_state rs = {r, args[0], model, 1, {0}};
+    batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision, !model->has_kernel &&
+               !model->has_mkl && !model->has_okl && !model->has_mtl};
     if (model->has_okl) {
-        int64_t fit = ((int64_t)8 << 20) / (b.nout + model->nr_w);
-        b.rows = fit < 1 ? 1 : fit < BLOCK_ROWS ? fit : BLOCK_ROWS;
-        b.ys = malloc((size_t)(b.rows * b.nout) * sizeof *b.ys);
-        b.has = malloc((size_t)b.rows);
-        b.out = malloc((size_t)b.nout * sizeof *b.out);
-        if (!b.ys || !b.has || !b.out)
-            km_cli_die(3, "out of memory");
+        while (read_blocks(&rs, bl, 1) > 0)
+            flush(&bl[0], model, threads, decision, out, &sc);
+    } else {
+        B.nb = read_blocks(&rs, B.b, nb);
+        while (B.nb > 0) {
+            B.reading = rs.got == 1;
+            B.nnext = 0;
+            flush_batch(&B, threads, out, args[2], &mt);
+            block *t = B.b;
+            B.b = B.next;
+            B.next = t;
+            B.nb = B.nnext;
+        }
     }
-    b.P.row_ptr = malloc((size_t)(b.rows + 1) * sizeof *b.P.row_ptr);
-    if (model->has_mtl && !(b.P.qid = malloc((size_t)b.rows * sizeof *b.P.qid)))
-        km_cli_die(3, "out of memory");
-    b.P.y = malloc((size_t)b.rows * sizeof *b.P.y);
-    b.dec = malloc((size_t)b.rows * (size_t)model->nr_w * sizeof *b.dec);
-    if (!b.P.row_ptr || !b.P.y || !b.dec)
-        km_cli_die(3, "out of memory");
-    b.P.row_ptr[0] = 0;
-    b.P.n = model->n;
-    km_row row;
-    int got;
-    while ((got = km_svmlight_next(r, &row, &err)) == 1) {
-        if (row.nout > 1 && !model->has_okl)
-            got = km_error_set(&err, KM_EINPUT, "%s:%lld: a label with %d outputs; only okl "
-                               "models (train -s okl) predict multi-output data", args[0],
-                               (long long)row.line, (int)row.nout);
-        else if (model->has_okl && row.nout != 1 && row.nout != b.nout)
-            got = km_error_set(&err, KM_EINPUT, "%s:%lld: a label with %d outputs; the model "
-                               "has %lld (or give one placeholder label)", args[0],
-                               (long long)row.line, (int)row.nout, (long long)b.nout);
-        if (got != 1)
-            break;
-        if (add_row(&b, &row))
-            km_cli_die(3, "out of memory");
-        if (b.P.l == b.rows)
-            flush(&b, model, threads, decision, out, &mt, &sc);
-    }
-    if (got != 0) {
+    if (rs.got != 0) {
         km_svmlight_close(r);
-        km_cli_die(err.code, "%s", err.msg);
+        km_cli_die(rs.err.code, "%s", rs.err.msg);
     }
-    flush(&b, model, threads, decision, out, &mt, &sc);
     km_svmlight_close(r);
     if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))
         km_cli_die(2, "%s: write error: %s", args[2], strerror(errno));
     if (!quiet && model->has_okl) {
         if (sc.rows > 0)
             fprintf(info, "Mean squared error = %g (%lld outputs x %lld rows)\n",
-                    sc.sse / ((double)sc.rows * (double)b.nout), (long long)b.nout,
+                    sc.sse / ((double)sc.rows * (double)bl[0].nout), (long long)bl[0].nout,
                     (long long)sc.rows);
         if (sc.unscored > 0)
             fprintf(info, "%lld rows had a single label: predicted, not scored\n",
@@ -230,15 +377,9 @@ int main(int argc, char **argv)
                     km_metrics_scc(&mt));
         }
     }
-    free(b.P.row_ptr);
-    free(b.P.qid);
-    free(b.P.y);
-    free(b.P.index);
-    free(b.P.value);
-    free(b.dec);
-    free(b.ys);
-    free(b.has);
-    free(b.out);
+    for (int t = 0; t < 2 * nb; t++)
+        block_free(&bl[t]);
+    free(bl);
     km_model_free(model);
     return 0;
 }

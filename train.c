@@ -11,6 +11,7 @@
 #include "mtl.h"
 #include "oklpath.h"
 #include "svmlight.h"
+#include "tasks.h"
 
 void openblas_set_num_threads(int);
 
@@ -31,12 +32,18 @@ static const char usage[] =
     "                      see 'multi-task' below\n"
     "  -c C         cost (default 1)\n"
     "  -p epsilon   epsilon of svr (default 0.1)\n"
-    "  -e delta     stop when max_i |h_i| < delta over a macro-iteration, h_i the change\n"
-    "               of coefficient c_i (default 0.05 / mean_i ||x_i||^2)\n"
+    "  --stop R     stopping rule: gap (default) or step\n"
+    "  -e delta     the tolerance of the stopping rule: gap: stop when the relative duality\n"
+    "               gap (primal - dual) / primal <= delta (default %g; scale-free);\n"
+    "               step: stop when max_i |h_i| < delta over a macro-iteration, h_i the\n"
+    "               change of coefficient c_i (default %g / mean_i k(x_i, x_i))\n"
     "  -B bias      add a constant feature of value bias (default -1: none)\n"
     "  -wLABEL w    multiply C of class LABEL by w (default 1)\n"
     "  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
     "  -q           quiet: no progress or summary\n"
+    "  -n threads   threads: the linear solver trains one-versus-all classes and -v\n"
+    "               folds in parallel (the model bits of -n 1); kernels: kernel blocks\n"
+    "               and K c (default: the online cores, at most %d)\n"
     "kernels (without -t: the linear solver on w, thesis Algorithm 2):\n"
     "  -t kernel    linear, poly, rbf, sigmoid (or svm-train's 0..3), laplacian, expdot,\n"
     "               spline: the kernel solver (Algorithm 1) on c, model = expansion\n"
@@ -44,10 +51,12 @@ static const char usage[] =
     "  -d degree    degree of poly (default 3)\n"
     "  -r coef0     coef0 of poly and sigmoid (default 0)\n"
     "  -m MB        kernel row cache (default 200)\n"
-    "  -n threads   threads for kernel blocks and K c (default 1)\n"
     "  -a solver    cd (coordinate descent, default) or fixedpoint (iteration (2.10))\n"
     "  --alpha A    fixed-point step: trace (1/tr(K), default) or norm2 (1/||K||_2)\n"
-    "  --rule R     index rule: random (randomized cyclic, default), cyclic, aitken\n"
+    "  --rule R     index rule: random (randomized cyclic), cyclic, aitken; kernel only:\n"
+    "               gradient (greedy, largest |h_i|), greedy (largest dual decrease),\n"
+    "               pair (greedy pairs); auto (default): random for the linear solver, the\n"
+    "               best greedy rule for kernels\n"
     "  --seed N     seed of the random choices (default 1)\n"
     "  --max-iter N cap on macro-iterations (default 1000)\n"
     "  --no-shrinking  visit every coefficient in every macro-iteration\n"
@@ -94,6 +103,22 @@ static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
     p->last = t;
     fprintf(stderr, "  macro-iteration %lld: max|h| = %.3g, active = %lld (%.1f s)\n",
             (long long)iter, max_h, (long long)active, t - p->start);
+}
+
+/* Cross-validation names at most this many problems that stopped at the cap. */
+#define MAX_CAP_WARNINGS 12
+
+/* Why a problem that stopped at the cap did not stop earlier: its gap or step against the
+ * tolerance (a static buffer: one warning at a time). */
+static const char *stop_reason(const km_train_param *par, double gap, double max_h,
+                               double delta)
+{
+    static char buf[96];
+    if (par->cd.stop == KM_STOP_STEP)
+        snprintf(buf, sizeof buf, "max|h| %.2g >= %.2g, gap %.2g", max_h, delta, gap);
+    else
+        snprintf(buf, sizeof buf, "gap %.2g > %.2g", gap, delta);
+    return buf;
 }
 
 /* Prints a line per lambda on stderr at most once a second (long paths). */
@@ -227,8 +252,8 @@ int main(int argc, char **argv)
     par.bias = -1;
     par.kernel.degree = 3;
     par.cache_bytes = (size_t)200 << 20;
-    par.threads = 1;
-    int have_gamma = 0, okl = 0, mtl = 0, have_tgamma = 0;
+    par.threads = km_threads_default();
+    int have_gamma = 0, okl = 0, mtl = 0, have_tgamma = 0, have_threads = 0;
     km_mtl_param mp = {0.5, 1.0, {KM_KERNEL_LINEAR, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
                        NULL};
     const char *alpha_arg = NULL, *mtl_only = NULL, *task_kernels = NULL;
@@ -244,7 +269,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
+            printf(usage, KM_CD_DEFAULT_GAP, KM_CD_DEFAULT_TOL, KM_THREADS_DEFAULT_MAX);
             return 0;
         } else if (strcmp(a, "-s") == 0) {
             const char *s = NEXT();
@@ -321,6 +346,7 @@ int main(int argc, char **argv)
             par.cache_bytes = (size_t)(mb * 1048576);
         } else if (strcmp(a, "-n") == 0) {
             par.threads = (int)km_cli_integer(a, NEXT(), 1, 1024);
+            have_threads = 1;
         } else if (strcmp(a, "-a") == 0) {
             const char *s = NEXT();
             if (strcmp(s, "cd") != 0 && strcmp(s, "fixedpoint") != 0)
@@ -355,8 +381,14 @@ int main(int argc, char **argv)
             const char *s = NEXT();
             int r = km_rule_from_name(s);
             if (r < 0)
-                km_cli_die(1, "--rule: unknown index rule '%s' (random, cyclic, aitken)", s);
+                km_cli_die(1, "--rule: unknown index rule '%s' (random, cyclic, aitken, gradient, "
+                           "greedy, pair, auto)", s);
             par.cd.rule = (km_rule)r;
+        } else if (strcmp(a, "--stop") == 0) {
+            const char *s = NEXT();
+            if (strcmp(s, "gap") != 0 && strcmp(s, "step") != 0)
+                km_cli_die(1, "--stop: unknown stopping rule '%s' (gap, step)", s);
+            par.cd.stop = strcmp(s, "step") == 0 ? KM_STOP_STEP : KM_STOP_GAP;
         } else if (strcmp(a, "--seed") == 0) {
             par.cd.seed = (uint64_t)km_cli_integer(a, NEXT(), 0, INT64_MAX);
         } else if (strcmp(a, "--max-iter") == 0) {
@@ -400,7 +432,7 @@ int main(int argc, char **argv)
         ok.kernel = par.kernel;
         if (!par.use_kernel)
             ok.kernel.type = KM_KERNEL_LINEAR;
-        ok.threads = par.threads;
+        ok.threads = have_threads ? par.threads : 1;
         return train_okl(&ok, have_gamma, args[0], nargs == 2 ? args[1] : NULL, valid_path,
                          csv_path, quiet);
     }
@@ -428,8 +460,21 @@ int main(int argc, char **argv)
         double *pred = malloc((size_t)P->l * sizeof *pred);
         if (!pred)
             km_cli_die(3, "out of memory");
-        if (km_cross_validate(P, &par, folds, pred, &err))
+        km_cv_info cv = {0};
+        if (km_cross_validate(P, &par, folds, pred, &cv, &err))
             km_cli_die(err.code, "%s", err.msg);
+        for (int q = 0; q < cv.nr_capped && q < MAX_CAP_WARNINGS && !quiet; q++) {
+            const km_cv_capped *f = &cv.capped[q];
+            char cls[64] = "";
+            if (f->nr_w > 1)
+                snprintf(cls, sizeof cls, " (class %g)", f->label);
+            km_cli_warn("fold %d%s stopped at the cap of %lld macro-iterations (%s); raise "
+                        "--max-iter or -e", f->fold + 1, cls, (long long)par.cd.max_iter,
+                        stop_reason(&par, f->gap, f->max_h, f->delta));
+        }
+        if (cv.nr_capped > MAX_CAP_WARNINGS && !quiet)
+            km_cli_warn("%d problems in all (folds x classes) stopped at the cap", cv.nr_capped);
+        km_cv_info_free(&cv);
         km_metrics mt = {0};
         for (int64_t i = 0; i < P->l; i++)
             km_metrics_add(&mt, P->y[i], pred[i]);
@@ -450,25 +495,34 @@ int main(int argc, char **argv)
     if (km_train(P, NULL, 0, &par, &model, &info, &err))
         km_cli_die(err.code, "%s", err.msg);
     double t_train = km_cli_now();
-    double F = 0;
+    double F = 0, gap = 0;
     int64_t iters = 0, nnz = 0;
-    int all_converged = 1;
     for (int k = 0; k < info.nr_w; k++) {
         F += info.objective[k];
+        gap = info.gap[k] > gap ? info.gap[k] : gap;
         iters = info.iter[k] > iters ? info.iter[k] : iters;
         nnz += info.nnz_c[k];
-        all_converged &= info.converged[k];
         if (!quiet && info.nr_w > 1)
-            printf("class %g: macro-iterations = %lld, objective = %.17g, nonzero "
+            printf("class %g: macro-iterations = %lld, objective = %.17g, gap = %.3g, nonzero "
                    "coefficients = %lld\n", model->labels[k], (long long)info.iter[k],
-                   info.objective[k], (long long)info.nnz_c[k]);
+                   info.objective[k], info.gap[k], (long long)info.nnz_c[k]);
     }
     if (!quiet) {
-        if (!all_converged)
-            km_cli_warn("reached the cap of %lld macro-iterations before max|h| < %g; raise "
-                        "--max-iter or -e", (long long)par.cd.max_iter, info.delta);
-        printf("macro-iterations = %lld (delta = %.3g)\n", (long long)iters, info.delta);
+        for (int k = 0; k < info.nr_w; k++) {
+            if (info.converged[k])
+                continue;
+            char cls[64] = "";
+            if (info.nr_w > 1)
+                snprintf(cls, sizeof cls, "class %g ", model->labels[k]);
+            km_cli_warn("%sstopped at the cap of %lld macro-iterations (%s); raise --max-iter "
+                        "or -e", cls, (long long)par.cd.max_iter,
+                        stop_reason(&par, info.gap[k], info.max_h[k], info.delta));
+        }
+        printf("macro-iterations = %lld (%s %.3g)\n", (long long)iters,
+               par.cd.stop == KM_STOP_STEP ? "stop: max|h| <" : "stop: gap <=", info.delta);
         printf("objective = %.17g\n", F);
+        printf("gap = %.3g (relative duality gap (primal - dual) / primal%s)\n", gap,
+               info.nr_w > 1 ? ", the largest of all classes" : "");
         printf("nonzero coefficients = %lld (of %lld%s)\n", (long long)nnz,
                (long long)(P->l * info.nr_w), info.nr_w > 1 ? ", all classes" : "");
         printf("time = %.3f s (read %.3f s, train %.3f s)\n", t_train - t0, t_read - t0,

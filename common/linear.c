@@ -2,17 +2,22 @@
 #include "linear.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kcd.h"
 #include "rng.h"
+#include "tasks.h"
 
 void km_train_info_free(km_train_info *info)
 {
     if (!info)
         return;
     free(info->objective);
+    free(info->primal);
+    free(info->gap);
+    free(info->max_h);
     free(info->iter);
     free(info->converged);
     free(info->nnz_c);
@@ -160,6 +165,101 @@ static int keep_support_vectors(km_model *model, const km_problem *P, const int6
     return km_model_set_kernel(model, kernel, S, coef, err);
 }
 
+/* The progress callback of classes trained on several threads: one call at a time. */
+typedef struct locked_progress {
+    void (*progress)(void *user, int64_t iter, double max_h, int64_t active);
+    void *user;
+    pthread_mutex_t mu;
+} locked_progress;
+
+static void progress_locked(void *user, int64_t iter, double max_h, int64_t active)
+{
+    locked_progress *lp = user;
+    pthread_mutex_lock(&lp->mu);
+    lp->progress(lp->user, iter, max_h, active);
+    pthread_mutex_unlock(&lp->mu);
+}
+
+/* Everything the problems of one model share; each problem (class) is one task. */
+typedef struct train_job {
+    const km_problem *P;
+    const int64_t *rows;
+    int64_t m;
+    const km_train_param *par;
+    km_cd_param cd;          /* par->cd, with a locked progress callback on threads */
+    km_linear_data data;
+    km_kmatrix *K;
+    km_kcd *G;               /* the greedy kernel solver's state (greedy rules) */
+    km_model *model;
+    const int *cls;          /* class index of each row (classification) */
+    int nc, nr_w;
+    double *c_all;           /* kernel: nr_w blocks of m coefficients */
+    double *buf;             /* per worker: y, C, z (m each), w (dim), c (m, linear) */
+    size_t per_worker;
+    double *delta;           /* per problem: the tolerance used */
+    km_train_info *info;
+    km_error *errs;          /* per problem */
+} train_job;
+
+/* Solves problem k (class k of one-versus-all, else the only one) on the worker's buffers. */
+static int train_problem(void *ctx, int64_t kk, int worker)
+{
+    train_job *J = ctx;
+    const km_train_param *par = J->par;
+    int k = (int)kk, nc = J->nc, nr_w = J->nr_w;
+    int64_t m = J->m;
+    km_loss loss = par->cd.loss;
+    int classify = km_loss_is_classification(loss);
+    double *y = J->buf + J->per_worker * (size_t)worker, *C = y + m, *z = C + m, *w = z + m;
+    double *ck = par->use_kernel ? J->c_all + (size_t)k * (size_t)m : w + J->P->n + 1;
+    km_error *err = &J->errs[k];
+    for (int64_t i = 0; i < m; i++) {
+        if (!classify) {
+            y[i] = J->P->y[J->rows ? J->rows[i] : i];
+            C[i] = par->C;
+        } else if (nc == 2) {    /* binary: +1 is the larger label, each class its C */
+            y[i] = J->cls[i] == 1 ? 1 : -1;
+            C[i] = par->C * J->model->label_weight[J->cls[i]];
+        } else {                 /* one-versus-all for class k */
+            y[i] = J->cls[i] == k ? 1 : -1;
+            C[i] = J->cls[i] == k ? par->C * J->model->label_weight[k] : par->C;
+        }
+    }
+    km_cd_result res = {0};
+    int rc;
+    if (!par->use_kernel)
+        rc = km_cd_linear(&J->data, y, C, &J->cd, w, ck, &res, err);
+    else if (J->G)
+        rc = km_kcd_solve(J->G, y, C, &J->cd, ck, z, &res, err);
+    else if (par->fixedpoint)
+        rc = km_fixedpoint(J->K, y, C, &J->cd, par->alpha_rule, par->threads, ck, z, &res, err);
+    else
+        rc = km_cd_kernel(J->K, y, C, &J->cd, ck, z, &res, err);
+    if (rc)
+        return rc;
+    if (!par->use_kernel) {
+        int64_t rows_w = (int64_t)J->P->n + (par->bias >= 0);
+        for (int64_t j = 0; j < rows_w; j++)
+            J->model->w[j * nr_w + k] = w[j];
+        for (int64_t i = 0; i < m; i++)   /* z = w'x_i for the gap */
+            z[i] = km_linear_decision(J->P, J->rows ? J->rows[i] : i, w, J->P->n, par->bias);
+    }
+    J->delta[k] = res.delta;
+    km_train_info *info = J->info;
+    if (info) {
+        info->objective[k] = par->use_kernel
+            ? km_kernel_objective(y, C, loss, par->cd.eps, ck, z, m)
+            : km_linear_objective(&J->data, y, C, loss, par->cd.eps, w);
+        info->gap[k] = km_cd_relative_gap(loss, par->cd.eps, y, C, ck, z, m, &info->primal[k]);
+        info->max_h[k] = res.max_h;
+        info->iter[k] = res.iter;
+        info->converged[k] = res.converged;
+        for (int64_t i = 0; i < m; i++)
+            info->nnz_c[k] += ck[i] != 0;
+    }
+    return KM_OK;
+}
+
 int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err)
@@ -190,30 +290,42 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
         return rc;
     }
     int nr_w = nc > 2 ? nc : 1;
+    /* the linear solver trains the classes of one-versus-all on threads; the kernel solver
+     * shares K (and its cache) between classes and uses the threads inside */
+    int workers = par->use_kernel ? 1 : km_tasks_workers(nr_w, par->threads);
     km_model *model = km_model_new(loss, P->n, nc, nr_w, err);
-    int64_t dim = (int64_t)P->n + 1;
-    km_linear_data data = {P, rows, m, par->bias};
-    km_kdata *X = NULL;
-    km_kmatrix *K = NULL;
-    km_kcd *G = NULL;   /* the greedy kernel solver's state */
+    size_t dim = (size_t)P->n + 1;
+    locked_progress lp = {par->cd.progress, par->cd.user, PTHREAD_MUTEX_INITIALIZER};
+    train_job J = {P, rows, m, par, par->cd, {P, rows, m, par->bias}, NULL, NULL, model, NULL,
+                   nc, nr_w, NULL, NULL, 3 * (size_t)m + dim + (size_t)m, NULL, info, NULL};
     int greedy = par->use_kernel && !par->fixedpoint && km_rule_is_greedy(par->cd.rule);
-    double *y = malloc((size_t)m * sizeof *y);
-    double *C = malloc((size_t)m * sizeof *C);
-    double *w = malloc((size_t)dim * sizeof *w);
-    double *z = malloc((size_t)m * sizeof *z);
+    if (workers > 1 && par->cd.progress) {
+        J.cd.progress = progress_locked;
+        J.cd.user = &lp;
+    }
+    km_kdata *X = NULL;
+    J.buf = malloc(J.per_worker * (size_t)workers * sizeof *J.buf);
     /* the coefficients of every decision function: kernel models keep them all */
-    double *c = malloc((size_t)m * (par->use_kernel ? (size_t)nr_w : 1) * sizeof *c);
+    J.c_all = par->use_kernel ? malloc((size_t)m * (size_t)nr_w * sizeof *J.c_all) : NULL;
     int *cls = classify ? malloc((size_t)m * sizeof *cls) : NULL;
+    J.cls = cls;
+    J.delta = calloc((size_t)nr_w, sizeof *J.delta);
+    J.errs = calloc((size_t)nr_w, sizeof *J.errs);
     if (info) {
         memset(info, 0, sizeof *info);
         info->nr_w = nr_w;
         info->objective = calloc((size_t)nr_w, sizeof *info->objective);
+        info->primal = calloc((size_t)nr_w, sizeof *info->primal);
+        info->gap = calloc((size_t)nr_w, sizeof *info->gap);
+        info->max_h = calloc((size_t)nr_w, sizeof *info->max_h);
         info->iter = calloc((size_t)nr_w, sizeof *info->iter);
         info->converged = calloc((size_t)nr_w, sizeof *info->converged);
         info->nnz_c = calloc((size_t)nr_w, sizeof *info->nnz_c);
     }
-    if (!model || !y || !C || !w || !z || !c || (classify && !cls) ||
-        (info && (!info->objective || !info->iter || !info->converged || !info->nnz_c))) {
+    if (!model || !J.buf || (par->use_kernel && !J.c_all) || (classify && !cls) || !J.delta ||
+        !J.errs || (info && (!info->objective || !info->primal || !info->gap ||
+                             !info->max_h || !info->iter || !info->converged ||
+                             !info->nnz_c))) {
         rc = model ? km_error_nomem(err, "training") : KM_EINTERNAL;
         goto done;
     }
@@ -234,74 +346,35 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
         }
     if (par->use_kernel) {
         if (!(X = km_kdata_new(P, rows, m, err)) ||
-            (greedy && !(G = km_kcd_new(&par->kernel, X, par->cache_bytes, par->threads, err))) ||
+            (greedy && !(J.G = km_kcd_new(&par->kernel, X, par->cache_bytes, par->threads,
+                                          err))) ||
             (!greedy &&
-             !(K = km_kmatrix_new(&par->kernel, X, par->cache_bytes, par->threads, err)))) {
+             !(J.K = km_kmatrix_new(&par->kernel, X, par->cache_bytes, par->threads, err)))) {
             rc = err->code;
             goto done;
         }
     }
-    for (int64_t i = 0; i < m; i++) {
-        double yi = P->y[rows ? rows[i] : i];
-        if (classify)
-            cls[i] = find_label(labels, nc, yi);
-        else
-            y[i] = yi;
+    for (int64_t i = 0; classify && i < m; i++)
+        cls[i] = find_label(labels, nc, P->y[rows ? rows[i] : i]);
+    int64_t failed;
+    if ((rc = km_tasks_run(nr_w, workers, train_problem, &J, &failed))) {
+        *err = J.errs[failed];
+        goto done;
     }
-    for (int k = 0; k < nr_w; k++) {
-        for (int64_t i = 0; classify && i < m; i++) {
-            if (nc == 2) {           /* binary: +1 is the larger label, each class its C */
-                y[i] = cls[i] == 1 ? 1 : -1;
-                C[i] = par->C * model->label_weight[cls[i]];
-            } else {                 /* one-versus-all for class k */
-                y[i] = cls[i] == k ? 1 : -1;
-                C[i] = cls[i] == k ? par->C * model->label_weight[k] : par->C;
-            }
-        }
-        for (int64_t i = 0; !classify && i < m; i++)
-            C[i] = par->C;
-        km_cd_result res;
-        double *ck = par->use_kernel ? c + (size_t)k * (size_t)m : c;
-        if (!par->use_kernel)
-            rc = km_cd_linear(&data, y, C, &par->cd, w, ck, &res, err);
-        else if (greedy)
-            rc = km_kcd_solve(G, y, C, &par->cd, ck, z, &res, err);
-        else if (par->fixedpoint)
-            rc = km_fixedpoint(K, y, C, &par->cd, par->alpha_rule, par->threads, ck, z, &res,
-                               err);
-        else
-            rc = km_cd_kernel(K, y, C, &par->cd, ck, z, &res, err);
-        if (rc)
-            goto done;
-        if (!par->use_kernel) {
-            int64_t rows_w = (int64_t)P->n + (par->bias >= 0);
-            for (int64_t j = 0; j < rows_w; j++)
-                model->w[j * nr_w + k] = w[j];
-        }
-        if (info) {
-            info->objective[k] = par->use_kernel
-                ? km_kernel_objective(y, C, loss, par->cd.eps, ck, z, m)
-                : km_linear_objective(&data, y, C, loss, par->cd.eps, w);
-            info->iter[k] = res.iter;
-            info->converged[k] = res.converged;
-            info->delta = res.delta;
-            for (int64_t i = 0; i < m; i++)
-                info->nnz_c[k] += ck[i] != 0;
-        }
-    }
+    if (info)
+        info->delta = J.delta[0];
     if (par->use_kernel)
-        rc = keep_support_vectors(model, P, rows, m, c, &par->kernel, err);
+        rc = keep_support_vectors(model, P, rows, m, J.c_all, &par->kernel, err);
 done:
-    km_kcd_free(G);
-    km_kmatrix_free(K);
+    km_kcd_free(J.G);
+    km_kmatrix_free(J.K);
     km_kdata_free(X);
-    free(z);
     free(labels);
-    free(y);
-    free(C);
-    free(w);
-    free(c);
+    free(J.buf);
+    free(J.c_all);
     free(cls);
+    free(J.delta);
+    free(J.errs);
     if (rc) {
         km_model_free(model);
         if (info)
@@ -312,19 +385,93 @@ done:
     return KM_OK;
 }
 
+void km_cv_info_free(km_cv_info *info)
+{
+    if (!info)
+        return;
+    free(info->capped);
+    memset(info, 0, sizeof *info);
+}
+
+/* Cross-validation: every fold is one task. */
+typedef struct cv_job {
+    const km_problem *P;
+    km_train_param par;      /* the caller's, with the threads of each fold's training */
+    const int *fold;
+    int64_t *train;          /* per worker: l row indices */
+    double *pred;
+    km_train_info *info;     /* per fold */
+    double **labels;         /* per fold: the class of each weight vector (one-versus-all) */
+    km_error *errs;          /* per fold */
+} cv_job;
+
+/* Trains on every fold but f, predicts fold f. */
+static int cv_fold(void *ctx, int64_t ff, int worker)
+{
+    cv_job *J = ctx;
+    const km_problem *P = J->P;
+    int f = (int)ff;
+    int64_t l = P->l, m = 0, nt = 0;
+    int64_t *train = J->train + (size_t)worker * (size_t)l;
+    km_error *err = &J->errs[f];
+    for (int64_t i = 0; i < l; i++)
+        if (J->fold[i] != f)
+            train[m++] = i;
+    km_model *model = NULL;
+    int rc = km_train(P, train, m, &J->par, &model, &J->info[f], err);
+    if (rc)
+        return rc;
+    for (int64_t i = 0; i < l; i++)   /* the held-out rows reuse the tail of train[] */
+        if (J->fold[i] == f)
+            train[m + nt++] = i;
+    int nw = model->nr_w;
+    double *dec = malloc((size_t)(nt * nw + 1) * sizeof *dec);
+    J->labels[f] = malloc((size_t)nw * sizeof **J->labels);
+    if (!dec || !J->labels[f]) {
+        free(dec);
+        km_model_free(model);
+        return km_error_nomem(err, "cross-validation");
+    }
+    for (int k = 0; k < nw; k++)
+        J->labels[f][k] = nw > 1 ? model->labels[k] : NAN;
+    rc = km_model_decision_rows(model, P, train + m, nt, dec, J->par.threads, err);
+    for (int64_t a = 0; a < nt && rc == KM_OK; a++)
+        J->pred[train[m + a]] = km_model_predict_label(model, dec + a * nw);
+    free(dec);
+    km_model_free(model);
+    return rc;
+}
+
 int km_cross_validate(const km_problem *P, const km_train_param *par, int k, double *pred,
-                      km_error *err)
+                      km_cv_info *info, km_error *err)
 {
     int64_t l = P->l;
+    if (info)
+        memset(info, 0, sizeof *info);
     if (k < 2 || k > l)
         return km_error_set(err, KM_EUSAGE, "the number of folds must be between 2 and the "
                             "number of examples (%lld)", (long long)l);
+    int threads = par->threads > 0 ? par->threads : 1;
+    /* the linear solver: folds on threads, one thread each; the kernel solver: one fold
+     * at a time (a row cache each would multiply the memory), threads inside */
+    int workers = par->use_kernel ? 1 : km_tasks_workers(k, threads);
+    cv_job J = {P, *par, NULL, NULL, pred, NULL, NULL, NULL};
+    J.par.threads = par->use_kernel ? threads : 1;
+    locked_progress lp = {par->cd.progress, par->cd.user, PTHREAD_MUTEX_INITIALIZER};
+    if (workers > 1 && par->cd.progress) {
+        J.par.cd.progress = progress_locked;
+        J.par.cd.user = &lp;
+    }
     int64_t *order = malloc((size_t)l * sizeof *order);
     int *fold = malloc((size_t)l * sizeof *fold);
-    int64_t *train = malloc((size_t)l * sizeof *train);
+    J.fold = fold;
+    J.train = malloc((size_t)l * (size_t)workers * sizeof *J.train);
+    J.info = calloc((size_t)k, sizeof *J.info);
+    J.labels = calloc((size_t)k, sizeof *J.labels);
+    J.errs = calloc((size_t)k, sizeof *J.errs);
     double *labels = NULL;
     int nc = 0, rc = KM_OK;
-    if (!order || !fold || !train) {
+    if (!order || !fold || !J.train || !J.info || !J.labels || !J.errs) {
         rc = km_error_nomem(err, "cross-validation");
         goto done;
     }
@@ -346,36 +493,44 @@ int km_cross_validate(const km_problem *P, const km_train_param *par, int k, dou
         for (int64_t t = 0; t < l; t++)
             fold[order[t]] = (int)(t % k);
     }
-    for (int f = 0; f < k && rc == KM_OK; f++) {
-        int64_t m = 0;
-        for (int64_t i = 0; i < l; i++)
-            if (fold[i] != f)
-                train[m++] = i;
-        km_model *model = NULL;
-        if ((rc = km_train(P, train, m, par, &model, NULL, err)))
-            break;
-        int64_t nt = 0;
-        for (int64_t i = 0; i < l; i++)   /* the held-out rows reuse the tail of train[] */
-            if (fold[i] == f)
-                train[m + nt++] = i;
-        int nw = model->nr_w;
-        double *dec = malloc((size_t)(nt * nw + 1) * sizeof *dec);
-        if (!dec) {
-            km_model_free(model);
-            rc = km_error_nomem(err, "cross-validation");
-            break;
-        }
-        rc = km_model_decision_rows(model, P, train + m, nt, dec, par->threads > 0 ?
-                                    par->threads : 1, err);
-        for (int64_t a = 0; a < nt && rc == KM_OK; a++)
-            pred[train[m + a]] = km_model_predict_label(model, dec + a * nw);
-        free(dec);
-        km_model_free(model);
+    int64_t failed;
+    if ((rc = km_tasks_run(k, workers, cv_fold, &J, &failed))) {
+        *err = J.errs[failed];
+        goto done;
     }
+    if (!info)
+        goto done;
+    info->delta = J.info[0].delta;
+    int n = 0;
+    for (int f = 0; f < k; f++)
+        for (int q = 0; q < J.info[f].nr_w; q++) {
+            n += !J.info[f].converged[q];
+            if (J.info[f].gap[q] > info->max_gap)
+                info->max_gap = J.info[f].gap[q];
+        }
+    if (n > 0 && !(info->capped = malloc((size_t)n * sizeof *info->capped))) {
+        rc = km_error_nomem(err, "cross-validation");
+        goto done;
+    }
+    for (int f = 0; f < k; f++)
+        for (int q = 0; q < J.info[f].nr_w; q++)
+            if (!J.info[f].converged[q])
+                info->capped[info->nr_capped++] = (km_cv_capped){
+                    f, J.info[f].nr_w, J.labels[f][q], J.info[f].iter[q], J.info[f].gap[q],
+                    J.info[f].max_h[q], J.info[f].delta};
 done:
+    for (int f = 0; J.info && f < k; f++)
+        km_train_info_free(&J.info[f]);
+    for (int f = 0; J.labels && f < k; f++)
+        free(J.labels[f]);
+    free(J.info);
+    free(J.labels);
+    free(J.errs);
+    free(J.train);
     free(order);
     free(fold);
-    free(train);
     free(labels);
+    if (rc && info)
+        km_cv_info_free(info);
     return rc;
 }

@@ -24,7 +24,9 @@ typedef struct km_train_param {
     int use_kernel;                  /* 0: linear solver (Algorithm 2) on w; 1: kernel */
     km_kernel kernel;
     size_t cache_bytes;              /* kernel row cache */
-    int threads;                     /* kernel blocks and K c */
+    int threads;                     /* kernel: blocks and K c; linear: one-versus-all
+                                        classes and cross-validation folds in parallel
+                                        (results bit-identical to 1 thread) */
     int fixedpoint;                  /* kernel: 1 = fixed-point iteration (2.10), 0 = CD */
     km_alpha_rule alpha_rule;        /* fixed point: 1/tr(K) or 1/||K||_2 */
 } km_train_param;
@@ -33,6 +35,9 @@ typedef struct km_train_param {
 typedef struct km_train_info {
     int nr_w;
     double *objective;    /* F(w) of each (one-versus-all) problem */
+    double *primal;       /* F at the returned coefficients, from c and z = Kc (or w'x_i) */
+    double *gap;          /* its relative duality gap (F - D) / F, whatever the stopping rule */
+    double *max_h;        /* max |h_i| of the last macro-iteration */
     int64_t *iter;        /* macro-iterations */
     int *converged;       /* 0 if the iteration cap stopped it */
     int64_t *nnz_c;       /* coefficients c_i != 0 (support vectors) */
@@ -58,9 +63,33 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err);
 
+/* A problem of cross-validation that stopped at the iteration cap. */
+typedef struct km_cv_capped {
+    int fold;             /* 0-based */
+    int nr_w;             /* weight vectors of the fold's model (> 1: one-versus-all) */
+    double label;         /* one-versus-all: the class of the problem */
+    int64_t iter;
+    double gap, max_h;    /* as in km_train_info */
+    double delta;         /* the fold's stopping tolerance (the step rule's default depends
+                             on the fold's rows) */
+} km_cv_capped;
+
+/* What cross-validation did: the problems that did not converge, in order of fold and
+ * class, and the largest relative duality gap of all. */
+typedef struct km_cv_info {
+    int nr_capped;
+    km_cv_capped *capped;
+    double max_gap;
+    double delta;         /* the stopping tolerance of the first fold */
+} km_cv_info;
+
+void km_cv_info_free(km_cv_info *info);
+
 /* k-fold cross-validation (stratified by class for classification, folds drawn with
- * par->cd.seed): pred[i] gets the prediction for row i from the model that did not see it. */
+ * par->cd.seed): pred[i] gets the prediction for row i from the model that did not see it.
+ * The linear solver trains par->threads folds at a time (the same bits as one at a time).
+ * info (may be NULL) is filled; free it with km_cv_info_free. */
 int km_cross_validate(const km_problem *P, const km_train_param *par, int k, double *pred,
-                      km_error *err);
+                      km_cv_info *info, km_error *err);
 
 #endif

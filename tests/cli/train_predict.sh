@@ -110,3 +110,82 @@ $P $H "$TMP/b.model" "$TMP/b.out" >/dev/null
 awk '{ print $0, "20:5" }' $H >"$TMP/wide"
 $P "$TMP/wide" "$TMP/b.model" "$TMP/wide.out" >/dev/null
 check "unseen feature 20 changes no prediction of a -B model" cmp -s "$TMP/b.out" "$TMP/wide.out"
+
+# stopping rules: the gap line, --stop, -e, and the cap named per class and per fold
+check "train prints the relative duality gap next to the objective" bash -c \
+    "grep -A1 '^objective = ' $TMP/train.out | grep -Eq '^gap = [0-9.e+-]+ \(relative duality gap'"
+check "one-versus-all prints each class's gap and the largest" bash -c \
+    "test \$(grep -c '^class .*, gap = [0-9.e+-]*, ' $TMP/three.train) -eq 3 && grep -q '^gap = .*the largest of all classes' $TMP/three.train"
+expect_fail "unknown stopping rule" 1 "unknown stopping rule 'foo'" $T --stop foo $H
+expect_fail "-e must be positive" 1 "stopping tolerance must be > 0" $T -e 0 $H
+$T --stop step $H "$TMP/step.model" >"$TMP/step.train"
+check "--stop step names its tolerance" grep -Eq '^macro-iterations = [0-9]+ \(stop: max\|h\| < ' "$TMP/step.train"
+$T --max-iter 2 -e 1e-12 "$TMP/three" "$TMP/cap.model" >"$TMP/cap.out" 2>"$TMP/cap.err"
+check "one-versus-all names every class stopped at the cap" bash -c \
+    "for c in 1 2 3; do grep -q \"warning: class \$c stopped at the cap of 2 macro-iterations (gap [0-9.e+-]* > 1e-12); raise --max-iter or -e\" $TMP/cap.err || exit 1; done"
+$T -v 3 --max-iter 2 -e 1e-12 "$TMP/three" >"$TMP/cvcap.out" 2>"$TMP/cvcap.err"
+check "-v names the fold and class stopped at the cap" \
+    grep -q 'warning: fold 2 (class 3) stopped at the cap of 2 macro-iterations (gap ' "$TMP/cvcap.err"
+$T -s svr -v 3 --max-iter 2 -e 1e-12 $H >/dev/null 2>"$TMP/cvsvr.err"
+check "-v names the fold stopped at the cap (one problem per fold)" \
+    grep -q 'warning: fold 3 stopped at the cap of 2 macro-iterations' "$TMP/cvsvr.err"
+$T -q -v 3 $H 2>"$TMP/cvq.err" >/dev/null
+check "-v at the default converges: no warning" test ! -s "$TMP/cvq.err"
+for r in random cyclic aitken auto; do
+    check "--rule $r (linear) trains" $T -q --rule $r $H "$TMP/rule-$r.model"
+done
+
+# threads: -n 2 gives the bits of -n 1 (one-versus-all classes, cross-validation folds)
+$T -q -n 1 -B 1 -w3 2 "$TMP/three" "$TMP/n1.model"
+$T -q -n 2 -B 1 -w3 2 "$TMP/three" "$TMP/n2.model"
+$T -q -n 3 -B 1 -w3 2 "$TMP/three" "$TMP/n3.model"
+check "one-versus-all: -n 2 and -n 3 write the model of -n 1, byte for byte" bash -c \
+    "cmp -s $TMP/n1.model $TMP/n2.model && cmp -s $TMP/n1.model $TMP/n3.model"
+$T -n 1 -v 5 "$TMP/three" >"$TMP/cv1.out"
+$T -n 2 -v 5 "$TMP/three" >"$TMP/cv2.out"
+check "-v 5: -n 2 prints the accuracy of -n 1" cmp -s "$TMP/cv1.out" "$TMP/cv2.out"
+$T -s svr -n 1 -v 4 $H >"$TMP/cvr1.out"
+$T -s svr -n 2 -v 4 $H >"$TMP/cvr2.out"
+check "-v 4 svr: -n 2 prints the MSE of -n 1" cmp -s "$TMP/cvr1.out" "$TMP/cvr2.out"
+expect_fail "-n 0 is refused" 1 "-n: " $T -n 0 $H
+
+# predict on threads: blocks of rows in parallel, the output of -n 1 (5400 rows: 6 blocks)
+for i in $(seq 20); do cat "$TMP/three"; done >"$TMP/three20"
+$P -n 1 "$TMP/three20" "$TMP/n1.model" "$TMP/p1.out" >"$TMP/p1.acc"
+$P -n 2 "$TMP/three20" "$TMP/n1.model" "$TMP/p2.out" >"$TMP/p2.acc"
+$P -n 3 -d "$TMP/three20" "$TMP/n1.model" "$TMP/p3.dec" >/dev/null
+$P -n 1 -d "$TMP/three20" "$TMP/n1.model" "$TMP/p1.dec" >/dev/null
+check "predict -n 2: the labels and accuracy of -n 1" bash -c \
+    "cmp -s $TMP/p1.out $TMP/p2.out && cmp -s $TMP/p1.acc $TMP/p2.acc && test \$(wc -l <$TMP/p2.out) -eq 5400"
+check "predict -n 3 -d: the decision values of -n 1" cmp -s "$TMP/p1.dec" "$TMP/p3.dec"
+cat "$TMP/three20" "$TMP/three20" >"$TMP/three40"   # 10800 rows: -n 2 reads a second batch while predicting the first
+$P -n 1 -d "$TMP/three40" "$TMP/n1.model" "$TMP/q1.dec" >"$TMP/q1.acc"
+$P -n 2 -d "$TMP/three40" "$TMP/n1.model" "$TMP/q2.dec" >"$TMP/q2.acc"
+check "predict -n 2 over several batches: the output of -n 1" bash -c \
+    "cmp -s $TMP/q1.dec $TMP/q2.dec && cmp -s $TMP/q1.acc $TMP/q2.acc && test \$(wc -l <$TMP/q2.dec) -eq 10800"
+printf '1 1:0.5\n-1 2:x\n' >"$TMP/badrow"
+expect_fail "predict -n 2: a malformed row gives FILE:LINE:COL, exit 2" 2 "badrow:2:[0-9]+: " \
+    $P -n 2 "$TMP/badrow" "$TMP/n1.model" "$TMP/o"
+$T -q -s svr $H "$TMP/svr.model"
+for i in $(seq 10); do cat $H; done >"$TMP/h10"
+$P -n 1 "$TMP/h10" "$TMP/svr.model" "$TMP/r1.out" >"$TMP/r1.acc"
+$P -n 2 "$TMP/h10" "$TMP/svr.model" "$TMP/r2.out" >"$TMP/r2.acc"
+check "predict -n 2, regression: the values and MSE of -n 1" bash -c \
+    "cmp -s $TMP/r1.out $TMP/r2.out && cmp -s $TMP/r1.acc $TMP/r2.acc"
+$T -q -t rbf "$TMP/three" "$TMP/rbf3.model"
+$P -n 1 -d "$TMP/three20" "$TMP/rbf3.model" "$TMP/k1.dec" >/dev/null
+$P -n 2 -d "$TMP/three20" "$TMP/rbf3.model" "$TMP/k2.dec" >/dev/null
+# (the kernel blocks' dgemm tiles follow the thread count: equal to rounding, not bit for bit)
+check "predict -n 2, kernel model: the decision values of -n 1 to 1e-12" bash -c \
+    "paste -d' ' $TMP/k1.dec $TMP/k2.dec | awk 'NF != 6 { exit 1 } { for (i = 1; i <= 3; i++) { d = \$i - \$(i + 3); if (d < 0) d = -d; if (d > 1e-12 * (1 + (\$i < 0 ? -\$i : \$i))) exit 1 } }'"
+
+# the README's train and predict examples on data/heart_scale run as written
+README=$(dirname "$0")/../../README.md
+mkdir -p "$TMP/readme/data"
+ln -sf "$T" "$TMP/readme/train"; ln -sf "$P" "$TMP/readme/predict"
+ln -sf "$BIN/rls2-path" "$TMP/readme/rls2-path"; ln -sf $H "$TMP/readme/data/heart_scale"
+grep -E '^\./(train|predict|rls2-path) .*data/heart_scale' "$README" | sed 's/ *#.*//' >"$TMP/readme/cmds"
+check "the README has train/predict examples on heart_scale" test "$(wc -l <"$TMP/readme/cmds")" -ge 6
+while read -r cmd; do
+    check "README example runs: $cmd" bash -c "cd $TMP/readme && $cmd >/dev/null 2>&1"
+done <"$TMP/readme/cmds"

@@ -1,0 +1,29 @@
+/* tasks.h - coarse-grained parallel tasks (one-versus-all classes, CV folds, blocks of rows)
+ * on plain POSIX threads: idle workers block instead of spinning, so a loaded machine loses
+ * nothing to waiting threads. */
+#ifndef KM_TASKS_H
+#define KM_TASKS_H
+
+#include <stdint.h>
+
+/* One task: returns 0 on success or an error code. worker in [0, workers) tells which of the
+ * caller's per-worker buffers the task may use; no two running tasks share a worker. */
+typedef int (*km_task_fn)(void *ctx, int64_t task, int worker);
+
+/*
+ * Runs fn(ctx, t, worker) for t = 0..ntasks-1 on min(threads, ntasks) workers (the calling
+ * thread is worker 0); tasks are taken in increasing order as workers become free. After a
+ * task fails, tasks of higher index are skipped, the lower ones still run; returns the code
+ * of the failed task of lowest index (*failed gets its index, may be NULL), or 0 (*failed
+ * -1). If a thread cannot be started, the workers that started run every task.
+ */
+int km_tasks_run(int64_t ntasks, int threads, km_task_fn fn, void *ctx, int64_t *failed);
+
+/* Workers km_tasks_run will use for ntasks tasks and threads threads. */
+int km_tasks_workers(int64_t ntasks, int threads);
+
+/* The default number of threads: the online cores, at most KM_THREADS_DEFAULT_MAX. */
+#define KM_THREADS_DEFAULT_MAX 16
+int km_threads_default(void);
+
+#endif

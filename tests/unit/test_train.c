@@ -1,0 +1,281 @@
+/* test_train.c - training glue: coarse tasks, one-versus-all and cross-validation on threads
+ * (the bits of one thread), per-problem gaps, capped folds and classes named. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "linear.h"
+#include "tasks.h"
+#include "test.h"
+#include "testutil.h"
+
+typedef struct task_probe {
+    atomic_int runs[200];
+    atomic_int busy[8];     /* per worker: tasks running on it now */
+    atomic_int overlap;     /* a worker ran two tasks at once */
+    atomic_int bad_worker;
+    int workers;
+    int64_t fail_a, fail_b;
+} task_probe;
+
+static int probe_task(void *ctx, int64_t t, int worker)
+{
+    task_probe *p = ctx;
+    if (worker < 0 || worker >= p->workers) {
+        atomic_fetch_add(&p->bad_worker, 1);
+        return 0;
+    }
+    if (atomic_fetch_add(&p->busy[worker], 1) != 0)
+        atomic_fetch_add(&p->overlap, 1);
+    atomic_fetch_add(&p->runs[t], 1);
+    if (t % 7 == 0)
+        usleep(200);   /* uneven tasks */
+    atomic_fetch_sub(&p->busy[worker], 1);
+    return t == p->fail_a ? 5 : t == p->fail_b ? 6 : 0;
+}
+
+static void test_tasks(void)
+{
+    for (int threads = 1; threads <= 4; threads++) {
+        task_probe p;
+        memset(&p, 0, sizeof p);
+        p.workers = km_tasks_workers(200, threads);
+        p.fail_a = p.fail_b = -1;
+        int64_t failed = 7;
+        int rc = km_tasks_run(200, threads, probe_task, &p, &failed);
+        int once = 1;
+        for (int t = 0; t < 200; t++)
+            once &= atomic_load(&p.runs[t]) == 1;
+        CHECK(rc == 0 && failed == -1 && once && p.workers == threads && !p.overlap &&
+              !p.bad_worker, "%d threads: 200 tasks run once each, one at a time per worker "
+              "id in [0, %d)", threads, p.workers);
+        memset(&p, 0, sizeof p);
+        p.workers = km_tasks_workers(200, threads);
+        p.fail_a = 80;
+        p.fail_b = 37;
+        rc = km_tasks_run(200, threads, probe_task, &p, &failed);
+        int lower = 1;
+        for (int t = 0; t <= 37; t++)
+            lower &= atomic_load(&p.runs[t]) == 1;
+        CHECK(rc == 6 && failed == 37 && lower, "%d threads: tasks 37 and 80 fail: the code "
+              "of 37, every task below it ran", threads);
+    }
+    CHECK(km_tasks_workers(3, 8) == 3 && km_tasks_workers(10, 0) == 1 &&
+          km_tasks_workers(0, 4) == 1, "workers = min(tasks, threads), at least 1");
+    int d = km_threads_default();
+    long on = sysconf(_SC_NPROCESSORS_ONLN);
+    CHECK(d >= 1 && d <= KM_THREADS_DEFAULT_MAX && (on < 1 || d == (on < KM_THREADS_DEFAULT_MAX
+          ? on : KM_THREADS_DEFAULT_MAX)), "default threads = online cores (%ld), capped: %d",
+          on, d);
+}
+
+/* The bytes of a model file. */
+static char *model_bytes(const km_model *m, const char *path, size_t *len)
+{
+    km_error err = {0};
+    if (km_model_write(m, path, &err))
+        return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 22);
+    *len = fread(buf, 1, 1 << 22, f);
+    fclose(f);
+    remove(path);
+    return buf;
+}
+
+typedef struct count_progress {
+    int64_t calls;   /* not atomic: the library serialises the calls */
+} count_progress;
+
+static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
+{
+    (void)iter, (void)max_h, (void)active;
+    count_progress *c = user;
+    int64_t v = c->calls;
+    for (volatile int spin = 0; spin < 50; spin++)   /* widen a race if there were one */
+        ;
+    c->calls = v + 1;
+}
+
+/* A five-class problem (labels 1..5 by the value of a random linear function). */
+static km_problem *five_classes(uint64_t seed)
+{
+    km_problem *P = random_problem(600, 12, 0.5, 0, seed);
+    for (int64_t i = 0; i < P->l; i++) {
+        double v = P->y[i];
+        P->y[i] = v < -0.6 ? 1 : v < -0.2 ? 2 : v < 0.2 ? 3 : v < 0.6 ? 4 : 5;
+    }
+    return P;
+}
+
+static void test_one_versus_all(void)
+{
+    km_problem *P = five_classes(3);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/kmtk-test-train-%d.model", (int)getpid());
+    km_train_param par = {0};
+    par.cd = km_cd_param_default();
+    par.cd.loss = KM_LOSS_L1SVM;
+    par.C = 2;
+    par.bias = 1;
+    km_class_weight cw = {4, 2.5};
+    par.weights = &cw;
+    par.nr_weight = 1;
+    char *ref = NULL;
+    size_t ref_len = 0;
+    km_train_info ref_info = {0};
+    for (int threads = 1; threads <= 4; threads++) {
+        par.threads = threads;
+        count_progress cp = {0};
+        par.cd.progress = on_progress;
+        par.cd.user = &cp;
+        km_model *m = NULL;
+        km_train_info info;
+        km_error err = {0};
+        int rc = km_train(P, NULL, 0, &par, &m, &info, &err);
+        size_t len = 0;
+        char *bytes = rc ? NULL : model_bytes(m, path, &len);
+        CHECK(rc == KM_OK && m->nr_w == 5 && bytes, "%d threads: five classes train", threads);
+        if (rc || !bytes) {
+            free(bytes);
+            continue;
+        }
+        int64_t iters = 0;
+        for (int k = 0; k < 5; k++)
+            iters += info.iter[k];
+        CHECK(cp.calls == iters, "%d threads: progress called once per macro-iteration of "
+              "every class, one call at a time (%lld calls, %lld iterations)", threads,
+              (long long)cp.calls, (long long)iters);
+        int gaps_ok = 1;
+        for (int k = 0; k < 5; k++)
+            gaps_ok &= info.gap[k] >= -1e-12 && info.gap[k] < 0.5 &&
+                       fabs(info.primal[k] - info.objective[k]) <= 1e-9 * info.objective[k];
+        CHECK(gaps_ok, "%d threads: every class has a gap in [0, 0.5) and primal = objective",
+              threads);
+        if (threads == 1) {
+            ref = bytes;
+            ref_len = len;
+            ref_info = info;
+        } else {
+            CHECK(len == ref_len && memcmp(bytes, ref, len) == 0, "%d threads: the model "
+                  "file of 1 thread, byte for byte (%zu bytes)", threads, len);
+            CHECK(memcmp(info.objective, ref_info.objective, 5 * sizeof(double)) == 0 &&
+                  memcmp(info.gap, ref_info.gap, 5 * sizeof(double)) == 0 &&
+                  memcmp(info.iter, ref_info.iter, 5 * sizeof(int64_t)) == 0 &&
+                  memcmp(info.nnz_c, ref_info.nnz_c, 5 * sizeof(int64_t)) == 0,
+                  "%d threads: objectives, gaps, iterations, support vectors of 1 thread",
+                  threads);
+            km_train_info_free(&info);
+            free(bytes);
+        }
+        km_model_free(m);
+    }
+    /* a tight solve: the gap at the returned coefficients is small */
+    par.threads = 2;
+    par.cd.progress = NULL;
+    par.cd.stop = KM_STOP_STEP;
+    par.cd.delta = 1e-10;
+    par.cd.max_iter = 100000;
+    km_model *m = NULL;
+    km_train_info info;
+    km_error err = {0};
+    int rc = km_train(P, NULL, 0, &par, &m, &info, &err);
+    double worst = 0;
+    for (int k = 0; rc == KM_OK && k < 5; k++)
+        worst = fmax(worst, fabs(info.gap[k]));
+    CHECK(rc == KM_OK && worst < 1e-6, "max|h| < 1e-10: every class's relative gap < 1e-6 "
+          "(%.3g)", worst);
+    if (rc == KM_OK) {
+        km_train_info_free(&info);
+        km_model_free(m);
+    }
+    km_train_info_free(&ref_info);
+    free(ref);
+    km_problem_free(P);
+}
+
+static void test_cross_validation(void)
+{
+    km_problem *P = five_classes(5);
+    km_train_param par = {0};
+    par.cd = km_cd_param_default();
+    par.C = 1;
+    par.bias = -1;
+    double *ref = malloc((size_t)P->l * sizeof *ref), *pred = malloc((size_t)P->l * sizeof *pred);
+    for (int threads = 1; threads <= 3; threads++) {
+        par.threads = threads;
+        km_cv_info info;
+        km_error err = {0};
+        int rc = km_cross_validate(P, &par, 4, threads == 1 ? ref : pred, &info, &err);
+        CHECK(rc == KM_OK && info.nr_capped == 0 && info.max_gap >= 0 && info.max_gap < 0.5,
+              "%d threads: 4-fold CV of five classes converges (largest gap %.3g)", threads,
+              info.max_gap);
+        if (threads > 1)
+            CHECK(memcmp(ref, pred, (size_t)P->l * sizeof *ref) == 0, "%d threads: the CV "
+                  "predictions of 1 thread, bit for bit", threads);
+        km_cv_info_free(&info);
+    }
+    /* stopped at the cap: every fold x class named, in order */
+    par.cd.max_iter = 1;
+    par.cd.stop = KM_STOP_STEP;
+    par.cd.delta = 1e-12;
+    par.threads = 2;
+    km_cv_info info;
+    km_error err = {0};
+    int rc = km_cross_validate(P, &par, 3, pred, &info, &err);
+    int order = rc == KM_OK && info.nr_capped == 15;
+    for (int q = 0; order && q < 15; q++)
+        order = info.capped[q].fold == q / 5 && info.capped[q].nr_w == 5 &&
+                info.capped[q].label == q % 5 + 1 && info.capped[q].iter == 1 &&
+                info.capped[q].gap > 0 && info.capped[q].max_h > 0 &&
+                info.capped[q].delta == 1e-12;
+    CHECK(order, "cap of 1 macro-iteration: 3 folds x 5 classes named in order, with their "
+          "gaps and steps (%d)", info.nr_capped);
+    CHECK(info.delta == 1e-12, "the tolerance used is reported (%g)", info.delta);
+    km_cv_info_free(&info);
+    km_problem_free(P);
+    /* regression: one problem per fold, no class */
+    P = random_problem(300, 8, 0.6, 0, 9);
+    par.cd.loss = KM_LOSS_SVR;
+    par.cd.eps = 0.05;
+    par.cd.max_iter = 1000;
+    par.cd.stop = KM_STOP_GAP;
+    par.cd.delta = 0;
+    double *r1 = malloc(300 * sizeof *r1), *r2 = malloc(300 * sizeof *r2);
+    par.threads = 1;
+    rc = km_cross_validate(P, &par, 5, r1, NULL, &err);
+    par.threads = 2;
+    rc |= km_cross_validate(P, &par, 5, r2, NULL, &err);
+    CHECK(rc == KM_OK && memcmp(r1, r2, 300 * sizeof *r1) == 0, "svr 5-fold CV: 2 threads "
+          "predict the bits of 1 (no info asked)");
+    par.cd.max_iter = 1;
+    par.cd.stop = KM_STOP_STEP;
+    par.cd.delta = 1e-12;
+    rc = km_cross_validate(P, &par, 5, r2, &info, &err);
+    order = rc == KM_OK && info.nr_capped == 5;
+    for (int q = 0; order && q < 5; q++)
+        order = info.capped[q].fold == q && info.capped[q].nr_w == 1 &&
+                isnan(info.capped[q].label);
+    CHECK(order, "svr at the cap: the 5 folds named, no class label");
+    km_cv_info_free(&info);
+    rc = km_cross_validate(P, &par, 1, r2, &info, &err);
+    CHECK(rc == KM_EUSAGE && info.nr_capped == 0 && !info.capped, "1 fold: a usage error, "
+          "info empty");
+    free(r1);
+    free(r2);
+    free(ref);
+    free(pred);
+    km_problem_free(P);
+}
+
+int main(void)
+{
+    test_tasks();
+    test_one_versus_all();
+    test_cross_validation();
+    TEST_EXIT();
+}
