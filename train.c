@@ -438,6 +438,8 @@ int main(int argc, char **argv)
     }
     par.weights = weights;
     km_error err = {0};
+    openblas_set_num_threads(1);   /* the solvers thread by themselves (OpenBLAS's idle
+                                      threads spin-yield after every call) */
     if (km_train_check(&par, &err))
         km_cli_die(err.code, "%s", err.msg);
 
