@@ -14,7 +14,7 @@
 #include "rng.h"
 
 static const char *const rule_names[] = {"random", "cyclic", "aitken", "gradient",
-                                         "greedy", "pair", "auto"};
+                                         "greedy", "auto"};
 #define NRULES ((int)(sizeof rule_names / sizeof *rule_names))
 
 int km_rule_from_name(const char *name)
@@ -32,8 +32,7 @@ const char *km_rule_name(km_rule rule)
 
 int km_rule_is_greedy(km_rule rule)
 {
-    return rule == KM_RULE_GRADIENT || rule == KM_RULE_GREEDY || rule == KM_RULE_PAIR ||
-           rule == KM_RULE_AUTO;
+    return rule == KM_RULE_GRADIENT || rule == KM_RULE_GREEDY || rule == KM_RULE_AUTO;
 }
 
 km_cd_param km_cd_param_default(void)
@@ -43,7 +42,7 @@ km_cd_param km_cd_param_default(void)
     p.eps = 0.1;
     p.delta = 0;
     p.stop = KM_STOP_GAP;
-    p.rule = KM_RULE_RANDOM;   /* KM_RULE_AUTO once the greedy kernel rules are in */
+    p.rule = KM_RULE_AUTO;
     p.seed = 1;
     p.max_iter = KM_CD_DEFAULT_MAX_ITER;
     p.shrinking = 1;

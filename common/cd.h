@@ -11,25 +11,23 @@
 
 /* Index rules. The thesis' rules of 2.3.1 are "essentially cyclic", so Theorem 11 applies;
  * the greedy rules (kernel solver only: they need z = Kc for every coefficient) pick the
- * coordinate, or the pair, that gains most. */
+ * coordinate that gains most. */
 typedef enum {
     KM_RULE_RANDOM,   /* randomized cyclic: a new permutation every macro-iteration */
     KM_RULE_CYCLIC,   /* 1, ..., l */
     KM_RULE_AITKEN,   /* Aitken double sweep: forward, then backward, alternating */
     KM_RULE_GRADIENT, /* greedy, first order: the largest step |h_i| */
     KM_RULE_GREEDY,   /* greedy, second order: the largest decrease of the dual */
-    KM_RULE_PAIR,     /* greedy pairs: the best coordinate and the best partner for it
-                         (Steinwart, Hush and Scovel, JMLR 12, 2011) */
     KM_RULE_AUTO      /* the default: random for the linear solver, the best greedy rule
                          for kernels */
 } km_rule;
 
-/* The rule called name ("random", "cyclic", "aitken", "gradient", "greedy", "pair",
- * "auto"), or -1. */
+/* The rule called name ("random", "cyclic", "aitken", "gradient", "greedy", "auto"), or
+ * -1. */
 int km_rule_from_name(const char *name);
 const char *km_rule_name(km_rule rule);
 
-/* 1 for the rules of the greedy kernel solver (kcd.h): gradient, greedy, pair, auto. */
+/* 1 for the rules of the greedy kernel solver (kcd.h): gradient, greedy, auto. */
 int km_rule_is_greedy(km_rule rule);
 
 /* Stopping rules. */

@@ -40,8 +40,7 @@ int km_train_check(const km_train_param *par, km_error *err)
     if (par->use_kernel && par->bias >= 0)
         return km_error_set(err, KM_EUSAGE, "-B applies to the linear solver only (a kernel "
                             "model has no bias feature; add a constant to the kernel instead)");
-    if (!par->use_kernel && (cd->rule == KM_RULE_GRADIENT || cd->rule == KM_RULE_GREEDY ||
-                             cd->rule == KM_RULE_PAIR))
+    if (!par->use_kernel && (cd->rule == KM_RULE_GRADIENT || cd->rule == KM_RULE_GREEDY))
         return km_error_set(err, KM_EUSAGE, "--rule %s needs a kernel (-t)",
                             km_rule_name(cd->rule));
     if (par->fixedpoint && !par->use_kernel)
