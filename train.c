@@ -54,11 +54,10 @@ static const char usage[] =
     "  -a solver    cd (coordinate descent, default) or fixedpoint (iteration (2.10))\n"
     "  --alpha A    fixed-point step: trace (1/tr(K), default) or norm2 (1/||K||_2)\n"
     "  --rule R     index rule: random (randomized cyclic), cyclic, aitken; kernel only:\n"
-    "               gradient (greedy, largest |h_i|), greedy (largest dual decrease),\n"
-    "               pair (greedy pairs); auto (default): random for the linear solver, the\n"
-    "               best greedy rule for kernels\n"
+    "               gradient (greedy, largest |h_i|), greedy (largest dual decrease);\n"
+    "               auto (default): random for the linear solver, greedy for kernels\n"
     "  --seed N     seed of the random choices (default 1)\n"
-    "  --max-iter N cap on macro-iterations (default 1000)\n"
+    "  --max-iter N cap on macro-iterations (default %lld)\n"
     "  --no-shrinking  visit every coefficient in every macro-iteration\n"
     "  -h, --help   this help\n"
     "output kernel learning (-s okl; Dinuzzo and Fukumizu, Algorithm 1; kernel default\n"
@@ -269,7 +268,8 @@ int main(int argc, char **argv)
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            printf(usage, KM_CD_DEFAULT_GAP, KM_CD_DEFAULT_TOL, KM_THREADS_DEFAULT_MAX);
+            printf(usage, KM_CD_DEFAULT_GAP, KM_CD_DEFAULT_TOL, KM_THREADS_DEFAULT_MAX,
+                   (long long)KM_CD_DEFAULT_MAX_ITER);
             return 0;
         } else if (strcmp(a, "-s") == 0) {
             const char *s = NEXT();
@@ -382,7 +382,7 @@ int main(int argc, char **argv)
             int r = km_rule_from_name(s);
             if (r < 0)
                 km_cli_die(1, "--rule: unknown index rule '%s' (random, cyclic, aitken, gradient, "
-                           "greedy, pair, auto)", s);
+                           "greedy, auto)", s);
             par.cd.rule = (km_rule)r;
         } else if (strcmp(a, "--stop") == 0) {
             const char *s = NEXT();

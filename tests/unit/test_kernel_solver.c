@@ -299,6 +299,7 @@ static void test_model_decision(void)
     par.cd.loss = KM_LOSS_L1SVM;
     par.cd.delta = 1e-9;
     par.cd.stop = KM_STOP_STEP;
+    par.cd.rule = KM_RULE_RANDOM;   /* the solver solve() runs, so that z is its z */
     par.C = 1;
     par.bias = -1;
     par.use_kernel = 1;
