@@ -293,15 +293,16 @@ resolvent_flat(km_loss loss, double y, double v, double a, double Ci, double eps
     }
 }
 
-/* Phase 1 of a scan: rank[k] and cn[k] of the coordinates act[0..na); returns max |h|. */
+/* Phase 1 of a scan: rank[k] and cn[k] of the coordinates act[0..na); returns max |h|,
+ * *top the largest rank (0 if none is positive). */
 static inline __attribute__((always_inline)) double
 rank_t(km_loss loss, km_rule rule, const kshared *S, const int64_t *restrict act, int64_t na,
-       double *restrict rank, double *restrict cnv)
+       double *restrict rank, double *restrict cnv, double *top)
 {
     const double *restrict y = S->y, *restrict z = S->z, *restrict c = S->c;
     const double *restrict al = S->alpha, *restrict kii = S->kii, *restrict C = S->C;
-    double eps = S->eps, maxh = 0;
-    #pragma omp simd reduction(max : maxh)
+    double eps = S->eps, maxh = 0, best = 0;
+    #pragma omp simd reduction(max : maxh, best)
     for (int64_t k = 0; k < na; k++) {
         int64_t i = act[k];
         double yi = y[i], zi = z[i], ci = c[i], a = al[i], Ci = C[i];
@@ -322,22 +323,26 @@ rank_t(km_loss loss, km_rule rule, const kshared *S, const int64_t *restrict act
             if (loss == KM_LOSS_SVR)
                 r -= eps * (fabs(c1) - fabs(ci));
         }
-        rank[k] = h != 0 ? r : 0;
+        r = h != 0 ? r : 0;
+        rank[k] = r;
+        best = r > best ? r : best;
         cnv[k] = c1;
         double ah = fabs(h);
         maxh = ah > maxh ? ah : maxh;
     }
+    *top = best;
     return maxh;
 }
 
 KM_VECTOR_CLONES
 static double rank_all(const kshared *S, const int64_t *act, int64_t na, double *rank,
-                       double *cnv)
+                       double *cnv, double *top)
 {
 #define KCD_CASE(L)                                                                        \
     case L:                                                                                \
-        return S->rule == KM_RULE_GRADIENT ? rank_t(L, KM_RULE_GRADIENT, S, act, na, rank, cnv) \
-                                           : rank_t(L, KM_RULE_GREEDY, S, act, na, rank, cnv);
+        return S->rule == KM_RULE_GRADIENT                                                 \
+                   ? rank_t(L, KM_RULE_GRADIENT, S, act, na, rank, cnv, top)               \
+                   : rank_t(L, KM_RULE_GREEDY, S, act, na, rank, cnv, top);
     switch (S->loss) {
     KCD_CASE(KM_LOSS_L1SVM)
     KCD_CASE(KM_LOSS_L2SVM)
@@ -349,18 +354,13 @@ static double rank_all(const kshared *S, const int64_t *act, int64_t na, double 
 #undef KCD_CASE
 }
 
-/* The first of the largest ranks of rank[0..n) (-1 if none is > 0). */
-KM_VECTOR_CLONES
-static int64_t first_max(const double *rank, int64_t n)
+/* The first k with rank[k] == top (-1 if top is not positive). */
+static int64_t first_of(const double *rank, int64_t n, double top)
 {
-    double best = 0;
-    #pragma omp simd reduction(max : best)
-    for (int64_t k = 0; k < n; k++)
-        best = rank[k] > best ? rank[k] : best;
-    if (!(best > 0))
+    if (!(top > 0))
         return -1;
     for (int64_t k = 0; k < n; k++)
-        if (rank[k] == best)
+        if (rank[k] == top)
             return k;
     return -1;
 }
@@ -370,8 +370,9 @@ static int64_t first_max(const double *rank, int64_t n)
 static void scan(const kshared *S, const int64_t *act, int64_t na, double *work, cand *out)
 {
     double *rank = work, *cnv = work + na;
-    out->maxh = rank_all(S, act, na, rank, cnv);
-    int64_t k = first_max(rank, na);
+    double top;
+    out->maxh = rank_all(S, act, na, rank, cnv, &top);
+    int64_t k = first_of(rank, na, top);
     out->na = na;
     out->i = k >= 0 ? act[k] : -1;
     out->rank = k >= 0 ? rank[k] : 0;
