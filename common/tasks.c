@@ -4,7 +4,15 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+/* A helper stops taking tasks when, after KM_TASKS_WINDOW seconds, the process has used
+ * less than (active workers - 1 + KM_TASKS_GAIN) CPUs: the threads then share cores (a
+ * loaded machine, or the scheduler's fair share per session) and one fewer saves the
+ * switching and cache misses of time-slicing. The results do not depend on it. */
+#define KM_TASKS_WINDOW 0.03
+#define KM_TASKS_GAIN 0.25
 
 typedef struct pool {
     km_task_fn fn;
@@ -14,7 +22,31 @@ typedef struct pool {
     atomic_llong failed;   /* lowest failed task so far (ntasks: none) */
     int *rcs;              /* per worker: the code of its lowest failed task */
     int64_t *fail_task;    /* per worker: that task, or -1 */
+    atomic_int active;     /* workers still taking tasks */
+    double wall0, cpu0;    /* when the pool started */
 } pool;
+
+static double clock_seconds(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* 1 if helper worker id should stop taking tasks (see KM_TASKS_GAIN). */
+static int should_retire(pool *p, int id)
+{
+    if (id == 0)
+        return 0;
+    double wall = clock_seconds(CLOCK_MONOTONIC) - p->wall0;
+    if (wall < KM_TASKS_WINDOW)
+        return 0;
+    double cpus = (clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - p->cpu0) / wall;
+    int a = atomic_load(&p->active);
+    if (a <= 1 || cpus >= a - 1 + KM_TASKS_GAIN)
+        return 0;
+    return atomic_compare_exchange_strong(&p->active, &a, a - 1);
+}
 
 typedef struct worker_arg {
     pool *p;
@@ -26,6 +58,8 @@ static void *work(void *arg)
     worker_arg *w = arg;
     pool *p = w->p;
     for (;;) {
+        if (should_retire(p, w->id))
+            break;
         int64_t t = atomic_fetch_add(&p->next, 1);
         if (t >= p->ntasks)
             break;
@@ -79,6 +113,9 @@ int km_tasks_run(int64_t ntasks, int threads, km_task_fn fn, void *ctx, int64_t 
     pool p = {.fn = fn, .ctx = ctx, .ntasks = ntasks, .rcs = rcs, .fail_task = fail_task};
     atomic_init(&p.next, 0);
     atomic_init(&p.failed, ntasks);
+    atomic_init(&p.active, nw);
+    p.wall0 = clock_seconds(CLOCK_MONOTONIC);
+    p.cpu0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     int started = 1;
     for (int k = 0; k < nw; k++) {
         rcs[k] = 0;

@@ -1,6 +1,7 @@
 /* tasks.h - coarse-grained parallel tasks (one-versus-all classes, CV folds, blocks of rows)
  * on plain POSIX threads: idle workers block instead of spinning, so a loaded machine loses
- * nothing to waiting threads. */
+ * nothing to waiting threads, and a helper that finds the process getting no more CPU from
+ * it (cores shared with other work) stops taking tasks. */
 #ifndef KM_TASKS_H
 #define KM_TASKS_H
 
@@ -15,7 +16,8 @@ typedef int (*km_task_fn)(void *ctx, int64_t task, int worker);
  * thread is worker 0); tasks are taken in increasing order as workers become free. After a
  * task fails, tasks of higher index are skipped, the lower ones still run; returns the code
  * of the failed task of lowest index (*failed gets its index, may be NULL), or 0 (*failed
- * -1). If a thread cannot be started, the workers that started run every task.
+ * -1). If a thread cannot be started, the workers that started run every task. Which
+ * worker runs a task never changes the result: tasks must not depend on it.
  */
 int km_tasks_run(int64_t ntasks, int threads, km_task_fn fn, void *ctx, int64_t *failed);
 
