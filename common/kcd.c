@@ -250,7 +250,7 @@ static void team_end(team *tm)
 /* The best coordinate of a thread's active set, its step, and the largest |h| there. */
 typedef struct cand {
     double rank, cn, h, maxh;
-    int64_t i, na;
+    int64_t i, na, k;   /* k: i's place in its block's active list */
 } cand;
 
 typedef struct kshared {
@@ -260,7 +260,23 @@ typedef struct kshared {
     km_rule rule;
     double eps;
     int64_t m;
+    /* y, alpha, C, k_ii and c of the active coordinates packed in their order (block b's
+     * at act + lo[b] stand at + lo[b]): the scan reads them in a row, gathers z alone */
+    double *py, *pa, *pC, *pk, *pc;
 } kshared;
+
+/* Packs the data of act[0..na) at offset off (after every change of the active set). */
+static void pack(const kshared *S, const int64_t *act, int64_t na, int64_t off)
+{
+    for (int64_t k = 0; k < na; k++) {
+        int64_t i = act[k];
+        S->py[off + k] = S->y[i];
+        S->pa[off + k] = S->alpha[i];
+        S->pC[off + k] = S->C[i];
+        S->pk[off + k] = S->kii[i];
+        S->pc[off + k] = S->c[i];
+    }
+}
 
 static inline double clamp(double u, double lo, double hi)
 {
@@ -297,21 +313,21 @@ resolvent_flat(km_loss loss, double y, double v, double a, double Ci, double eps
  * *top the largest rank (0 if none is positive). */
 static inline __attribute__((always_inline)) double
 rank_t(km_loss loss, km_rule rule, const kshared *S, const int64_t *restrict act, int64_t na,
-       double *restrict rank, double *restrict cnv, double *top)
+       int64_t off, double *restrict rank, double *restrict cnv, double *top)
 {
-    const double *restrict y = S->y, *restrict z = S->z, *restrict c = S->c;
-    const double *restrict al = S->alpha, *restrict kii = S->kii, *restrict C = S->C;
+    const double *restrict y = S->py + off, *restrict z = S->z, *restrict c = S->pc + off;
+    const double *restrict al = S->pa + off, *restrict kii = S->pk + off;
+    const double *restrict C = S->pC + off;
     double eps = S->eps, maxh = 0, best = 0;
     #pragma omp simd reduction(max : maxh, best)
     for (int64_t k = 0; k < na; k++) {
-        int64_t i = act[k];
-        double yi = y[i], zi = z[i], ci = c[i], a = al[i], Ci = C[i];
+        double yi = y[k], zi = z[act[k]], ci = c[k], a = al[k], Ci = C[k];
         double c1 = resolvent_flat(loss, yi, zi * a - ci, a, Ci, eps);
         double h = c1 - ci, r;
         if (rule == KM_RULE_GRADIENT) {
             r = fabs(h);
         } else {   /* -h (g + k' h/2) (- the kink of svr); see the comment above */
-            double g = zi - yi, kk = kii[i];
+            double g = zi - yi, kk = kii[k];
             if (loss == KM_LOSS_L2SVM) {
                 g += ci / (2 * Ci);
                 kk += 1 / (2 * Ci);
@@ -335,14 +351,14 @@ rank_t(km_loss loss, km_rule rule, const kshared *S, const int64_t *restrict act
 }
 
 KM_VECTOR_CLONES
-static double rank_all(const kshared *S, const int64_t *act, int64_t na, double *rank,
-                       double *cnv, double *top)
+static double rank_all(const kshared *S, const int64_t *act, int64_t na, int64_t off,
+                       double *rank, double *cnv, double *top)
 {
 #define KCD_CASE(L)                                                                        \
     case L:                                                                                \
         return S->rule == KM_RULE_GRADIENT                                                 \
-                   ? rank_t(L, KM_RULE_GRADIENT, S, act, na, rank, cnv, top)               \
-                   : rank_t(L, KM_RULE_GREEDY, S, act, na, rank, cnv, top);
+                   ? rank_t(L, KM_RULE_GRADIENT, S, act, na, off, rank, cnv, top)          \
+                   : rank_t(L, KM_RULE_GREEDY, S, act, na, off, rank, cnv, top);
     switch (S->loss) {
     KCD_CASE(KM_LOSS_L1SVM)
     KCD_CASE(KM_LOSS_L2SVM)
@@ -367,17 +383,19 @@ static int64_t first_of(const double *rank, int64_t n, double top)
 
 /* A thread's best coordinate (act increasing: ties keep the smallest index); work holds
  * 2 na doubles. */
-static void scan(const kshared *S, const int64_t *act, int64_t na, double *work, cand *out)
+static void scan(const kshared *S, const int64_t *act, int64_t na, int64_t off, double *work,
+                 cand *out)
 {
     double *rank = work, *cnv = work + na;
     double top;
-    out->maxh = rank_all(S, act, na, rank, cnv, &top);
+    out->maxh = rank_all(S, act, na, off, rank, cnv, &top);
     int64_t k = first_of(rank, na, top);
     out->na = na;
     out->i = k >= 0 ? act[k] : -1;
     out->rank = k >= 0 ? rank[k] : 0;
     out->cn = k >= 0 ? cnv[k] : 0;
     out->h = k >= 0 ? cnv[k] - S->c[act[k]] : 0;
+    out->k = k;
 }
 
 /* z[q] += h row[q], q < n (vectorised: the scalar loop was 40% of a solve). */
@@ -524,6 +542,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     char *out_of = malloc(len);   /* 1: shrunk */
     double *work = malloc(2 * len * sizeof *work);   /* the scans' ranks and steps */
     int64_t na_blk[64];   /* the active coordinates of each block: act + lo[b] */
+    double *packed = malloc(5 * len * sizeof *packed);
     int64_t nrc[64];
     kblocks Bk = {W, malloc(len * sizeof(int64_t)), nrc, malloc(len * sizeof(double)),
                   malloc(len * (size_t)T * sizeof(int64_t)),
@@ -532,7 +551,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
         free(work);
         work = NULL;   /* (freed with the rest below) */
     }
-    if (!alpha || !kii || !act || !cands || !gp || !out_of || !work) {
+    if (!alpha || !kii || !act || !cands || !gp || !out_of || !work || !packed) {
+        free(packed);
         free(Bk.rcols);
         free(Bk.c0);
         free(Bk.chi);
@@ -564,7 +584,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                                           : KM_CD_DEFAULT_GAP;
     int64_t cap = par->max_iter > INT64_MAX / (m > 0 ? m : 1) ? INT64_MAX
                                                                : par->max_iter * (m > 0 ? m : 1);
-    kshared S = {y, C, alpha, kii, c, z, par->loss, rule, par->eps, m};
+    kshared S = {y, C, alpha, kii, c, z, par->loss, rule, par->eps, m, packed,
+                 packed + len, packed + 2 * len, packed + 3 * len, packed + 4 * len};
     barrier bar = {0, 0};
     atomic_int failed = 0;
     int64_t steps_out = 0;
@@ -579,7 +600,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                                         err);
             if (r) {
                 free(alpha); free(kii); free(act); free(cands); free(gp); free(out_of);
-                free(work); free(Bk.rcols); free(Bk.c0); free(Bk.chi); free(Bk.chv);
+                free(work); free(packed); free(Bk.rcols); free(Bk.c0); free(Bk.chi); free(Bk.chv);
                 free(Bk.outc);
                 return r;
             }
@@ -587,8 +608,10 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     }
     team tm;
     team_init(&tm, T);
-    for (int b = 0; b < T; b++)
+    for (int b = 0; b < T; b++) {
         na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b], out_of);
+        pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
+    }
 
     /* The blocks are the units of work (each its columns, its row cache, its part of the
      * active set, its candidate); worker w of the nw working does the blocks b = w mod nw,
@@ -607,7 +630,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 continue;
             }
             for (int b = w; b < T; b += nw)
-                scan(&S, act + W->lo[b], na_blk[b], work + 2 * W->lo[b], &cands[L.buf * T + b]);
+                scan(&S, act + W->lo[b], na_blk[b], W->lo[b], work + 2 * W->lo[b],
+                     &cands[L.buf * T + b]);
             barrier_wait(&bar, &sense, nw);
             if (atomic_load(&failed))
                 break;
@@ -666,6 +690,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                             }
                             na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b],
                                                    out_of);
+                            pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
                         }
                         L.full = 1;
                         L.restricted = 0;
@@ -700,21 +725,6 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 if (idle)
                     continue;   /* (a new team size waits for the next check) */
             }
-            if (par->shrinking && L.since_shrink >= KM_KCD_SHRINK) {
-                int restrict_now = !L.restricted && (double)active <= KM_KCD_RESTRICT * (double)m;
-                for (int b = w; b < T; b += nw) {
-                    shrink(&S, act + W->lo[b], &na_blk[b], B.maxh, out_of);
-                    if (restrict_now &&
-                        block_restrict(&Bk, b, act + W->lo[b], na_blk[b], c, &e)) {
-                        int zero = 0;
-                        if (atomic_compare_exchange_strong(&failed, &zero, 1))
-                            *err = e;
-                    }
-                }
-                L.full = 0;
-                L.restricted |= restrict_now;
-                L.since_shrink = 0;
-            }
             for (int b = w; b < T; b += nw) {
                 int64_t lo = W->lo[b], n = W->lo[b + 1] - lo;
                 const double *row = km_kmatrix_row(W->K[b], B.i, &e);
@@ -728,11 +738,29 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                     axpy_cols(z, Bk.rcols + lo, row, B.h, Bk.nrc[b]);
                 else
                     axpy_row(z + lo, row, B.h, n);
-                if (B.i >= lo && B.i < lo + n)
+                if (B.i >= lo && B.i < lo + n) {
                     c[B.i] = B.cn;
+                    S.pc[lo + B.k] = B.cn;
+                }
             }
             L.steps++;
             L.since_shrink++;
+            if (par->shrinking && L.since_shrink >= KM_KCD_SHRINK) {
+                int restrict_now = !L.restricted && (double)active <= KM_KCD_RESTRICT * (double)m;
+                for (int b = w; b < T; b += nw) {
+                    shrink(&S, act + W->lo[b], &na_blk[b], B.maxh, out_of);
+                    pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
+                    if (restrict_now &&
+                        block_restrict(&Bk, b, act + W->lo[b], na_blk[b], c, &e)) {
+                        int zero = 0;
+                        if (atomic_compare_exchange_strong(&failed, &zero, 1))
+                            *err = e;
+                    }
+                }
+                L.full = 0;
+                L.restricted |= restrict_now;
+                L.since_shrink = 0;
+            }
             if (next_nw != nw)   /* every working worker takes the same turn */
                 team_resize(&tm, w, &nw, next_nw, &L, &sense, &bar, &gen);
         }
@@ -751,6 +779,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     free(gp);
     free(out_of);
     free(work);
+    free(packed);
     free(Bk.rcols);
     free(Bk.c0);
     free(Bk.chi);
