@@ -3,7 +3,7 @@ CC      ?= gcc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?=
-XCFLAGS  = -std=c11 -D_GNU_SOURCE $(XCPPFLAGS) -fopenmp -Wall -Wextra -Wshadow -Wstrict-prototypes $(WERROR) $(SAN)
+XCFLAGS  = -std=c11 -D_GNU_SOURCE $(XCPPFLAGS) -fno-trapping-math -fopenmp -Wall -Wextra -Wshadow -Wstrict-prototypes $(WERROR) $(SAN)
 OUT     ?= .
 O       := $(if $(filter .,$(OUT)),,$(OUT)/)
 MAKEFLAGS += -r
@@ -38,7 +38,7 @@ TOOL_BIN  = $(TOOL_SRC:%.c=$(O)%)
 
 all: $(PROGS:%=$(O)%) $(TOOL_BIN)
 
-$(BUILD)/%.o: %.c $(wildcard common/*.h)
+$(BUILD)/%.o: %.c $(wildcard common/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(PKG_CFLAGS) -Icommon -Itests -c $< -o $@
 
