@@ -21,6 +21,8 @@
  * threads at once.
  */
 #include "kernel.h"
+
+#include <sys/mman.h>
 #include "simd.h"
 
 #include <cblas.h>
@@ -148,6 +150,25 @@ static void *alloc_n(int64_t count, size_t size, int zero)
     if (bytes == 0)
         bytes = 1;
     return zero ? calloc(1, bytes) : malloc(bytes);
+}
+
+/* alloc_n for the big arrays (the cache, the whole K): asks for transparent huge pages
+ * over them (MADV_HUGEPAGE; this machine type has THP on madvise), so that filling 200 MB
+ * of rows takes 100 page faults instead of 51,200 (measured: sys time 0.12 -> 0.0x s on
+ * the dense set). Freed with free(). */
+static void *alloc_big(int64_t count, size_t size)
+{
+    void *p = alloc_n(count, size, 0);
+#ifdef MADV_HUGEPAGE
+    size_t bytes = (size_t)count * size, huge = (size_t)2 << 20;
+    if (p && bytes >= 2 * huge) {
+        uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+        uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
+        if (e > a)
+            madvise((void *)a, e - a, MADV_HUGEPAGE);   /* advice: failure changes nothing */
+    }
+#endif
+    return p;
 }
 
 /* Number of threads to use for work units of given total size. */
@@ -1188,7 +1209,7 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
     int fits = !__builtin_mul_overflow(row_bytes, (size_t)(m > 0 ? m : 1), &all) &&
                all <= cache_bytes;
     if (fits || m <= KM_CACHE_MIN_ROWS) {
-        K->full = alloc_n(m * m, sizeof *K->full, 0);   /* if this fails, cache rows instead */
+        K->full = alloc_big(m * m, sizeof *K->full);   /* if this fails, cache rows instead */
         if (K->full) {
             kmatrix_fill(K);
             return K;
@@ -1199,7 +1220,7 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
     size_t cells = cache_bytes / sizeof(double);
     want = cells > (size_t)INT64_MAX / 16 ? INT64_MAX / 16 : (int64_t)cells;
     want = want < least ? least : want;
-    while (!(K->arena = alloc_n(want, sizeof *K->arena, 0)) && want > least)   /* or less */
+    while (!(K->arena = alloc_big(want, sizeof *K->arena)) && want > least)   /* or less */
         want = want / 2 > least ? want / 2 : least;
     K->arena_len = want;
     K->nslots = cache_slots(K);
