@@ -1029,8 +1029,8 @@ static int block_dgemm(const km_kernel *k, const km_kdata *A, const int64_t *ia,
     int nt = pick_threads(threads, na * nb);
     int64_t ta = a_run ? na : KM_GATHER_BYTES / (kk * (int64_t)sizeof(double));
     int64_t tb = b_run ? nb : KM_GATHER_BYTES / (kk * (int64_t)sizeof(double));
-    if (tb > (nb + nt - 1) / nt)   /* at least a tile per thread */
-        tb = (nb + nt - 1) / nt;
+    if (tb > (nb + 15) / 16)   /* 16 tiles, for up to 16 threads: a tiling (so bits) that */
+        tb = (nb + 15) / 16;   /* does not depend on the number of threads */
     ta = ta < KM_DGEMM_MIN_ROWS ? KM_DGEMM_MIN_ROWS : ta > na ? na : ta > INT_MAX ? INT_MAX : ta;
     tb = tb < KM_DGEMM_MIN_ROWS ? KM_DGEMM_MIN_ROWS : tb > nb ? nb : tb > INT_MAX ? INT_MAX : tb;
     int64_t per = (a_run ? 0 : ta * kk) + (b_run ? 0 : tb * kk);
