@@ -138,7 +138,7 @@ static int train_mtl(km_mtl_param *p, int have_gamma, int have_tgamma, const cha
                      const char *model_arg, const char *task_kernels, int quiet)
 {
     km_error err = {0};
-    char *model_path = km_cli_model_path(data, model_arg);
+    km_cli_check_model_path(data, model_arg);
     double t0 = km_cli_now();
     km_mtl_tkernel *tk = NULL;
     if (task_kernels && km_mtl_read_task_kernels(task_kernels, &tk, &p->ntk, &err))
@@ -158,8 +158,11 @@ static int train_mtl(km_mtl_param *p, int have_gamma, int have_tgamma, const cha
         km_cli_die(1, "%s", err.msg);
     km_mtl *s;
     km_model *model;
-    if (km_mtl_offline(p, P, NULL, &s, &err) || km_mtl_model(s, NULL, 0, P->n, &model, &err) ||
-        km_model_write(model, model_path, &err))
+    if (km_mtl_offline(p, P, NULL, &s, &err) || km_mtl_model(s, NULL, 0, P->n, &model, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    /* the path made only now: an input error above exits holding no allocation of ours */
+    char *model_path = km_cli_model_path(data, model_arg);
+    if (km_model_write(model, model_path, &err))
         km_cli_die(err.code, "%s", err.msg);
     if (!quiet)
         printf("mtl: %lld examples, %lld tasks, %lld unique inputs; alpha %g, lambda %g "
@@ -178,7 +181,7 @@ static int train_okl(km_okl_setup *S, int have_gamma, const char *data, const ch
                      const char *valid_path, const char *csv_path, int quiet)
 {
     km_error err = {0};
-    char *model_path = km_cli_model_path(data, model_arg);
+    km_cli_check_model_path(data, model_arg);
     double t0 = km_cli_now();
     progress prog = {t0, t0};
     if (!quiet) {
@@ -235,6 +238,7 @@ static int train_okl(km_okl_setup *S, int have_gamma, const char *data, const ch
     km_okl_path_free(&path);
     km_problem_free(P);
     km_problem_free(V);
+    char *model_path = km_cli_model_path(data, model_arg);
     if (km_model_write(model, model_path, &err))
         km_cli_die(err.code, "%s", err.msg);
     km_model_free(model);
@@ -442,8 +446,8 @@ int main(int argc, char **argv)
                                       threads spin-yield after every call) */
     if (km_train_check(&par, &err))
         km_cli_die(err.code, "%s", err.msg);
-
-    char *model_path = folds ? NULL : km_cli_model_path(args[0], nargs == 2 ? args[1] : NULL);
+    if (!folds)
+        km_cli_check_model_path(args[0], nargs == 2 ? args[1] : NULL);
 
     double t0 = km_cli_now();
     progress prog = {t0, t0};
@@ -532,6 +536,7 @@ int main(int argc, char **argv)
     }
     km_train_info_free(&info);
     km_problem_free(P);
+    char *model_path = km_cli_model_path(args[0], nargs == 2 ? args[1] : NULL);
     if (km_model_write(model, model_path, &err))
         km_cli_die(err.code, "%s", err.msg);
     km_model_free(model);

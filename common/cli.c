@@ -106,10 +106,15 @@ void km_cli_close_out(FILE *f, const char *path)
     }
 }
 
-char *km_cli_model_path(const char *data, const char *given)
+void km_cli_check_model_path(const char *data, const char *given)
 {
     if (!given && strcmp(data, "-") == 0)
         km_cli_die(1, "reading standard input: give the model file name as 2nd argument");
+}
+
+char *km_cli_model_path(const char *data, const char *given)
+{
+    km_cli_check_model_path(data, given);
     const char *base = strrchr(data, '/');
     base = base ? base + 1 : data;
     char *path = given ? strdup(given) : malloc(strlen(base) + 7);

@@ -40,6 +40,10 @@ void km_cli_close_out(FILE *f, const char *path);
  * current directory; a usage error when the data come from standard input. Malloc'ed. */
 char *km_cli_model_path(const char *data, const char *given);
 
+/* km_cli_model_path's usage check alone, to run before the data are read (the path itself
+ * is made when the model is written: an exit in between holds no allocation). */
+void km_cli_check_model_path(const char *data, const char *given);
+
 /* Seconds on a monotonic clock. */
 double km_cli_now(void);
 
