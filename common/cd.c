@@ -80,7 +80,7 @@ static inline void cd_terms(const km_cd_param *par, double alpha, double y, doub
 {
     double L = C * km_loss_value(par->loss, y, z, par->eps);
     *f = L + c * z / 2;
-    *g = alpha > 0 ? L + km_loss_conj(par->loss, y, c, C, par->eps) + c * z : 0;
+    *g = alpha >= 0 ? L + km_loss_conj(par->loss, y, c, C, par->eps) + c * z : 0;
 }
 
 /* The exact primal F and gap F - D at c: makes z exact everywhere (unshrink) and reads it
@@ -113,9 +113,11 @@ static inline double cd_rel(double F, double G)
 /*
  * The skeleton of Algorithms 1-2: c_i = S_i(sum_{j!=i} k_ij c_j / k_ii) (2.13) with
  * S_i = -J_{1/k_ii} from Table 2.1; h_i = new c_i - old c_i; the kernel state is updated
- * only when h_i != 0. alpha[i] = 1/k_ii; coordinates with k_ii = 0 (alpha[i] = 0) are fixed
- * at c_i = 0 (thesis 2.3.1: their kernel row is zero). Always inlined so each kernel gets
- * direct calls in its hot loop.
+ * only when h_i != 0. alpha[i] = 1/k_ii; a coordinate with k_ii = 0 (alpha[i] = 0) has a
+ * zero kernel row (thesis 2.3.1): it is set once to the minimizer of its conjugate term
+ * (km_loss_dual_argmin; 0 in the thesis, which leaves a duality gap C L(y_i, 0) behind) and
+ * never visited; alpha[i] < 0 (k_ii < 0, an indefinite kernel) fixes c_i at 0, out of the
+ * gap. Always inlined so each kernel gets direct calls in its hot loop.
  * Stopping, KM_STOP_GAP: each visit records the gap terms of its coordinate at the c_i and
  * z_i it finds (before its step, which zeroes the term); their running sums give an
  * O(active) estimate of the relative gap at the end of a macro-iteration. When the estimate
@@ -150,7 +152,15 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         c[i] = 0;
         if (alpha[i] > 0)
             act[full++] = i;
-        cd_terms(par, alpha[i], y[i], C[i], 0, 0, &ft[i], &gt[i]);
+    }
+    for (int64_t i = 0; i < m; i++) {   /* a zero row (alpha = 0): c_i is known */
+        double ci = alpha[i] == 0 ? km_loss_dual_argmin(par->loss, y[i], C[i], par->eps) : 0;
+        if (ci != 0) {
+            if ((rc = ops->update(ctx, i, ci, err)))
+                goto out;
+            c[i] = ci;
+        }
+        cd_terms(par, alpha[i], y[i], C[i], c[i], 0, &ft[i], &gt[i]);
         Fs += ft[i];
         Gs += gt[i];
     }
@@ -671,7 +681,13 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
         goto done;
     for (int64_t i = 0; i < m; i++) {
         double kii = km_kmatrix_diag(K, i);
-        alpha[i] = kii > 0 ? 1 / kii : 0;
+        if (!isfinite(kii)) {
+            rc = km_error_set(err, KM_EINPUT, "the kernel value k(x, x) of row %lld is not "
+                              "finite: the feature values are too large; scale them",
+                              (long long)i + 1);
+            goto done;
+        }
+        alpha[i] = kii > 0 ? 1 / kii : kii == 0 ? 0 : -1;   /* -1: fixed at 0 (indefinite) */
         z[i] = 0;
         x.pos[i] = i;
     }
@@ -725,6 +741,8 @@ double km_cd_relative_gap(km_loss loss, double eps, const double *y, const doubl
     }
     if (primal)
         *primal = F;
+    if (!isfinite(F) || !isfinite(G))   /* overflow or NaN: no certificate */
+        return NAN;
     return F > 0 ? (G > 0 ? G : 0) / F : 0;
 }
 

@@ -146,8 +146,8 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
 void km_cd_gap_terms(km_loss loss, double eps, const double *y, const double *C,
                      const double *c, const double *z, int64_t lo, int64_t hi, double out[2]);
 
-/* (F - D) / F over all m coordinates (0 when F = 0), summed in blocks of KM_GAP_BLOCK;
- * *primal gets F. */
+/* (F - D) / F over all m coordinates (0 when F = 0; NaN when F or F - D is not finite),
+ * summed in blocks of KM_GAP_BLOCK; *primal gets F. */
 #define KM_GAP_BLOCK 4096
 double km_cd_relative_gap(km_loss loss, double eps, const double *y, const double *C,
                           const double *c, const double *z, int64_t m, double *primal);

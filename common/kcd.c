@@ -569,6 +569,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     }
     double tr = 0;
     int64_t movable = 0;
+    int64_t bad = -1;
     for (int64_t i = 0; i < m; i++) {
         kii[i] = km_kmatrix_diag(W->K[0], i);
         alpha[i] = kii[i] > 0 ? 1 / kii[i] : 0;
@@ -576,7 +577,13 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
         movable += kii[i] > 0;
         c[i] = 0;
         z[i] = 0;
+        if (!isfinite(kii[i]) && bad < 0)
+            bad = i;
     }
+    int rc0 = bad >= 0 ? km_error_set(err, KM_EINPUT, "the kernel value k(x, x) of row %lld is "
+                                      "not finite: the feature values are too large; scale "
+                                      "them", (long long)bad + 1)
+                       : KM_OK;
     double delta = par->delta;
     if (delta <= 0)
         delta = par->stop == KM_STOP_STEP ? (movable ? KM_CD_DEFAULT_TOL * (double)movable / tr
@@ -605,6 +612,25 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 return r;
             }
         }
+    }
+    /* a zero kernel row (k_ii = 0): c_i is the minimizer of its conjugate term, set once
+     * (km_loss_dual_argmin; its row is added to z, which a PSD kernel leaves as it is) */
+    for (int64_t i = 0; rc0 == KM_OK && i < m; i++) {
+        double ci = kii[i] == 0 ? km_loss_dual_argmin(par->loss, y[i], C[i], par->eps) : 0;
+        for (int b = 0; ci != 0 && b < T && rc0 == KM_OK; b++) {
+            const double *row = km_kmatrix_row(W->K[b], i, err);
+            if (!row)
+                rc0 = err->code;
+            else
+                axpy_row(z + W->lo[b], row, ci, W->lo[b + 1] - W->lo[b]);
+        }
+        c[i] = ci;
+    }
+    if (rc0) {
+        free(alpha); free(kii); free(act); free(cands); free(gp); free(out_of);
+        free(work); free(packed); free(Bk.rcols); free(Bk.c0); free(Bk.chi); free(Bk.chv);
+        free(Bk.outc);
+        return rc0;
     }
     team tm;
     team_init(&tm, T);
@@ -701,6 +727,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                     }
                 }
                 int conv = done;
+                if (!isfinite(F) || !isfinite(G))
+                    conv = 0, done = 1;   /* overflow: the caller reports it */
                 if (!done && L.steps >= cap) {
                     done = 1;
                     for (int b = w; L.restricted && b < T; b += nw)

@@ -244,12 +244,22 @@ static int train_problem(void *ctx, int64_t kk, int worker)
             z[i] = km_linear_decision(J->P, J->rows ? J->rows[i] : i, w, J->P->n, par->bias);
     }
     J->delta[k] = res.delta;
+    /* feature values so large that the kernel or w'x overflows: an error, not a model of
+     * NaN that claims a gap of 0 */
+    double primal, gap = km_cd_relative_gap(loss, par->cd.eps, y, C, ck, z, m, &primal);
+    if (!isfinite(primal) || !(gap >= 0))
+        return km_error_set(err, KM_EINPUT, "the objective is not finite (%g): the feature "
+                            "values are too large for %s%s; scale them (e.g. "
+                            "datasets/standardize)", primal,
+                            par->use_kernel ? km_kernel_name(par->kernel.type) : "w'x",
+                            par->use_kernel ? " kernel values" : "");
     km_train_info *info = J->info;
     if (info) {
         info->objective[k] = par->use_kernel
             ? km_kernel_objective(y, C, loss, par->cd.eps, ck, z, m)
             : km_linear_objective(&J->data, y, C, loss, par->cd.eps, w);
-        info->gap[k] = km_cd_relative_gap(loss, par->cd.eps, y, C, ck, z, m, &info->primal[k]);
+        info->gap[k] = gap;
+        info->primal[k] = primal;
         info->max_h[k] = res.max_h;
         info->iter[k] = res.iter;
         info->converged[k] = res.converged;

@@ -104,6 +104,29 @@ static inline double km_loss_resolvent(km_loss loss, double y, double v, double 
 }
 
 /*
+ * The minimizer of C L*(y, -c/C) over c: the coefficient of a row whose kernel row is zero
+ * (k_ii = 0: an empty row under a dot-product kernel), where (2.8) reduces to c in
+ * -C dL(y, 0) and the resolvent's limit as alpha -> inf. Its gap term is then 0.
+ */
+static inline double km_loss_dual_argmin(km_loss loss, double y, double C, double eps)
+{
+    switch (loss) {
+    case KM_LOSS_L1SVM:
+        return y * C;
+    case KM_LOSS_L2SVM:   /* -y c + c^2/(4C) */
+        return 2 * C * y;
+    case KM_LOSS_RLS:     /* -y c + c^2/(2C) */
+        return C * y;
+    case KM_LOSS_RLA:     /* -y c on |c| <= C */
+        return km_sign(y) * C;
+    case KM_LOSS_SVR:     /* -y c + eps |c| on |c| <= C */
+        return fabs(y) > eps ? km_sign(y) * C : 0;
+    default:
+        return 0;
+    }
+}
+
+/*
  * C L*(y, -c/C): the conjugate term of the dual of (2.2),
  *   D(c) = -c'Kc/2 - sum_i C_i L*(y_i, -c_i/C_i),   L*(y, s) = sup_z (s z - L(y, z)),
  * for a coefficient c that the resolvent can return (c = -C dL: y c in [0, C] for l1svm,

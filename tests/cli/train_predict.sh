@@ -189,3 +189,17 @@ check "the README has train/predict examples on heart_scale" test "$(wc -l <"$TM
 while read -r cmd; do
     check "README example runs: $cmd" bash -c "cd $TMP/readme && $cmd >/dev/null 2>&1"
 done <"$TMP/readme/cmds"
+
+# an empty row (k_ii = 0, a zero kernel row): the duality gap still closes, linear and kernel
+printf '1 1:1\n-1 1:-2\n1\n-1 2:1\n' >"$TMP/empty.svm"
+for opt in "" "-t linear" "-t linear --rule random" "-s svr" "-s rls -t poly"; do
+    $T $opt "$TMP/empty.svm" "$TMP/empty.model" >"$TMP/empty.out" 2>&1
+    check "an empty row, train $opt: converged with a gap <= 1e-5" bash -c \
+        "grep -q '^gap = ' $TMP/empty.out && ! grep -q warning $TMP/empty.out && awk '/^gap = / { exit !(\$3 <= 1e-5) }' $TMP/empty.out"
+done
+# feature values that overflow the kernel: an input error, not a model of NaN
+printf '1 1:1e200\n-1 1:2\n1 3:1\n' >"$TMP/huge.svm"
+expect_fail "a 1e200 feature under the RBF kernel: exit 2 naming the row" 2 "row 1 is not finite" \
+    $T -t rbf "$TMP/huge.svm" "$TMP/huge.model"
+expect_fail "a 1e200 feature, linear solver: exit 2, the objective is not finite" 2 \
+    "objective is not finite" $T "$TMP/huge.svm" "$TMP/huge.model"

@@ -253,8 +253,40 @@ static void test_threads_bit_identical(void)
     km_problem_free(P);
 }
 
+/* Empty rows under dot-product kernels have k_ii = 0 and a zero kernel row: the gap closes
+ * (their c_i is the minimizer of the conjugate term, not the thesis' 0, which leaves
+ * C L(y_i, 0) of gap behind), for every loss, greedy and cyclic; the gap from a dense K. */
+static void test_zero_rows(void)
+{
+    km_kernel k = {KM_KERNEL_POLY, 0.5, 0, 2};
+    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+        km_problem *P = random_problem(60, 5, 0.6, km_loss_is_classification(loss),
+                                       300 + (uint64_t)loss);
+        for (int64_t i = 0; i < P->l; i += 7)   /* every 7th row emptied */
+            for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
+                P->value[t] = 0;
+        double *K = dense_K(&k, P), Pv, Dv;
+        solved s = solve(P, &k, loss, 1.5, 0.1, KM_RULE_GREEDY, KM_STOP_GAP, 1e-8, 1, 1, 1 << 20);
+        primal_dual(loss, K, P->y, s.c, P->l, 1.5, 0.1, &Pv, &Dv);
+        CHECK(s.rc == KM_OK && s.res.converged && (Pv - Dv) / Pv <= 1e-8,
+              "%s, poly kernel, every 7th row empty: gap %.2g <= 1e-8 by a dense K",
+              km_loss_name(loss), (Pv - Dv) / Pv);
+        release(&s);
+        free(K);
+        km_problem_free(P);
+    }
+    /* a row whose features overflow the kernel: an input error naming it */
+    km_problem *P = random_problem(20, 3, 1.0, 1, 310);
+    P->value[P->row_ptr[4]] = 1e200;
+    solved s = solve(P, &k, KM_LOSS_L1SVM, 1, 0, KM_RULE_GREEDY, KM_STOP_GAP, 0, 1, 1, 1 << 20);
+    CHECK(s.rc == KM_EINPUT, "a row of 1e200 features under poly: KM_EINPUT (rc %d)", s.rc);
+    release(&s);
+    km_problem_free(P);
+}
+
 int main(void)
 {
+    test_zero_rows();
     test_gap_and_optimum();
     test_shrinking_step_rule_rls();
     test_threads_bit_identical();
