@@ -312,16 +312,17 @@ resolvent_flat(km_loss loss, double y, double v, double a, double Ci, double eps
 /* Phase 1 of a scan: rank[k] and cn[k] of the coordinates act[0..na); returns max |h|,
  * *top the largest rank (0 if none is positive). */
 static inline __attribute__((always_inline)) double
-rank_t(km_loss loss, km_rule rule, const kshared *S, const int64_t *restrict act, int64_t na,
-       int64_t off, double *restrict rank, double *restrict cnv, double *top)
+rank_t(km_loss loss, km_rule rule, const kshared *S, const double *restrict z,
+       const int64_t *restrict zix, int64_t na, int64_t off, double *restrict rank,
+       double *restrict cnv, double *top)
 {
-    const double *restrict y = S->py + off, *restrict z = S->z, *restrict c = S->pc + off;
+    const double *restrict y = S->py + off, *restrict c = S->pc + off;
     const double *restrict al = S->pa + off, *restrict kii = S->pk + off;
     const double *restrict C = S->pC + off;
     double eps = S->eps, maxh = 0, best = 0;
     #pragma omp simd reduction(max : maxh, best)
     for (int64_t k = 0; k < na; k++) {
-        double yi = y[k], zi = z[act[k]], ci = c[k], a = al[k], Ci = C[k];
+        double yi = y[k], zi = z[zix[k]], ci = c[k], a = al[k], Ci = C[k];
         double c1 = resolvent_flat(loss, yi, zi * a - ci, a, Ci, eps);
         double h = c1 - ci, r;
         if (rule == KM_RULE_GRADIENT) {
@@ -351,14 +352,14 @@ rank_t(km_loss loss, km_rule rule, const kshared *S, const int64_t *restrict act
 }
 
 KM_VECTOR_CLONES
-static double rank_all(const kshared *S, const int64_t *act, int64_t na, int64_t off,
-                       double *rank, double *cnv, double *top)
+static double rank_all(const kshared *S, const double *z, const int64_t *zix, int64_t na,
+                       int64_t off, double *rank, double *cnv, double *top)
 {
 #define KCD_CASE(L)                                                                        \
     case L:                                                                                \
         return S->rule == KM_RULE_GRADIENT                                                 \
-                   ? rank_t(L, KM_RULE_GRADIENT, S, act, na, off, rank, cnv, top)          \
-                   : rank_t(L, KM_RULE_GREEDY, S, act, na, off, rank, cnv, top);
+                   ? rank_t(L, KM_RULE_GRADIENT, S, z, zix, na, off, rank, cnv, top)       \
+                   : rank_t(L, KM_RULE_GREEDY, S, z, zix, na, off, rank, cnv, top);
     switch (S->loss) {
     KCD_CASE(KM_LOSS_L1SVM)
     KCD_CASE(KM_LOSS_L2SVM)
@@ -383,12 +384,14 @@ static int64_t first_of(const double *rank, int64_t n, double top)
 
 /* A thread's best coordinate (act increasing: ties keep the smallest index); work holds
  * 2 na doubles. */
-static void scan(const kshared *S, const int64_t *act, int64_t na, int64_t off, double *work,
-                 cand *out)
+/* z of act[k] is z[zix[k]] (z, act: unrestricted; a block's compact z and positions:
+ * restricted). */
+static void scan(const kshared *S, const int64_t *act, int64_t na, int64_t off,
+                 const double *z, const int64_t *zix, double *work, cand *out)
 {
     double *rank = work, *cnv = work + na;
     double top;
-    out->maxh = rank_all(S, act, na, off, rank, cnv, &top);
+    out->maxh = rank_all(S, z, zix, na, off, rank, cnv, &top);
     int64_t k = first_of(rank, na, top);
     out->na = na;
     out->i = k >= 0 ? act[k] : -1;
@@ -451,6 +454,9 @@ static void gap_terms(const kshared *S, const char *out_of, int64_t lo, int64_t 
 
 typedef struct kblocks {
     const km_kcd *W;
+    double *z;                /* the solver's z */
+    double *zr;               /* + lo[b]: z over block b's rcols while restricted (the rows' */
+    int64_t *ppos;            /* layout: a contiguous update); ppos + lo[b]: act's places */
     int64_t *rcols, *nrc;     /* rcols + lo[b]: block b's columns, nrc[b] of them */
     double *c0;
     int64_t *chi;             /* per block (+ b m): the coefficients changed since c0 */
@@ -464,8 +470,32 @@ static int block_restrict(kblocks *Bk, int b, const int64_t *act, int64_t na, co
     int64_t lo = Bk->W->lo[b], hi = Bk->W->lo[b + 1];
     memcpy(Bk->rcols + lo, act, (size_t)na * sizeof *act);
     Bk->nrc[b] = na;
+    for (int64_t t = 0; t < na; t++)
+        Bk->zr[lo + t] = Bk->z[act[t]];
     memcpy(Bk->c0 + lo, c + lo, (size_t)(hi - lo) * sizeof *c);
     return km_kmatrix_restrict(Bk->W->K[b], Bk->rcols + lo, na, err);
+}
+
+/* z[rcols] = the compact z of block b (before z is read there: the gap, shrinking, the
+ * end of the restriction). */
+static void block_sync(kblocks *Bk, int b)
+{
+    int64_t lo = Bk->W->lo[b];
+    const int64_t *rc = Bk->rcols + lo;
+    for (int64_t t = 0; t < Bk->nrc[b]; t++)
+        Bk->z[rc[t]] = Bk->zr[lo + t];
+}
+
+/* ppos + lo[b]: the place in rcols of each of act[0..na) (both increasing). */
+static void block_places(kblocks *Bk, int b, const int64_t *act, int64_t na)
+{
+    int64_t lo = Bk->W->lo[b], t = 0;
+    const int64_t *rc = Bk->rcols + lo;
+    for (int64_t k = 0; k < na; k++) {
+        while (rc[t] != act[k])
+            t++;
+        Bk->ppos[lo + k] = t;
+    }
 }
 
 /* Makes z exact on block b's columns outside rcols (z there is z at the restriction: add
@@ -476,6 +506,7 @@ static int block_restore(kblocks *Bk, int b, const double *c, double *z, int64_t
 {
     const km_kcd *W = Bk->W;
     int64_t lo = W->lo[b], hi = W->lo[b + 1], nout = 0, nch = 0;
+    block_sync(Bk, b);
     int64_t *chi = Bk->chi + (size_t)b * (size_t)m, *outc = Bk->outc + lo;
     double *chv = Bk->chv + (size_t)b * (size_t)m;
     for (int64_t i = 0; i < m; i++)
@@ -504,14 +535,6 @@ static int block_restore(kblocks *Bk, int b, const double *c, double *z, int64_t
     for (int64_t j = lo; j < hi; j++)
         outc[j - lo] = j;
     return km_kmatrix_restrict(W->K[b], W->T > 1 ? outc : NULL, W->T > 1 ? hi - lo : 0, err);
-}
-
-/* z[cols[t]] += h row[t], t < n. */
-static void axpy_cols(double *restrict z, const int64_t *restrict cols,
-                      const double *restrict row, double h, int64_t n)
-{
-    for (int64_t t = 0; t < n; t++)
-        z[cols[t]] += h * row[t];
 }
 
 /* The coordinates of [lo, hi) that can move (k_ii > 0), in increasing order. */
@@ -544,15 +567,18 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     int64_t na_blk[64];   /* the active coordinates of each block: act + lo[b] */
     double *packed = malloc(5 * len * sizeof *packed);
     int64_t nrc[64];
-    kblocks Bk = {W, malloc(len * sizeof(int64_t)), nrc, malloc(len * sizeof(double)),
+    kblocks Bk = {W, z, malloc(len * sizeof(double)), malloc(len * sizeof(int64_t)),
+                  malloc(len * sizeof(int64_t)), nrc, malloc(len * sizeof(double)),
                   malloc(len * (size_t)T * sizeof(int64_t)),
                   malloc(len * (size_t)T * sizeof(double)), malloc(len * sizeof(int64_t))};
-    if (!Bk.rcols || !Bk.c0 || !Bk.chi || !Bk.chv || !Bk.outc) {
+    if (!Bk.zr || !Bk.ppos || !Bk.rcols || !Bk.c0 || !Bk.chi || !Bk.chv || !Bk.outc) {
         free(work);
         work = NULL;   /* (freed with the rest below) */
     }
     if (!alpha || !kii || !act || !cands || !gp || !out_of || !work || !packed) {
         free(packed);
+        free(Bk.zr);
+        free(Bk.ppos);
         free(Bk.rcols);
         free(Bk.c0);
         free(Bk.chi);
@@ -607,7 +633,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                                         err);
             if (r) {
                 free(alpha); free(kii); free(act); free(cands); free(gp); free(out_of);
-                free(work); free(packed); free(Bk.rcols); free(Bk.c0); free(Bk.chi); free(Bk.chv);
+                free(work); free(packed); free(Bk.zr); free(Bk.ppos); free(Bk.rcols);
+                free(Bk.c0); free(Bk.chi); free(Bk.chv);
                 free(Bk.outc);
                 return r;
             }
@@ -628,7 +655,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     }
     if (rc0) {
         free(alpha); free(kii); free(act); free(cands); free(gp); free(out_of);
-        free(work); free(packed); free(Bk.rcols); free(Bk.c0); free(Bk.chi); free(Bk.chv);
+        free(work); free(packed); free(Bk.zr); free(Bk.ppos); free(Bk.rcols);
+                free(Bk.c0); free(Bk.chi); free(Bk.chv);
         free(Bk.outc);
         return rc0;
     }
@@ -656,7 +684,9 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 continue;
             }
             for (int b = w; b < T; b += nw)
-                scan(&S, act + W->lo[b], na_blk[b], W->lo[b], work + 2 * W->lo[b],
+                scan(&S, act + W->lo[b], na_blk[b], W->lo[b],
+                     L.restricted ? Bk.zr + W->lo[b] : z,
+                     L.restricted ? Bk.ppos + W->lo[b] : act + W->lo[b], work + 2 * W->lo[b],
                      &cands[L.buf * T + b]);
             barrier_wait(&bar, &sense, nw);
             if (atomic_load(&failed))
@@ -681,6 +711,11 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 (par->stop == KM_STOP_STEP && B.maxh < delta)) {
                 if (w == 0)
                     team_decide(&tm, L.steps, nw);
+                if (L.restricted) {   /* z of the restricted columns, for everyone */
+                    for (int b = w; b < T; b += nw)
+                        block_sync(&Bk, b);
+                    barrier_wait(&bar, &sense, nw);
+                }
                 /* the exact relative duality gap, blocks shared round robin */
                 for (int64_t g = w; g < nb; g += nw)
                     gap_terms(&S, out_of, g * KM_GAP_BLOCK,
@@ -762,10 +797,9 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                         *err = e;
                     break;   /* the next barrier ends every worker */
                 }
-                if (L.restricted)   /* z += h k_i over this block's columns */
-                    axpy_cols(z, Bk.rcols + lo, row, B.h, Bk.nrc[b]);
-                else
-                    axpy_row(z + lo, row, B.h, n);
+                /* z += h k_i over this block's columns (the compact z if restricted) */
+                axpy_row(L.restricted ? Bk.zr + lo : z + lo, row, B.h,
+                         L.restricted ? Bk.nrc[b] : n);
                 if (B.i >= lo && B.i < lo + n) {
                     c[B.i] = B.cn;
                     S.pc[lo + B.k] = B.cn;
@@ -776,6 +810,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
             if (par->shrinking && L.since_shrink >= KM_KCD_SHRINK) {
                 int restrict_now = !L.restricted && (double)active <= KM_KCD_RESTRICT * (double)m;
                 for (int b = w; b < T; b += nw) {
+                    if (L.restricted)
+                        block_sync(&Bk, b);
                     shrink(&S, act + W->lo[b], &na_blk[b], B.maxh, out_of);
                     pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
                     if (restrict_now &&
@@ -784,6 +820,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                         if (atomic_compare_exchange_strong(&failed, &zero, 1))
                             *err = e;
                     }
+                    if (L.restricted || restrict_now)
+                        block_places(&Bk, b, act + W->lo[b], na_blk[b]);
                 }
                 L.full = 0;
                 L.restricted |= restrict_now;
@@ -808,7 +846,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     free(out_of);
     free(work);
     free(packed);
-    free(Bk.rcols);
+    free(Bk.zr); free(Bk.ppos); free(Bk.rcols);
     free(Bk.c0);
     free(Bk.chi);
     free(Bk.chv);
