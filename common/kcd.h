@@ -35,9 +35,12 @@ void km_kcd_free(km_kcd *W);
  * (ties: the smallest index). Stopping (par->stop): the relative duality gap, computed
  * exactly from c and z every KM_KCD_CHECK steps and whenever the active set has nothing
  * left to move; or max_i |h_i| < delta. Shrinking: every KM_KCD_SHRINK steps, coordinates
- * stuck on a flat piece of S_i deeper than the largest step leave the active set; z stays
- * exact for all (rows are whole), so the gap is always a certificate, and a converged
- * active set with a gap still too large brings everything back.
+ * stuck on a flat piece of S_i deeper than the largest step leave the active set; once it
+ * is at most half of all, the rows are restricted to its columns and z is kept there only
+ * (the gap is then an estimate); a converged active set, or a small estimate, makes z exact
+ * everywhere again (K (c - c0) over the other columns) and the exact gap decides, so a
+ * returned "converged" is always certified. Zero kernel rows (k_ii = 0) take
+ * km_loss_dual_argmin; a non-finite k_ii is KM_EINPUT.
  * res->iter counts steps in macro-iterations (steps / m, rounded up); the cap is
  * par->max_iter macro-iterations. The result has the same bits for any number of threads.
  */
