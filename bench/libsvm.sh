@@ -44,10 +44,11 @@
 #   BENCH_KMTK_OPTS    extra options for every kmtk train (e.g. "--rule cyclic"); default none.
 #                      Keep the stopping option out of it when the ladder runs.
 #   BENCH_SVM_OPTS     extra options for every svm-train (e.g. "-h 0"); default: none
-#   BENCH_KMTK_TIGHT_OPTS  added for kmtk's tight solve (default "-e 1e-6")
+#   BENCH_KMTK_TIGHT_OPTS  added for kmtk's tight solve (default "-e 1e-9": relative duality gap)
 #   BENCH_SVM_TIGHT_OPTS   added for svm-train's tight solve (default "-e 1e-5")
-#   BENCH_LADDER       stopping values for kmtk, loosest first (default "0.03 0.01 0.003 0.001
-#                      3e-4 1e-4 3e-5 1e-5"); empty = no ladder (and BENCH_TIGHT=0 = no tight
+#   BENCH_LADDER       stopping values for kmtk, loosest first (default "1e-3 1e-4 1e-5 1e-6":
+#                      relative duality gaps, -e's meaning under the default --stop gap);
+#                      empty = no ladder (and BENCH_TIGHT=0 = no tight
 #                      solves: the gap columns read "-")
 #   BENCH_LADDER_OPT   the option the ladder sets (default -e)
 #   BENCH_FP_DATASET   dataset for the fixed-point rows (default a9a; "none" = skip); it
@@ -86,9 +87,9 @@ REPEAT=${BENCH_REPEAT:-3}
 TIMEOUT=${BENCH_TIMEOUT:-600}
 read -r -a KOPTS <<<"${BENCH_KMTK_OPTS:-}"
 read -r -a SOPTS <<<"${BENCH_SVM_OPTS:-}"
-read -r -a KTIGHT <<<"${BENCH_KMTK_TIGHT_OPTS--e 1e-6}"
+read -r -a KTIGHT <<<"${BENCH_KMTK_TIGHT_OPTS--e 1e-9}"
 read -r -a STIGHT <<<"${BENCH_SVM_TIGHT_OPTS--e 1e-5}"
-LADDER=${BENCH_LADDER-0.03 0.01 0.003 0.001 3e-4 1e-4 3e-5 1e-5}
+LADDER=${BENCH_LADDER-1e-3 1e-4 1e-5 1e-6}
 LADDER_OPT=${BENCH_LADDER_OPT:--e}
 TIGHT=${BENCH_TIGHT:-1}
 read -r -a DENSE_OPTS <<<"${BENCH_DENSE_OPTS:-}"
@@ -149,11 +150,6 @@ split5() {
             && mv "$tr.tmp.$$" "$tr" && mv "$te.tmp.$$" "$te" || die "cannot split $1"
     fi
     echo "$tr $te"
-}
-
-# Prints the number of data lines of file $1.
-rows() {
-    awk 'NF > 0 && !/^#/ { n++ } END { print n + 0 }' "$1"
 }
 
 # Prints the number of data lines of file $1.
