@@ -483,6 +483,12 @@ static void test_algorithm3(void)
         km_rls2_dof(R, lambdas[t], &df, &err);
         CHECK(fabs(df - dfref) < 1e-8 * fmax(1, dfref), "lambda %g: dof %.10g = eigenvalue "
               "formula %.10g", lambdas[t], df, dfref);
+        /* again, now from a new factorization (the first may reuse the solver's): the
+         * same bits */
+        double df2 = -1;
+        km_rls2_dof(R, lambdas[t], &df2, &err);
+        CHECK(df2 == df, "lambda %g: dof from a new factor %.17g = the first %.17g",
+              lambdas[t], df2, df);
         free(Kd);
     }
     /* Lemma 6: a huge lambda keeps the kernel with the largest alignment */
