@@ -30,7 +30,8 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
 
 /* The same kernels over rows[0..n) of B (in that order; repeats allowed): values are
  * gathered, never recomputed, so a slice equals a bank built on those rows up to the
- * factor's rounding. */
+ * factor's rounding. When rows are all of B's in order, the slice shares B's matrices
+ * (the same values, no copy): free it before B. */
 km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_error *err);
 
 void km_kbank_free(km_kbank *B);
