@@ -946,6 +946,32 @@ int km_kbank_combine(const km_kbank *B, const double *w, double *K, km_error *er
     return KM_OK;
 }
 
+int64_t km_kbank_lowrank(const km_kbank *B, const double *w, int64_t rmax, double *F)
+{
+    int64_t l = B->l, R = 0;
+    for (int k = 0; k < B->m; k++) {
+        if (w[k] == 0)
+            continue;
+        if (B->ent[k].r < 0)
+            return -1;
+        R += B->ent[k].r;
+        if (R > rmax)
+            return -1;
+    }
+    double *f = F;
+    for (int k = 0; k < B->m; k++) {
+        const kentry *E = &B->ent[k];
+        const kgroup *G = &B->grp[E->g];
+        if (w[k] == 0 || E->r == 0)
+            continue;
+        double a = sqrt(w[k]);
+        for (int64_t c = 0; c < E->r; c++, f += l)
+            for (int64_t i = 0; i < l; i++)
+                f[i] = a * E->M[(G->ident ? i : G->map[i]) + c * G->u];
+    }
+    return R;
+}
+
 int km_kbank_cross(const km_kbank *B, const int64_t *rows_out, int64_t nout,
                    const int64_t *rows_in, int64_t nin, const double *w, const double *c,
                    double *out, km_error *err)

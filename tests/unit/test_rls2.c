@@ -519,6 +519,30 @@ static void test_algorithm3(void)
               lambdas[t], df2, df);
         free(Kd);
     }
+    /* only the factored kernels (linear on features 1 and 2, the cubic on feature 4: rank
+     * <= 6 <= l/4): the dof from the eigenvalues of F'F = the formula on dense K(d) */
+    {
+        double s2[8] = {0};
+        s2[2] = s[2], s2[3] = s[3], s2[5] = s[5];
+        km_rls2 *Rf = km_rls2_new(B, s2, P->y, &par, &err);
+        for (int t = 0; t < 4 && Rf; t++) {
+            km_rls2_info info;
+            double df = -1, *Kd = calloc(900, sizeof *Kd), ev[30], dfref = 0;
+            km_rls2_solve(Rf, lambdas[t], &info, &err);
+            km_rls2_dof(Rf, lambdas[t], &df, &err);
+            for (int k = 0; k < m; k++)
+                cblas_daxpy(900, km_rls2_d(Rf)[k], K[k], 1, Kd, 1);
+            LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', 30, Kd, 30, ev);
+            for (int i = 0; i < 30; i++)
+                dfref += ev[i] > 0 ? ev[i] / (ev[i] + lambdas[t]) : 0;
+            CHECK(fabs(df - dfref) < 1e-10 * fmax(1, dfref),
+                  "factored kernels only, lambda %g: dof %.12g = eigenvalue formula %.12g",
+                  lambdas[t], df, dfref);
+            free(Kd);
+        }
+        CHECK(Rf != NULL, "RLS2 on the factored kernels only");
+        km_rls2_free(Rf);
+    }
     /* Lemma 6: a huge lambda keeps the kernel with the largest alignment */
     double a[8];
     km_rls2_alignment(R, a, &err);
