@@ -424,9 +424,44 @@ static double *dense_matrix(const km_kernel *k, const gsrc *src, int64_t u, km_e
 
 /* Pivoted Cholesky K_u = G G' (LAPACK dpstrf, its default tolerance) of the lower triangle
  * in ws->A, overwritten; G when the numerical rank is below u / 3, else NULL. */
+/*
+ * A certificate, far cheaper than dpstrf itself, that dpstrf would run past u/3 steps (so
+ * that the kernel ends dense) on the lower triangle A (u x u): with S every third value
+ * (q = ceil(u/3) of them), if K_SS - tau I is positive definite (dpotrf succeeds), then
+ * after any j < q pivoted steps the Schur complement restricted to S (K_SS less a rank-j
+ * term) keeps q - j eigenvalues >= tau, so a diagonal >= tau / q: with tau = 1e3 q u eps
+ * max K_aa, 1e3 times dpstrf's stop u eps max K_aa (its rounding, j eps max K_aa, and
+ * dpotrf's, q^2 eps max K_aa, far below), so dpstrf finds rank >= q.
+ * 1 when certified; 0 otherwise (or out of memory: dpstrf decides, as before).
+ */
+static int surely_dense(const double *A, int64_t u)
+{
+    int64_t q = (u + 2) / 3;
+    if (u < 60)
+        return 0;
+    double dmax = 0;
+    for (int64_t a = 0; a < u; a++)
+        dmax = A[a + a * u] > dmax ? A[a + a * u] : dmax;
+    if (!(dmax > 0) || !isfinite(dmax))
+        return 0;
+    double *W = malloc((size_t)q * (size_t)q * sizeof *W),
+           tau = 1e3 * (double)q * (double)u * DBL_EPSILON * dmax;
+    if (!W)
+        return 0;
+    for (int64_t j = 0; j < q; j++) /* the lower triangle of K_SS */
+        for (int64_t i = j; i < q; i++)
+            W[i + j * q] = A[3 * i + 3 * j * u] - (i == j ? tau : 0);
+    lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)q, W,
+                                          (lapack_int)q);
+    free(W);
+    return info == 0 && (q - 1) * 3 < u && 3 * q >= u;
+}
+
 static double *factor_lower(kscratch *ws, int64_t u, int64_t *rank)
 {
     double *A = ws->A;
+    if (surely_dense(A, u))
+        return NULL; /* what dpstrf would conclude after u^3/3 flops */
     lapack_int r = 0;
     lapack_int info = LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)u, A,
                                           (lapack_int)u, ws->piv, &r, -1.0, ws->work);
