@@ -424,9 +424,44 @@ static double *dense_matrix(const km_kernel *k, const gsrc *src, int64_t u, km_e
 
 /* Pivoted Cholesky K_u = G G' (LAPACK dpstrf, its default tolerance) of the lower triangle
  * in ws->A, overwritten; G when the numerical rank is below u / 3, else NULL. */
+/*
+ * A certificate, far cheaper than dpstrf itself, that dpstrf would run past u/3 steps (so
+ * that the kernel ends dense) on the lower triangle A (u x u): with S every third value
+ * (q = ceil(u/3) of them), if K_SS - tau I is positive definite (dpotrf succeeds), then
+ * after any j < q pivoted steps the Schur complement restricted to S (K_SS less a rank-j
+ * term) keeps q - j eigenvalues >= tau, so a diagonal >= tau / q: with tau = 1e3 q u eps
+ * max K_aa, 1e3 times dpstrf's stop u eps max K_aa (its rounding, j eps max K_aa, and
+ * dpotrf's, q^2 eps max K_aa, far below), so dpstrf finds rank >= q.
+ * 1 when certified; 0 otherwise (or out of memory: dpstrf decides, as before).
+ */
+static int surely_dense(const double *A, int64_t u)
+{
+    int64_t q = (u + 2) / 3;
+    if (u < 60)
+        return 0;
+    double dmax = 0;
+    for (int64_t a = 0; a < u; a++)
+        dmax = A[a + a * u] > dmax ? A[a + a * u] : dmax;
+    if (!(dmax > 0) || !isfinite(dmax))
+        return 0;
+    double *W = malloc((size_t)q * (size_t)q * sizeof *W),
+           tau = 1e3 * (double)q * (double)u * DBL_EPSILON * dmax;
+    if (!W)
+        return 0;
+    for (int64_t j = 0; j < q; j++) /* the lower triangle of K_SS */
+        for (int64_t i = j; i < q; i++)
+            W[i + j * q] = A[3 * i + 3 * j * u] - (i == j ? tau : 0);
+    lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)q, W,
+                                          (lapack_int)q);
+    free(W);
+    return info == 0 && (q - 1) * 3 < u && 3 * q >= u;
+}
+
 static double *factor_lower(kscratch *ws, int64_t u, int64_t *rank)
 {
     double *A = ws->A;
+    if (surely_dense(A, u))
+        return NULL; /* what dpstrf would conclude after u^3/3 flops */
     lapack_int r = 0;
     lapack_int info = LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)u, A,
                                           (lapack_int)u, ws->piv, &r, -1.0, ws->work);
@@ -596,8 +631,79 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
     return B;
 }
 
+/* Rows 0..l-1 in order and every group's values numbered in row order (as built): the
+ * slice would copy B's matrices unchanged. */
+static int whole(const km_kbank *B, const int64_t *rows, int64_t n)
+{
+    if (n != B->l)
+        return 0;
+    for (int64_t j = 0; j < n; j++)
+        if (rows[j] != j)
+            return 0;
+    for (int g = 0; g < B->ng; g++) {
+        int64_t next = 0;
+        for (int64_t j = 0; j < n; j++) {
+            if (B->grp[g].map[j] > next)
+                return 0;
+            next += B->grp[g].map[j] == next;
+        }
+        if (next != B->grp[g].u)
+            return 0;
+    }
+    return 1;
+}
+
+/* K_u = G G' of a factor no longer worth it (upper by dsyrk, then mirrored). */
+static double *densify(const double *G, int64_t u, int64_t r)
+{
+    double *M = malloc((size_t)u * (size_t)u * sizeof *M);
+    if (!M)
+        return NULL;
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (blasint)u, (blasint)r, 1.0, G,
+                (blasint)u, 0.0, M, (blasint)u);
+    for (int64_t b = 0; b < u; b++)
+        for (int64_t a = 0; a < b; a++)
+            M[b + a * u] = M[a + b * u];
+    return M;
+}
+
 km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_error *err)
 {
+    if (whole(B, rows, n)) {
+        /* B's own matrices shared (not copied: 70 MB for the paper set on 500 rows); only
+         * the factors the slice makes dense are made */
+        km_kbank *S = bank_alloc(n, B->m, B->ng, err);
+        if (!S)
+            return NULL;
+        memcpy(S->order, B->order, (size_t)B->m * sizeof *B->order);
+        memcpy(S->ent, B->ent, (size_t)B->m * sizeof *B->ent);
+        int fail = 0;
+        for (int k = 0; k < B->m; k++) {
+            kentry *F = &S->ent[k];
+            int64_t u = B->grp[F->g].u;
+            F->shared = 1;
+            if (F->r > 1 && F->r * 3 >= u) {
+                F->M = densify(B->ent[k].M, u, F->r);
+                F->r = -1;
+                F->shared = 0;
+                fail |= !F->M;
+            }
+        }
+        for (int g = 0; g < B->ng; g++) {
+            S->grp[g] = B->grp[g];
+            S->grp[g].map = malloc((size_t)(n > 0 ? n : 1) * sizeof *S->grp[g].map);
+            if (!S->grp[g].map)
+                fail = 1;
+            else
+                memcpy(S->grp[g].map, B->grp[g].map, (size_t)n * sizeof *S->grp[g].map);
+        }
+        if (fail || set_norms(S)) {
+            km_kbank_free(S);
+            km_error_nomem(err, "kernel bank slice");
+            return NULL;
+        }
+        return S;
+    }
     km_kbank *S = bank_alloc(n, B->m, B->ng, err);
     int64_t umax = 0;
     for (int g = 0; g < B->ng; g++)
@@ -873,6 +979,32 @@ int km_kbank_combine(const km_kbank *B, const double *w, double *K, km_error *er
     }
     free(Ku);
     return KM_OK;
+}
+
+int64_t km_kbank_lowrank(const km_kbank *B, const double *w, int64_t rmax, double *F)
+{
+    int64_t l = B->l, R = 0;
+    for (int k = 0; k < B->m; k++) {
+        if (w[k] == 0)
+            continue;
+        if (B->ent[k].r < 0)
+            return -1;
+        R += B->ent[k].r;
+        if (R > rmax)
+            return -1;
+    }
+    double *f = F;
+    for (int k = 0; k < B->m; k++) {
+        const kentry *E = &B->ent[k];
+        const kgroup *G = &B->grp[E->g];
+        if (w[k] == 0 || E->r == 0)
+            continue;
+        double a = sqrt(w[k]);
+        for (int64_t c = 0; c < E->r; c++, f += l)
+            for (int64_t i = 0; i < l; i++)
+                f[i] = a * E->M[(G->ident ? i : G->map[i]) + c * G->u];
+    }
+    return R;
 }
 
 int km_kbank_cross(const km_kbank *B, const int64_t *rows_out, int64_t nout,

@@ -30,8 +30,14 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
 
 /* The same kernels over rows[0..n) of B (in that order; repeats allowed): values are
  * gathered, never recomputed, so a slice equals a bank built on those rows up to the
- * factor's rounding. */
+ * factor's rounding. When rows are all of B's in order, the slice shares B's matrices
+ * (the same values, no copy): free it before B. */
 km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_error *err);
+
+/* F (l x R, column-major) with F F' = sum_k w_k K~^k (w_k >= 0) when every kernel with
+ * w_k != 0 is stored as a factor and their ranks add up to R <= rmax; returns R, or -1
+ * (F untouched) when a dense kernel has w_k != 0 or R > rmax. F holds l rmax values. */
+int64_t km_kbank_lowrank(const km_kbank *B, const double *w, int64_t rmax, double *F);
 
 void km_kbank_free(km_kbank *B);
 

@@ -152,6 +152,34 @@ static void test_bank(void)
         free(Ks);
     }
     CHECK(worst < 1e-11, "slice products = dense submatrix products (%.2g)", worst);
+    /* all rows in order: a slice sharing B's matrices, the same products bit for bit */
+    {
+        int64_t *all = malloc((size_t)l * sizeof *all);
+        double *V1 = malloc((size_t)(l * m) * sizeof *V1), *V2 = malloc((size_t)(l * m) * sizeof *V2);
+        for (int64_t i = 0; i < l; i++)
+            all[i] = i;
+        km_kbank *Wb = km_kbank_slice(B, all, l, &err);
+        km_kbank_products(B, c, NULL, V1, 1, &err);
+        if (Wb)
+            km_kbank_products(Wb, c, NULL, V2, 1, &err);
+        /* bit for bit but for the factors of too high a rank on few values, which a slice
+         * makes dense (rounding) */
+        int same = 0;
+        double e = 0;
+        for (int k = 0; k < m; k++) {
+            same += !memcmp(V1 + k * l, V2 + k * l, (size_t)l * sizeof *V1);
+            for (int64_t i = 0; i < l; i++)
+                e = fmax(e, fabs(V1[k * l + i] - V2[k * l + i]) /
+                                (1e-300 + maxabs(V1 + k * l, l)));
+        }
+        CHECK(Wb && km_kbank_rows(Wb) == l && 2 * same > m && e < 1e-13,
+              "slice of all rows in order: %d of %d kernels' products the same bits (the "
+              "rest: %.2g)", same, m, e);
+        km_kbank_free(Wb);
+        free(all);
+        free(V1);
+        free(V2);
+    }
     km_kbank_cross(B, out, 10, rows, 15, w, c, o, &err);
     memset(oref, 0, sizeof oref);
     for (int k = 0; k < m; k++) {
@@ -483,7 +511,37 @@ static void test_algorithm3(void)
         km_rls2_dof(R, lambdas[t], &df, &err);
         CHECK(fabs(df - dfref) < 1e-8 * fmax(1, dfref), "lambda %g: dof %.10g = eigenvalue "
               "formula %.10g", lambdas[t], df, dfref);
+        /* again, now from a new factorization (the first may reuse the solver's): the
+         * same bits */
+        double df2 = -1;
+        km_rls2_dof(R, lambdas[t], &df2, &err);
+        CHECK(df2 == df, "lambda %g: dof from a new factor %.17g = the first %.17g",
+              lambdas[t], df2, df);
         free(Kd);
+    }
+    /* only the factored kernels (linear on features 1 and 2, the cubic on feature 4: rank
+     * <= 6 <= l/4): the dof from the eigenvalues of F'F = the formula on dense K(d) */
+    {
+        double s2[8] = {0};
+        s2[2] = s[2], s2[3] = s[3], s2[5] = s[5];
+        km_rls2 *Rf = km_rls2_new(B, s2, P->y, &par, &err);
+        for (int t = 0; t < 4 && Rf; t++) {
+            km_rls2_info info;
+            double df = -1, *Kd = calloc(900, sizeof *Kd), ev[30], dfref = 0;
+            km_rls2_solve(Rf, lambdas[t], &info, &err);
+            km_rls2_dof(Rf, lambdas[t], &df, &err);
+            for (int k = 0; k < m; k++)
+                cblas_daxpy(900, km_rls2_d(Rf)[k], K[k], 1, Kd, 1);
+            LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', 30, Kd, 30, ev);
+            for (int i = 0; i < 30; i++)
+                dfref += ev[i] > 0 ? ev[i] / (ev[i] + lambdas[t]) : 0;
+            CHECK(fabs(df - dfref) < 1e-10 * fmax(1, dfref),
+                  "factored kernels only, lambda %g: dof %.12g = eigenvalue formula %.12g",
+                  lambdas[t], df, dfref);
+            free(Kd);
+        }
+        CHECK(Rf != NULL, "RLS2 on the factored kernels only");
+        km_rls2_free(Rf);
     }
     /* Lemma 6: a huge lambda keeps the kernel with the largest alignment */
     double a[8];
