@@ -2,7 +2,6 @@
 #include "kcd.h"
 
 #include <math.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +75,15 @@ void km_kcd_stats(const km_kcd *W, int64_t *served, int64_t *computed)
     }
 }
 
-/* ---- a barrier for the team: spins briefly, then yields the core (a thread waiting for
- * one that the system has descheduled must not hold on to the CPU it needs) ---- */
+/* ---- a barrier for the team: spins briefly, then sleeps on a futex (a waiting worker
+ * never holds a core that the one it waits for needs: sched_yield in a loop did, and under
+ * another session's load a team burnt up to 7x the CPU of one worker) ---- */
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 typedef struct barrier {
-    atomic_int count, sense;
+    atomic_int count, sense, sleepers;
 } barrier;
 
 static inline void cpu_relax(void)
@@ -90,7 +93,18 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* n: the workers that meet here, the same number in each of them. */
+static void futex_wait(atomic_int *a, int val)
+{
+    syscall(SYS_futex, (int *)a, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake_all(atomic_int *a)
+{
+    syscall(SYS_futex, (int *)a, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* n: the workers that meet here, the same number in each of them. The spin covers the
+ * usual skew between workers of a step (a few microseconds); past it the worker sleeps. */
 static void barrier_wait(barrier *b, int *local, int n)
 {
     if (n == 1)
@@ -99,15 +113,20 @@ static void barrier_wait(barrier *b, int *local, int n)
     *local = s;
     if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) == n - 1) {
         atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-        atomic_store_explicit(&b->sense, s, memory_order_release);
+        atomic_store(&b->sense, s);   /* seq_cst with the sleepers' count: one of us sees */
+        if (atomic_load(&b->sleepers) > 0)   /* the other (no lost wake-up) */
+            futex_wake_all(&b->sense);
         return;
     }
-    for (int spin = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s; spin++) {
-        if (spin < 200)
-            cpu_relax();
-        else
-            sched_yield();
+    for (int spin = 0; spin < 2000; spin++) {
+        if (atomic_load_explicit(&b->sense, memory_order_acquire) == s)
+            return;
+        cpu_relax();
     }
+    atomic_fetch_add(&b->sleepers, 1);
+    while (atomic_load(&b->sense) != s)
+        futex_wait(&b->sense, !s);   /* returns at once if sense is no longer !s */
+    atomic_fetch_sub(&b->sleepers, 1);
 }
 
 /* ---- the team: how many workers work, as the machine's load asks ----
@@ -619,7 +638,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                                                                : par->max_iter * (m > 0 ? m : 1);
     kshared S = {y, C, alpha, kii, c, z, par->loss, rule, par->eps, m, packed,
                  packed + len, packed + 2 * len, packed + 3 * len, packed + 4 * len};
-    barrier bar = {0, 0};
+    barrier bar = {0, 0, 0};
     atomic_int failed = 0;
     int64_t steps_out = 0;
     int converged = 0;
