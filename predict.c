@@ -10,6 +10,8 @@
 #include "svmlight.h"
 #include "tasks.h"
 
+void openblas_set_num_threads(int);
+
 static const char usage[] =
     "Usage: predict [options] test_file model_file output_file\n"
     "Writes one prediction per line of test_file (svmlight, plain or gzip; '-' = stdin)\n"
@@ -328,6 +330,8 @@ int main(int argc, char **argv)
     okl_score sc = {0};
     /* okl models: one block at a time (its outputs can be large); others: a batch of
      * blocks per round, 4 per thread to even out the work */
+    if (!model->has_okl)   /* its dgemm blocks thread by themselves: idle OpenBLAS threads */
+        openblas_set_num_threads(1);   /* only spin-yield (predict -n 1 burnt 2x its wall) */
     int nb = model->has_okl ? 1 : threads > 64 ? 256 : 4 * threads;
     block *bl = calloc(2 * (size_t)nb, sizeof *bl);   /* this batch and the next */
     if (!bl)

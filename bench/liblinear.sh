@@ -35,7 +35,7 @@
 #   BENCH_REPEAT          counted pairs of training runs (default 7)
 #   BENCH_WARMUP          warm-up pairs before them, not counted (default 1)
 #   BENCH_KMTK_TIGHT_OPTS options added for kmtk's tight solve (default "-e 1e-9"; the default -e
-#                         is already a relative duality gap of 1e-6)
+#                         is a relative duality gap of 1e-5)
 #   BENCH_LIBLINEAR_TIGHT_OPTS  options added for liblinear's tight solve (default "-e 1e-5")
 #   BENCH_TIGHT           0 = no tight solves (the gap columns read "-"); default 1
 #   BENCH_AVX2            1 = measure the AVX2 code path on an AVX-512 CPU (bench/lib.bash

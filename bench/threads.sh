@@ -16,7 +16,7 @@
 #   BENCH_C, BENCH_GAMMA  C and gamma (default 1 and 0.05, bench/libsvm.sh's for these sets)
 #   BENCH_CACHE_MB   kernel cache -m (default 200)
 #   BENCH_THREADS    the thread count compared with 1 (default 2)
-#   BENCH_KMTK_OPTS  extra options for kmtk train (default none: -e 1e-6, greedy rule)
+#   BENCH_KMTK_OPTS  extra options for kmtk train (default none: -e 1e-5, greedy rule)
 #   BENCH_REPEAT     counted pairs of training runs (default 3)
 #   BENCH_PREDICT_REPEAT  counted pairs of predict runs (default 3)
 # Exit status: 0, 1 when a run failed, 2 when something needed is missing.
