@@ -75,7 +75,6 @@ typedef struct batch {
     reader_state *rs;
     const km_model *model;
     int decision;
-    int linear;        /* a linear model: the decision values are computed in the tasks */
 } batch;
 
 /* Squared-error sums of an okl model's outputs. */
@@ -235,7 +234,7 @@ static int block_task(void *ctx, int64_t t, int worker)
     int nw = model->nr_w;
     (void)worker;
     b->len = 0;
-    if (B->linear && (b->rc = km_model_decision_rows(model, P, NULL, P->l, b->dec, 1, &b->err)))
+    if ((b->rc = km_model_decision_rows(model, P, NULL, P->l, b->dec, 1, &b->err)))
         return b->rc;
     for (int64_t a = 0; a < P->l; a++) {
         const double *dec = b->dec + a * nw;
@@ -257,13 +256,8 @@ static int block_task(void *ctx, int64_t t, int worker)
  * them. */
 static void flush_batch(batch *B, int threads, FILE *out, const char *name, km_metrics *mt)
 {
-    km_error err = {0};
-    for (int t = 0; t < B->nb && !B->linear; t++) {   /* threads inside: kernel blocks */
-        km_problem *P = &B->b[t].P;
-        if (km_model_decision_rows(B->model, P, NULL, P->l, B->b[t].dec, threads, &err))
-            km_cli_die(err.code, "%s", err.msg);
-    }
-    int64_t failed;
+    int64_t failed;   /* every model's blocks are tasks (sleeping idle workers; the bits of
+                         one thread: a block's kernel tiles do not depend on the threads) */
     if (km_tasks_run(B->nb + B->reading, threads, block_task, B, &failed))
         km_cli_die(B->b[failed - B->reading].err.code, "%s", B->b[failed - B->reading].err.msg);
     for (int t = 0; t < B->nb; t++) {
@@ -339,8 +333,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < 2 * nb; t++)
         block_init(&bl[t], model);
     reader_state rs = {r, args[0], model, 1, {0}};
-    batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision, !model->has_kernel &&
-               !model->has_mkl && !model->has_okl && !model->has_mtl};
+    batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision};
     if (model->has_okl) {
         while (read_blocks(&rs, bl, 1) > 0)
             flush(&bl[0], model, threads, decision, out, &sc);
