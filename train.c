@@ -520,9 +520,13 @@ int main(int argc, char **argv)
             char cls[64] = "";
             if (info.nr_w > 1)
                 snprintf(cls, sizeof cls, "class %g ", model->labels[k]);
+            /* a gap still above 10% after the cap: badly conditioned data (unscaled
+             * features), which more sweeps will not fix */
             km_cli_warn("%sstopped at the cap of %lld macro-iterations (%s); raise --max-iter "
-                        "or -e", cls, (long long)par.cd.max_iter,
-                        stop_reason(&par, info.gap[k], info.max_h[k], info.delta));
+                        "or -e%s", cls, (long long)par.cd.max_iter,
+                        stop_reason(&par, info.gap[k], info.max_h[k], info.delta),
+                        info.gap[k] > 0.1 ? ", or scale the features (datasets/standardize): "
+                                            "coordinate descent crawls on unscaled data" : "");
         }
         printf("macro-iterations = %lld (%s %.3g)\n", (long long)iters,
                par.cd.stop == KM_STOP_STEP ? "stop: max|h| <" : "stop: gap <=", info.delta);
