@@ -1,10 +1,12 @@
-/* testutil.h - random problems and the optimality check shared by the solver tests. */
+/* testutil.h - random problems, a dense reference K, the conjugates written out and the
+ * optimality check shared by the solver tests. */
 #ifndef KM_TESTUTIL_H
 #define KM_TESTUTIL_H
 
 #include <math.h>
 #include <stdlib.h>
 
+#include "kernel.h"
 #include "loss.h"
 #include "problem.h"
 #include "rng.h"
@@ -75,6 +77,38 @@ static inline int kkt_ok(km_loss loss, double y, double z, double c, double C, d
         if (r < -eps - tol) return fabs(c + C) <= tol;
         return 1;
     }
+    }
+}
+
+/* Dense K over all rows of P by the reference evaluation. */
+static inline double *dense_K(const km_kernel *k, const km_problem *P)
+{
+    int64_t l = P->l;
+    double *K = malloc((size_t)(l * l) * sizeof *K), *sq = calloc((size_t)l, sizeof *sq);
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
+            sq[i] += P->value[t] * P->value[t];
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t j = 0; j < l; j++) {
+            int64_t a = P->row_ptr[i], b = P->row_ptr[j];
+            K[i * l + j] = km_kernel_eval(k, P->index + a, P->value + a, P->row_ptr[i + 1] - a,
+                                          sq[i], P->index + b, P->value + b,
+                                          P->row_ptr[j + 1] - b, sq[j]);
+        }
+    free(sq);
+    return K;
+}
+
+/* C L*(y, -c/C) written out per loss (not km_loss_conj); +inf outside its domain. */
+static inline double conj_by_hand(km_loss loss, double y, double c, double C, double eps)
+{
+    double tol = 1e-12 * C;
+    switch (loss) {
+    case KM_LOSS_L1SVM: return y * c < -tol || y * c > C + tol ? INFINITY : -y * c;
+    case KM_LOSS_L2SVM: return y * c < -tol ? INFINITY : -y * c + c * c / (4 * C);
+    case KM_LOSS_RLS: return -y * c + c * c / (2 * C);
+    case KM_LOSS_RLA: return fabs(c) > C + tol ? INFINITY : -y * c;
+    default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
     }
 }
 

@@ -10,25 +10,6 @@
 #include "test.h"
 #include "testutil.h"
 
-/* Dense K over all rows of P by the reference evaluation. */
-static double *dense_K(const km_kernel *k, const km_problem *P)
-{
-    int64_t l = P->l;
-    double *K = malloc((size_t)(l * l) * sizeof *K), *sq = calloc((size_t)l, sizeof *sq);
-    for (int64_t i = 0; i < l; i++)
-        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
-            sq[i] += P->value[t] * P->value[t];
-    for (int64_t i = 0; i < l; i++)
-        for (int64_t j = 0; j < l; j++) {
-            int64_t a = P->row_ptr[i], b = P->row_ptr[j];
-            K[i * l + j] = km_kernel_eval(k, P->index + a, P->value + a, P->row_ptr[i + 1] - a,
-                                          sq[i], P->index + b, P->value + b,
-                                          P->row_ptr[j + 1] - b, sq[j]);
-        }
-    free(sq);
-    return K;
-}
-
 /* The loss written out again (not km_loss_value). */
 static double loss_of(km_loss loss, double y, double z, double eps)
 {
@@ -43,9 +24,8 @@ static double loss_of(km_loss loss, double y, double z, double eps)
 }
 
 /* Primal P(c) = sum_i C L(y_i, (Kc)_i) + c'Kc/2 and dual D(c) = -c'Kc/2 - sum_i C L*(y_i,
- * -c_i/C), the conjugates derived by hand in this test (sup over z of s z - L):
- * hinge s y in [-1, 0]: s y; squared hinge s y <= 0: s y + s^2/4; square: s y + s^2/2;
- * absolute |s| <= 1: s y; eps-insensitive |s| <= 1: s y + eps |s|. From a dense K. */
+ * -c_i/C), the conjugates written out by hand (testutil.h, not km_loss_conj). From a
+ * dense K. */
 static void primal_dual(km_loss loss, const double *K, const double *y, const double *c,
                         int64_t l, double C, double eps, double *P, double *D)
 {
@@ -56,14 +36,7 @@ static void primal_dual(km_loss loss, const double *K, const double *y, const do
             z += K[i * l + j] * c[j];
         quad += c[i] * z;
         Lsum += C * loss_of(loss, y[i], z, eps);
-        double s = -c[i] / C, sy = s * y[i];
-        switch (loss) {
-        case KM_LOSS_L1SVM: conj += sy >= -1 - 1e-12 && sy <= 1e-12 ? C * sy : INFINITY; break;
-        case KM_LOSS_L2SVM: conj += sy <= 1e-12 ? C * (sy + s * s / 4) : INFINITY; break;
-        case KM_LOSS_RLS: conj += C * (sy + s * s / 2); break;
-        case KM_LOSS_RLA: conj += fabs(s) <= 1 + 1e-12 ? C * sy : INFINITY; break;
-        default: conj += fabs(s) <= 1 + 1e-12 ? C * (sy + eps * fabs(s)) : INFINITY; break;
-        }
+        conj += conj_by_hand(loss, y[i], c[i], C, eps);   /* C L*(y_i, -c_i/C) */
     }
     *P = Lsum + quad / 2;
     *D = -quad / 2 - conj;

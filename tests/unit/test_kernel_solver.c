@@ -12,25 +12,6 @@
 #include "test.h"
 #include "testutil.h"
 
-/* Dense K over all rows of P by the reference evaluation. */
-static double *dense_K(const km_kernel *k, const km_problem *P)
-{
-    int64_t l = P->l;
-    double *K = malloc((size_t)(l * l) * sizeof *K), *sq = calloc((size_t)l, sizeof *sq);
-    for (int64_t i = 0; i < l; i++)
-        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
-            sq[i] += P->value[t] * P->value[t];
-    for (int64_t i = 0; i < l; i++)
-        for (int64_t j = 0; j < l; j++) {
-            int64_t a = P->row_ptr[i], b = P->row_ptr[j];
-            K[i * l + j] = km_kernel_eval(k, P->index + a, P->value + a, P->row_ptr[i + 1] - a,
-                                          sq[i], P->index + b, P->value + b,
-                                          P->row_ptr[j + 1] - b, sq[j]);
-        }
-    free(sq);
-    return K;
-}
-
 typedef struct solved {
     double *c, *z, F;
     km_cd_result res;
@@ -335,19 +316,6 @@ static void test_model_decision(void)
     free(dec2);
     release(&s);
     km_problem_free(P);
-}
-
-/* C L*(y, -c/C) written out per loss (not km_loss_conj); +inf outside its domain. */
-static double conj_by_hand(km_loss loss, double y, double c, double C, double eps)
-{
-    double tol = 1e-12 * C;
-    switch (loss) {
-    case KM_LOSS_L1SVM: return y * c < -tol || y * c > C + tol ? INFINITY : -y * c;
-    case KM_LOSS_L2SVM: return y * c < -tol ? INFINITY : -y * c + c * c / (4 * C);
-    case KM_LOSS_RLS: return -y * c + c * c / (2 * C);
-    case KM_LOSS_RLA: return fabs(c) > C + tol ? INFINITY : -y * c;
-    default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
-    }
 }
 
 /* Kernel CD (cyclic rule, shrinking, a 6-row cache) or the fixed point under a stopping

@@ -407,20 +407,6 @@ static void test_one_vs_all_and_weights(void)
     km_problem_free(P);
 }
 
-/* C L*(y, -c/C) written out per loss (the closed forms, not km_loss_conj): +inf outside the
- * conjugate's domain. */
-static double conj_by_hand(km_loss loss, double y, double c, double C, double eps)
-{
-    double tol = 1e-12 * C;
-    switch (loss) {
-    case KM_LOSS_L1SVM: return y * c < -tol || y * c > C + tol ? INFINITY : -y * c;
-    case KM_LOSS_L2SVM: return y * c < -tol ? INFINITY : -y * c + c * c / (4 * C);
-    case KM_LOSS_RLS: return -y * c + c * c / (2 * C);
-    case KM_LOSS_RLA: return fabs(c) > C + tol ? INFINITY : -y * c;
-    default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
-    }
-}
-
 /* Linear CD under the gap rule (or the step rule) at delta; returns the result. */
 static km_cd_result solve_stop(const km_problem *P, km_loss loss, double C, double eps,
                                double bias, km_stop stop, double delta, int shrinking,
