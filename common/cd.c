@@ -3,9 +3,6 @@
 #include "cd.h"
 
 #include <math.h>
-#ifdef CD_DEBUG
-#include <stdio.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +104,8 @@ cd_exact_gap(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const
 
 static inline double cd_rel(double F, double G)
 {
+    if (!isfinite(F) || !isfinite(G))   /* overflow: no certificate (km_cd_relative_gap) */
+        return NAN;
     return F > 0 ? (G > 0 ? G : 0) / F : 0;
 }
 
@@ -248,9 +247,6 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         int check;   /* converged on what the rule sees: stop, or check everything */
         if (gap_rule) {
             check = cd_rel(Fs, Gs) <= delta;
-#ifdef CD_DEBUG
-            fprintf(stderr, "est %.3g F %.10g G %.6g\n", cd_rel(Fs, Gs), Fs, Gs);
-#endif
             if (check) {   /* the certificate: z exact for every coefficient */
                 if ((rc = cd_exact_gap(ops, ctx, m, alpha, y, C, par, c, ft, gt, &Fs, &Gs,
                                        err)))

@@ -240,13 +240,11 @@ static int train_problem(void *ctx, int64_t kk, int worker)
         int64_t rows_w = (int64_t)J->P->n + (par->bias >= 0);
         for (int64_t j = 0; j < rows_w; j++)
             J->model->w[j * nr_w + k] = w[j];
-        for (int64_t i = 0; i < m; i++)   /* z = w'x_i for the gap */
-            z[i] = km_linear_decision(J->P, J->rows ? J->rows[i] : i, w, J->P->n, par->bias);
     }
     J->delta[k] = res.delta;
     /* feature values so large that the kernel or w'x overflows: an error, not a model of
-     * NaN that claims a gap of 0 */
-    double primal, gap = km_cd_relative_gap(loss, par->cd.eps, y, C, ck, z, m, &primal);
+     * NaN that claims a gap of 0 (every solver returns its exact primal and gap) */
+    double primal = res.primal, gap = res.gap;
     if (!isfinite(primal) || !(gap >= 0))
         return km_error_set(err, KM_EINPUT, "the objective is not finite (%g): the feature "
                             "values are too large for %s%s; scale them (e.g. "
