@@ -569,6 +569,14 @@ static int64_t all_active(const kshared *S, int64_t lo, int64_t hi, int64_t *act
     return na;
 }
 
+/* The first worker to fail hands its error to the caller; the next barrier ends the team. */
+static void fail_once(atomic_int *failed, km_error *err, const km_error *e)
+{
+    int zero = 0;
+    if (atomic_compare_exchange_strong(failed, &zero, 1))
+        *err = *e;
+}
+
 int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param *par,
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
@@ -590,27 +598,11 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                   malloc(len * sizeof(int64_t)), nrc, malloc(len * sizeof(double)),
                   malloc(len * (size_t)T * sizeof(int64_t)),
                   malloc(len * (size_t)T * sizeof(double)), malloc(len * sizeof(int64_t))};
-    if (!Bk.zr || !Bk.ppos || !Bk.rcols || !Bk.c0 || !Bk.chi || !Bk.chv || !Bk.outc) {
-        free(work);
-        work = NULL;   /* (freed with the rest below) */
-    }
-    if (!alpha || !kii || !act || !cands || !gp || !out_of || !work || !packed) {
-        free(packed);
-        free(Bk.zr);
-        free(Bk.ppos);
-        free(Bk.rcols);
-        free(Bk.c0);
-        free(Bk.chi);
-        free(Bk.chv);
-        free(Bk.outc);
-        free(work);
-        free(out_of);
-        free(alpha);
-        free(kii);
-        free(act);
-        free(cands);
-        free(gp);
-        return km_error_nomem(err, "kernel solver");
+    int rc = KM_OK;
+    if (!alpha || !kii || !act || !cands || !gp || !out_of || !work || !packed || !Bk.zr ||
+        !Bk.ppos || !Bk.rcols || !Bk.c0 || !Bk.chi || !Bk.chv || !Bk.outc) {
+        rc = km_error_nomem(err, "kernel solver");
+        goto out;
     }
     double tr = 0;
     int64_t movable = 0;
@@ -625,10 +617,9 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
         if (!isfinite(kii[i]) && bad < 0)
             bad = i;
     }
-    int rc0 = bad >= 0 ? km_error_set(err, KM_EINPUT, "the kernel value k(x, x) of row %lld is "
-                                      "not finite: the feature values are too large; scale "
-                                      "them", (long long)bad + 1)
-                       : KM_OK;
+    if (bad >= 0)
+        rc = km_error_set(err, KM_EINPUT, "the kernel value k(x, x) of row %lld is not finite: "
+                          "the feature values are too large; scale them", (long long)bad + 1);
     double delta = par->delta;
     if (delta <= 0)
         delta = par->stop == KM_STOP_STEP ? (movable ? KM_CD_DEFAULT_TOL * (double)movable / tr
@@ -651,34 +642,26 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
             int r = km_kmatrix_restrict(W->K[b], T > 1 ? Bk.outc + lo : NULL, T > 1 ? n : 0,
                                         err);
             if (r) {
-                free(alpha); free(kii); free(act); free(cands); free(gp); free(out_of);
-                free(work); free(packed); free(Bk.zr); free(Bk.ppos); free(Bk.rcols);
-                free(Bk.c0); free(Bk.chi); free(Bk.chv);
-                free(Bk.outc);
-                return r;
+                rc = r;
+                goto out;
             }
         }
     }
     /* a zero kernel row (k_ii = 0): c_i is the minimizer of its conjugate term, set once
      * (km_loss_dual_argmin; its row is added to z, which a PSD kernel leaves as it is) */
-    for (int64_t i = 0; rc0 == KM_OK && i < m; i++) {
+    for (int64_t i = 0; rc == KM_OK && i < m; i++) {
         double ci = kii[i] == 0 ? km_loss_dual_argmin(par->loss, y[i], C[i], par->eps) : 0;
-        for (int b = 0; ci != 0 && b < T && rc0 == KM_OK; b++) {
+        for (int b = 0; ci != 0 && b < T && rc == KM_OK; b++) {
             const double *row = km_kmatrix_row(W->K[b], i, err);
             if (!row)
-                rc0 = err->code;
+                rc = err->code;
             else
                 axpy_row(z + W->lo[b], row, ci, W->lo[b + 1] - W->lo[b]);
         }
         c[i] = ci;
     }
-    if (rc0) {
-        free(alpha); free(kii); free(act); free(cands); free(gp); free(out_of);
-        free(work); free(packed); free(Bk.zr); free(Bk.ppos); free(Bk.rcols);
-                free(Bk.c0); free(Bk.chi); free(Bk.chv);
-        free(Bk.outc);
-        return rc0;
-    }
+    if (rc)
+        goto out;
     team tm;
     team_init(&tm, T);
     for (int b = 0; b < T; b++) {
@@ -763,11 +746,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 if (!done && (idle || settled || small)) {
                     if (!L.full) {   /* converged on the active set: bring everything back */
                         for (int b = w; b < T; b += nw) {
-                            if (L.restricted && block_restore(&Bk, b, c, z, m, &e)) {
-                                int zero = 0;
-                                if (atomic_compare_exchange_strong(&failed, &zero, 1))
-                                    *err = e;
-                            }
+                            if (L.restricted && block_restore(&Bk, b, c, z, m, &e))
+                                fail_once(&failed, err, &e);
                             na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b],
                                                    out_of);
                             pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
@@ -786,11 +766,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 if (!done && L.steps >= cap) {
                     done = 1;
                     for (int b = w; L.restricted && b < T; b += nw)
-                        if (block_restore(&Bk, b, c, z, m, &e)) {
-                            int zero = 0;
-                            if (atomic_compare_exchange_strong(&failed, &zero, 1))
-                                *err = e;
-                        }
+                        if (block_restore(&Bk, b, c, z, m, &e))
+                            fail_once(&failed, err, &e);
                 }
                 if (w == 0 && par->progress)
                     par->progress(par->user, (L.steps + m - 1) / (m > 0 ? m : 1), B.maxh,
@@ -811,9 +788,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 int64_t lo = W->lo[b], n = W->lo[b + 1] - lo;
                 const double *row = km_kmatrix_row(W->K[b], B.i, &e);
                 if (!row) {
-                    int zero = 0;
-                    if (atomic_compare_exchange_strong(&failed, &zero, 1))
-                        *err = e;
+                    fail_once(&failed, err, &e);
                     break;   /* the next barrier ends every worker */
                 }
                 /* z += h k_i over this block's columns (the compact z if restricted) */
@@ -834,11 +809,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                     shrink(&S, act + W->lo[b], &na_blk[b], B.maxh, out_of);
                     pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
                     if (restrict_now &&
-                        block_restrict(&Bk, b, act + W->lo[b], na_blk[b], c, &e)) {
-                        int zero = 0;
-                        if (atomic_compare_exchange_strong(&failed, &zero, 1))
-                            *err = e;
-                    }
+                        block_restrict(&Bk, b, act + W->lo[b], na_blk[b], c, &e))
+                        fail_once(&failed, err, &e);
                     if (L.restricted || restrict_now)
                         block_places(&Bk, b, act + W->lo[b], na_blk[b]);
                 }
@@ -851,12 +823,13 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
         }
     }
     team_destroy(&tm);
-    int rc = atomic_load(&failed) ? err->code : KM_OK;
+    rc = atomic_load(&failed) ? err->code : KM_OK;
     res->iter = (steps_out + m - 1) / (m > 0 ? m : 1);
     res->converged = converged;
     res->max_h = maxh_out;
     res->delta = delta;
     res->gap = km_cd_relative_gap(par->loss, par->eps, y, C, c, z, m, &res->primal);
+out:
     free(alpha);
     free(kii);
     free(act);
@@ -865,7 +838,9 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     free(out_of);
     free(work);
     free(packed);
-    free(Bk.zr); free(Bk.ppos); free(Bk.rcols);
+    free(Bk.zr);
+    free(Bk.ppos);
+    free(Bk.rcols);
     free(Bk.c0);
     free(Bk.chi);
     free(Bk.chv);
