@@ -38,7 +38,7 @@ TOOL_BIN  = $(TOOL_SRC:%.c=$(O)%)
 
 all: $(PROGS:%=$(O)%) $(TOOL_BIN)
 
-$(BUILD)/%.o: %.c $(wildcard common/*.h) Makefile
+$(BUILD)/%.o: %.c $(wildcard common/*.h bench/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(PKG_CFLAGS) -Icommon -Itests -c $< -o $@
 

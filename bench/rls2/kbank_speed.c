@@ -9,19 +9,7 @@
 #include "basis.h"
 #include "kbank.h"
 #include "svmlight.h"
-
-static double now(clockid_t id)
-{
-    struct timespec t;
-    clock_gettime(id, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "../benchutil.h"
 
 int main(int argc, char **argv)
 {
