@@ -191,7 +191,21 @@ static void dual_fista(km_loss loss, const double *X, const double *y, int64_t l
     free(K); free(Kc); free(ev); free(c); free(u); free(cold);
 }
 
-/* Runs the library's linear CD on all rows with constant C. */
+/* km_cd_linear on all rows of P with constant C. */
+static int linear_cd(const km_problem *P, const km_cd_param *par, double C, double bias,
+                     double *w, double *c, km_cd_result *res)
+{
+    double *Cv = malloc((size_t)P->l * sizeof *Cv);
+    for (int64_t i = 0; i < P->l; i++)
+        Cv[i] = C;
+    km_linear_data d = {P, NULL, P->l, bias};
+    km_error err;
+    int rc = km_cd_linear(&d, P->y, Cv, par, w, c, res, &err);
+    free(Cv);
+    return rc;
+}
+
+/* Runs the library's linear CD on all rows with constant C (the step rule). */
 static km_cd_result solve(const km_problem *P, km_loss loss, double C, double eps,
                           double bias, double delta, km_rule rule, int shrinking,
                           uint64_t seed, double *w, double *c)
@@ -205,16 +219,10 @@ static km_cd_result solve(const km_problem *P, km_loss loss, double C, double ep
     par.seed = seed;
     par.stop = KM_STOP_STEP;   /* tight deltas on the step scale; the gap rule: test_gap_* */
     par.max_iter = 100000;
-    double *Cv = malloc((size_t)P->l * sizeof *Cv);
-    for (int64_t i = 0; i < P->l; i++)
-        Cv[i] = C;
-    km_linear_data d = {P, NULL, P->l, bias};
     km_cd_result res;
-    km_error err;
-    int rc = km_cd_linear(&d, P->y, Cv, &par, w, c, &res, &err);
+    int rc = linear_cd(P, &par, C, bias, w, c, &res);
     CHECK(rc == KM_OK && res.converged, "%s CD converges (%lld macro-iterations)",
           km_loss_name(loss), (long long)res.iter);
-    free(Cv);
     return res;
 }
 
@@ -419,15 +427,9 @@ static km_cd_result solve_stop(const km_problem *P, km_loss loss, double C, doub
     par.delta = delta;
     par.shrinking = shrinking;
     par.max_iter = max_iter;
-    double *Cv = malloc((size_t)P->l * sizeof *Cv);
-    for (int64_t i = 0; i < P->l; i++)
-        Cv[i] = C;
-    km_linear_data d = {P, NULL, P->l, bias};
     km_cd_result res;
-    km_error err;
-    int rc = km_cd_linear(&d, P->y, Cv, &par, w, c, &res, &err);
+    int rc = linear_cd(P, &par, C, bias, w, c, &res);
     CHECK(rc == KM_OK, "%s linear CD returns", km_loss_name(loss));
-    free(Cv);
     return res;
 }
 
