@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <omp.h>
 
@@ -32,7 +33,10 @@ km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, in
                    km_error *err)
 {
     int64_t m = km_kdata_size(X);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);   /* more workers than cores only wait */
     int T = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    if (cores >= 1 && T > cores)
+        T = (int)cores;
     if (m < KM_KCD_PAR_MIN)
         T = 1;
     km_kcd *W = calloc(1, sizeof *W);
@@ -80,7 +84,6 @@ void km_kcd_stats(const km_kcd *W, int64_t *served, int64_t *computed)
  * another session's load a team burnt up to 7x the CPU of one worker) ---- */
 #include <linux/futex.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 typedef struct barrier {
     atomic_int count, sense, sleepers;

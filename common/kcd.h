@@ -15,7 +15,8 @@
  * The solver's state for one row set X and kernel: threads column blocks of K, each with
  * its own row cache of cache_bytes / threads (rows are computed only over the block's
  * columns, on the thread that owns it). Reused across solves (one-versus-all classes).
- * Small problems (m < KM_KCD_PAR_MIN) use one thread. Borrows X.
+ * Small problems (m < KM_KCD_PAR_MIN) use one thread, and never more threads than online
+ * cores (the bits do not depend on the count). Borrows X.
  */
 typedef struct km_kcd km_kcd;
 
