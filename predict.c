@@ -22,19 +22,20 @@ static const char usage[] =
     "  -q          quiet: do not print the metrics\n"
     "  -n threads  threads: blocks of rows in parallel; the output of -n 1 (default:\n"
     "              the online cores, at most %d)\n"
-    "  --codes     okl models: write the p codes g1(x) = A'k(x) instead of the outputs\n"
+    "  --codes     multi-output models (okl): write the decision values (the p codes\n"
+    "              g1(x) = A'k(x)) instead of the outputs\n"
     "  -h, --help  this help\n"
     "Prints 'Accuracy = x%% (a/b)' for classification models, 'Mean squared error = x'\n"
-    "and 'Squared correlation coefficient = x' for regression models. An okl model\n"
-    "(train -s okl) writes its m outputs per line, space-separated, and prints the mean\n"
+    "and 'Squared correlation coefficient = x' for regression models. A multi-output\n"
+    "model (train -s okl) writes its m outputs per line, space-separated, and prints the mean\n"
     "squared error over all outputs of the rows whose label has m outputs (rows with a\n"
     "single placeholder label are predicted, not scored). An mtl model (train -s mtl)\n"
     "predicts a row with the estimate of its task (qid:); a row of a task the model does\n"
     "not have gets the average task, a row without qid the model's task when it has one\n"
     "task (mtl-client estimate), else the average task.\n";
 
-/* Test rows are gathered in blocks so that kernel models evaluate them with BLAS; okl
- * models with many outputs take fewer rows per block (about 64 MB of outputs). */
+/* Test rows are gathered in blocks so that kernel models evaluate them with BLAS;
+ * multi-output models take fewer rows per block (about 64 MB of outputs). */
 #define BLOCK_ROWS 1024
 
 typedef struct block {
@@ -42,12 +43,12 @@ typedef struct block {
     int64_t cap;       /* capacity of P.index / P.value */
     int64_t rows;      /* rows per block */
     double *dec;       /* rows * nr_w decision values */
-    int64_t nout;      /* okl: outputs per row (model->nr_output), else 1 */
-    double *ys;        /* okl: rows * nout true outputs; has[a]: row a has them */
+    int64_t nout;      /* multi-output: outputs per row (model->nr_output), else 1 */
+    double *ys;        /* multi-output: rows * nout true outputs; has[a]: row a has them */
     char *has;
-    double *out;       /* okl: nout predicted outputs of one row */
-    double *pred;      /* not okl: the predicted label of each row */
-    char *text;        /* not okl: the output lines of the block */
+    double *out;       /* multi-output: nout predicted outputs of one row */
+    double *pred;      /* single output: the predicted label of each row */
+    char *text;        /* single output: the output lines of the block */
     size_t len, size;
     int rc;            /* an error of the block's task, in err */
     km_error err;
@@ -76,11 +77,11 @@ typedef struct batch {
     int decision;
 } batch;
 
-/* Squared-error sums of an okl model's outputs. */
-typedef struct okl_score {
+/* Squared-error sums of a multi-output model's outputs. */
+typedef struct out_score {
     double sse;
     int64_t rows, unscored;
-} okl_score;
+} out_score;
 
 /* Appends a streamed row to the block; 0 or -1 when out of memory. */
 static int add_row(block *b, const km_row *row)
@@ -96,8 +97,7 @@ static int add_row(block *b, const km_row *row)
         if (b->has[P->l])
             memcpy(b->ys + P->l * b->nout, row->ys, (size_t)b->nout * sizeof *b->ys);
     }
-    if (P->qid)   /* mtl models: the row's task */
-        P->qid[P->l] = row->has_qid ? row->qid : INT64_MIN;
+    P->qid[P->l] = row->has_qid ? row->qid : INT64_MIN;   /* the row's task (mtl models) */
     P->y[P->l++] = row->y;
     P->row_ptr[P->l] = P->nnz;
     return 0;
@@ -112,11 +112,12 @@ static int read_blocks(reader_state *rs, block *b, int nb)
     while (used < nb && rs->got == 1) {
         block *cur = &b[used];
         int got = km_svmlight_next(rs->r, &row, &rs->err);
-        if (got == 1 && row.nout > 1 && !rs->model->has_okl)
+        int multi = rs->model->nr_output > 0;
+        if (got == 1 && row.nout > 1 && !multi)
             got = km_error_set(&rs->err, KM_EINPUT, "%s:%lld: a label with %d outputs; only "
-                               "okl models (train -s okl) predict multi-output data", rs->name,
-                               (long long)row.line, (int)row.nout);
-        else if (got == 1 && rs->model->has_okl && row.nout != 1 && row.nout != cur->nout)
+                               "multi-output models (train -s okl) predict multi-output data",
+                               rs->name, (long long)row.line, (int)row.nout);
+        else if (got == 1 && multi && row.nout != 1 && row.nout != cur->nout)
             got = km_error_set(&rs->err, KM_EINPUT, "%s:%lld: a label with %d outputs; the "
                                "model has %lld (or give one placeholder label)", rs->name,
                                (long long)row.line, (int)row.nout, (long long)cur->nout);
@@ -133,9 +134,9 @@ static int read_blocks(reader_state *rs, block *b, int nb)
 /* Allocates a block for the model's rows; dies when out of memory. */
 static void block_init(block *b, const km_model *model)
 {
-    b->nout = model->has_okl ? model->nr_output : 1;
+    b->nout = model->nr_output > 0 ? model->nr_output : 1;
     b->rows = BLOCK_ROWS;
-    if (model->has_okl) {
+    if (model->nr_output > 0) {
         int64_t fit = ((int64_t)8 << 20) / (b->nout + model->nr_w);
         b->rows = fit < 1 ? 1 : fit < BLOCK_ROWS ? fit : BLOCK_ROWS;
         b->ys = malloc((size_t)(b->rows * b->nout) * sizeof *b->ys);
@@ -147,11 +148,10 @@ static void block_init(block *b, const km_model *model)
         km_cli_die(3, "out of memory");
     }
     b->P.row_ptr = malloc((size_t)(b->rows + 1) * sizeof *b->P.row_ptr);
-    if (model->has_mtl && !(b->P.qid = malloc((size_t)b->rows * sizeof *b->P.qid)))
-        km_cli_die(3, "out of memory");
+    b->P.qid = malloc((size_t)b->rows * sizeof *b->P.qid);
     b->P.y = malloc((size_t)b->rows * sizeof *b->P.y);
     b->dec = malloc((size_t)b->rows * (size_t)model->nr_w * sizeof *b->dec);
-    if (!b->P.row_ptr || !b->P.y || !b->dec)
+    if (!b->P.row_ptr || !b->P.qid || !b->P.y || !b->dec)
         km_cli_die(3, "out of memory");
     b->P.row_ptr[0] = 0;
     b->P.n = model->n;
@@ -172,9 +172,10 @@ static void block_free(block *b)
     free(b->text);
 }
 
-/* okl models: predicts the block's rows, writes them, scores them; empties the block. */
+/* Multi-output models: predicts the block's rows, writes them, scores them; empties the
+ * block. */
 static void flush(block *b, const km_model *model, int threads, int decision, FILE *out,
-                  okl_score *sc)
+                  out_score *sc)
 {
     km_error err = {0};
     km_problem *P = &b->P;
@@ -305,11 +306,13 @@ int main(int argc, char **argv)
     km_model *model = NULL;
     if (km_model_read(args[1], &model, &err))
         km_cli_die(err.code, "%s", err.msg);
-    if (codes && !model->has_okl)
-        km_cli_die(1, "--codes needs an okl model (train -s okl); %s is not one", args[1]);
-    if (decision && model->has_okl)
-        km_cli_die(1, "-d does not apply to okl models (their decision values are the codes: "
-                   "--codes)");
+    int multi = model->nr_output > 0;
+    if (codes && !multi)
+        km_cli_die(1, "--codes needs a multi-output model (train -s okl); %s is not one",
+                   args[1]);
+    if (decision && multi)
+        km_cli_die(1, "-d does not apply to multi-output models (their decision values are "
+                   "the codes: --codes)");
     decision |= codes;
     km_svmlight_reader *r = km_svmlight_open(args[0], &err);
     if (!r)
@@ -320,12 +323,14 @@ int main(int argc, char **argv)
         km_cli_die(2, "%s: %s", args[2], strerror(errno));
     FILE *info = to_stdout ? stderr : stdout;
     km_metrics mt = {0};
-    okl_score sc = {0};
-    /* okl models: one block at a time (its outputs can be large); others: a batch of
-     * blocks per round, 4 per thread to even out the work */
-    if (!model->has_okl)   /* its dgemm blocks thread by themselves: idle OpenBLAS threads */
-        openblas_set_num_threads(1);   /* only spin-yield (predict -n 1 burnt 2x its wall) */
-    int nb = model->has_okl ? 1 : threads > 64 ? 256 : 4 * threads;
+    out_score sc = {0};
+    /* multi-output models: one block at a time (its outputs can be large), its dgemm
+     * threaded by OpenBLAS; others: a batch of blocks per round, 4 per thread to even out
+     * the work, OpenBLAS on one thread (its idle threads only spin-yield: predict -n 1
+     * burnt 2x its wall) */
+    if (!multi)
+        openblas_set_num_threads(1);
+    int nb = multi ? 1 : threads > 64 ? 256 : 4 * threads;
     block *bl = calloc(2 * (size_t)nb, sizeof *bl);   /* this batch and the next */
     if (!bl)
         km_cli_die(3, "out of memory");
@@ -333,7 +338,7 @@ int main(int argc, char **argv)
         block_init(&bl[t], model);
     reader_state rs = {r, args[0], model, 1, {0}};
     batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision};
-    if (model->has_okl) {
+    if (multi) {
         while (read_blocks(&rs, bl, 1) > 0)
             flush(&bl[0], model, threads, decision, out, &sc);
     } else {
@@ -355,7 +360,7 @@ int main(int argc, char **argv)
     km_svmlight_close(r);
     if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))
         km_cli_die(2, "%s: write error: %s", args[2], strerror(errno));
-    if (!quiet && model->has_okl) {
+    if (!quiet && multi) {
         if (sc.rows > 0)
             fprintf(info, "Mean squared error = %g (%lld outputs x %lld rows)\n",
                     sc.sse / ((double)sc.rows * (double)bl[0].nout), (long long)bl[0].nout,

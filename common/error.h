@@ -2,18 +2,7 @@
 #ifndef KM_ERROR_H
 #define KM_ERROR_H
 
-/* Codes double as the front ends' exit statuses. */
-enum {
-    KM_OK = 0,
-    KM_EUSAGE = 1,    /* bad parameter or option value */
-    KM_EINPUT = 2,    /* malformed input, I/O failure, damaged model file */
-    KM_EINTERNAL = 3  /* out of memory, LAPACK failure, broken invariant */
-};
-
-typedef struct km_error {
-    int code;
-    char msg[1024];
-} km_error;
+#include "kmtk.h"   /* km_error and the codes KM_OK, KM_EUSAGE, KM_EINPUT, KM_EINTERNAL */
 
 /* Sets err (if non-NULL) to code and a printf-style message; returns code. */
 int km_error_set(km_error *err, int code, const char *fmt, ...)

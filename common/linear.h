@@ -63,33 +63,4 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err);
 
-/* A problem of cross-validation that stopped at the iteration cap. */
-typedef struct km_cv_capped {
-    int fold;             /* 0-based */
-    int nr_w;             /* weight vectors of the fold's model (> 1: one-versus-all) */
-    double label;         /* one-versus-all: the class of the problem */
-    int64_t iter;
-    double gap, max_h;    /* as in km_train_info */
-    double delta;         /* the fold's stopping tolerance (the step rule's default depends
-                             on the fold's rows) */
-} km_cv_capped;
-
-/* What cross-validation did: the problems that did not converge, in order of fold and
- * class, and the largest relative duality gap of all. */
-typedef struct km_cv_info {
-    int nr_capped;
-    km_cv_capped *capped;
-    double max_gap;
-    double delta;         /* the stopping tolerance of the first fold */
-} km_cv_info;
-
-void km_cv_info_free(km_cv_info *info);
-
-/* k-fold cross-validation (stratified by class for classification, folds drawn with
- * par->cd.seed): pred[i] gets the prediction for row i from the model that did not see it.
- * The linear solver trains par->threads folds at a time (the same bits as one at a time).
- * info (may be NULL) is filled; free it with km_cv_info_free. */
-int km_cross_validate(const km_problem *P, const km_train_param *par, int k, double *pred,
-                      km_cv_info *info, km_error *err);
-
 #endif

@@ -1,6 +1,7 @@
 /* problem.c - see problem.h. */
 #include "problem.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,4 +83,72 @@ km_problem *km_problem_concat(const km_problem *a, const km_problem *b)
     for (int64_t i = 1; i <= b->l; i++)
         P->row_ptr[a->l + i] = a->nnz + b->row_ptr[i];
     return P;
+}
+
+km_problem *km_problem_subset(const km_problem *P, const int64_t *rows, int64_t m,
+                              km_error *err)
+{
+    if (!rows)
+        m = P->l;
+    int32_t nout = km_problem_nout(P);
+    int64_t nnz = 0;
+    for (int64_t a = 0; a < m; a++) {
+        int64_t i = rows ? rows[a] : a;
+        nnz += P->row_ptr[i + 1] - P->row_ptr[i];
+    }
+    km_problem *S = calloc(1, sizeof *S);
+    if (S) {
+        S->l = m;
+        S->nnz = nnz;
+        S->n = P->n;
+        S->nout = P->nout;
+        S->row_ptr = malloc((size_t)(m + 1) * sizeof *S->row_ptr);
+        S->index = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *S->index);
+        S->value = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *S->value);
+        S->y = malloc((size_t)(m > 0 ? m : 1) * (size_t)nout * sizeof *S->y);
+        S->qid = P->qid ? malloc((size_t)(m > 0 ? m : 1) * sizeof *S->qid) : NULL;
+    }
+    if (!S || !S->row_ptr || !S->index || !S->value || !S->y || (P->qid && !S->qid)) {
+        km_problem_free(S);
+        km_error_nomem(err, "row subset");
+        return NULL;
+    }
+    S->row_ptr[0] = 0;
+    for (int64_t a = 0, k = 0; a < m; a++) {
+        int64_t i = rows ? rows[a] : a, b = P->row_ptr[i], len = P->row_ptr[i + 1] - b;
+        memcpy(S->index + k, P->index + b, (size_t)len * sizeof *S->index);
+        memcpy(S->value + k, P->value + b, (size_t)len * sizeof *S->value);
+        memcpy(S->y + a * nout, P->y + i * nout, (size_t)nout * sizeof *S->y);
+        if (S->qid)
+            S->qid[a] = P->qid[i];
+        S->row_ptr[a + 1] = k += len;
+    }
+    return S;
+}
+
+int km_problem_from_csr(int64_t l, int32_t n, const int64_t *row_ptr, const int32_t *index,
+                        const double *value, const double *y, const int64_t *qid,
+                        km_problem **out, km_error *err)
+{
+    *out = NULL;
+    if (l < 0 || n < 0 || !row_ptr || (l > 0 && !y) || row_ptr[0] != 0)
+        return km_error_set(err, KM_EUSAGE, "km_problem_from_csr: need l >= 0, n >= 0, "
+                            "row_ptr[0] = 0 and labels");
+    for (int64_t i = 0; i < l; i++) {
+        if (row_ptr[i + 1] < row_ptr[i])
+            return km_error_set(err, KM_EUSAGE, "row %lld: row_ptr decreases", (long long)i);
+        if (!isfinite(y[i]))
+            return km_error_set(err, KM_EUSAGE, "row %lld: the label is not finite",
+                                (long long)i);
+        for (int64_t t = row_ptr[i]; t < row_ptr[i + 1]; t++)
+            if (index[t] < 0 || index[t] >= n || (t > row_ptr[i] && index[t] <= index[t - 1])
+                || !isfinite(value[t]))
+                return km_error_set(err, KM_EUSAGE, "row %lld: feature indices must increase "
+                                    "within 0..n-1 = %d and values be finite", (long long)i,
+                                    (int)n - 1);
+    }
+    km_problem whole = {l, row_ptr[l], n, (int64_t *)row_ptr, (int32_t *)index,
+                        (double *)value, (double *)y, 1, (int64_t *)qid};
+    *out = km_problem_subset(&whole, NULL, l, err);
+    return *out ? KM_OK : KM_EINTERNAL;
 }

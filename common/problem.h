@@ -5,23 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
-
-/*
- * Rows are stored in compressed sparse row form. Feature indices are 0-based here
- * (file index - 1), strictly increasing within a row. Counts of rows and non-zeros
- * are 64-bit; a feature index fits in 32 bits (the reader rejects larger ones).
- */
-typedef struct km_problem {
-    int64_t l;          /* number of rows (examples) */
-    int64_t nnz;        /* number of stored index:value pairs */
-    int32_t n;          /* number of features = largest 1-based index seen */
-    int64_t *row_ptr;   /* l + 1 offsets into index/value */
-    int32_t *index;     /* nnz 0-based feature indices */
-    double *value;      /* nnz values */
-    double *y;          /* l * nout labels, row-major: y[i * nout + j] = output j of row i */
-    int32_t nout;       /* outputs per row (svmlight "0.3,-1.2,0.7" labels); 0 means 1 */
-    int64_t *qid;       /* l task ids, or NULL when no line had qid: */
-} km_problem;
+#include "kmtk.h"   /* km_problem: CSR rows, labels, task ids */
 
 /* The number of outputs per row (1 for ordinary single-label data). */
 static inline int32_t km_problem_nout(const km_problem *P)
@@ -41,7 +25,9 @@ int km_problem_reserve(km_problem *P, int64_t *cap, int64_t need);
  * have it); NULL when out of memory or when their outputs per row differ. */
 km_problem *km_problem_concat(const km_problem *a, const km_problem *b);
 
-/* Frees everything a problem owns, including the struct; NULL is fine. */
-void km_problem_free(km_problem *p);
+/* A new problem with the rows of P listed in rows[0..m) (all rows if rows is NULL), their
+ * labels, outputs and task ids; NULL (err set) when out of memory. */
+km_problem *km_problem_subset(const km_problem *P, const int64_t *rows, int64_t m,
+                              km_error *err);
 
 #endif

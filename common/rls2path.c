@@ -509,7 +509,6 @@ int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_pro
     memcpy(icpt, p->intercept, (size_t)nw * sizeof *icpt);
     if (p->classification)
         memcpy(model->labels, p->labels, (size_t)p->nr_class * sizeof *model->labels);
-    model->lambda = p->row[p->chosen].lambda;
     km_problem *sv = kept_features(&keep, X, sv_rows, nsv, err);
     free(sv_rows);
     if (!sv) {
@@ -521,7 +520,7 @@ int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_pro
         km_model_free(model);
         return err->code;
     }
-    if (km_model_set_mkl(model, &keep, s, d, icpt, sv, coef, err) != KM_OK) {
+    if (km_model_set_mkl(model, &keep, s, d, icpt, p->row[p->chosen].lambda, sv, coef, err) != KM_OK) {
         km_model_free(model);
         return err->code;
     }

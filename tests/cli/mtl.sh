@@ -110,7 +110,7 @@ check "train -s mtl (Algorithm 4) predicts user 7 (qid:7) as the server's active
          END { exit !(e <= 1e-8 * m) }' "$TMP/e7.g" "$TMP/all7.pred"
 expect_fail "train -s mtl without qid: input error" 2 'needs task ids' \
     $BIN/train -s mtl <(sed 's/ qid:[0-9]*//' "$TMP/mu.train") "$TMP/x.model"
-expect_fail "--lambda without -s mtl: usage error" 1 'belongs to -s mtl' \
+expect_fail "--lambda without -s mtl: usage error" 1 'does not apply to -s l2svm' \
     $BIN/train --lambda 1 "$TMP/mu.train" "$TMP/x.model"
 # issued secrets: REGISTER, then the secret survives a restart (journaled)
 start_reg() {
@@ -195,7 +195,7 @@ printf '7 rbf gamma=3\n7 linear\n' >"$TMP/tkdup"
 expect_fail "train -s mtl: a task twice in the task-kernel file: FILE:LINE" 2 \
     "tkdup:2: task 7 already has a kernel \(line 1\)" \
     $BIN/train -s mtl --task-kernels "$TMP/tkdup" "$TMP/mu.train" "$TMP/x.model"
-expect_fail "--task-kernels without -s mtl: usage error" 1 'belongs to -s mtl' \
+expect_fail "--task-kernels without -s mtl: usage error" 1 'does not apply to -s l2svm' \
     $BIN/train --task-kernels "$TMP/tk" "$TMP/mu.train" "$TMP/x.model"
 # a journal shorter than the header with task kernels (one issued secret) is refused, not
 # taken for a torn header and started over

@@ -57,13 +57,13 @@ check "linear kernel by default; -L sets the grid; no --valid: the smallest lamb
 printf '1,2 1:1\n3 1:2\n' >"$TMP/ragged"
 expect_fail "ragged outputs: file:line:col error" 2 "ragged:2:1: expected 2 outputs in the label \\(as on line 1\\), got 1" \
     $T -s okl "$TMP/ragged" "$TMP/x.model"
-expect_fail "multi-output data need -s okl" 2 "s.train: 40 outputs per row.*only -s okl" \
+expect_fail "multi-output data need -s okl" 2 "40 outputs per row.*only -s okl" \
     $T -s rls "$TMP/s.train" "$TMP/x.model"
 expect_fail "rls2-path rejects multi-output data" 2 "40 outputs per row" \
     $BIN/rls2-path "$TMP/s.train" "$TMP/x.model"
 expect_fail "--rank above the number of outputs" 1 "rank p = 41 must be in 1..40" \
     $T -s okl --rank 41 "$TMP/s.train" "$TMP/x.model"
-expect_fail "okl options need -s okl" 1 "--rank belongs to -s okl" $T --rank 3 "$TMP/s.train" "$TMP/x.model"
+expect_fail "okl options need -s okl" 1 "--rank \\(rank\\) does not apply to -s l2svm" $T --rank 3 "$TMP/s.train" "$TMP/x.model"
 expect_fail "-v is not for okl" 1 "use --valid" $T -s okl -v 3 "$TMP/s.train" "$TMP/x.model"
 $G -m 7 "$TMP/o7.train" "$TMP/o7.test"
 expect_fail "validation data with other outputs" 2 "validation data have 7 outputs per row, the training data 40" \
@@ -71,9 +71,9 @@ expect_fail "validation data with other outputs" 2 "validation data have 7 outpu
 expect_fail "predict: test rows with other outputs" 2 "o7.test:1: a label with 7 outputs; the model has 40" \
     $P "$TMP/o7.test" "$TMP/s.model" "$TMP/x.pred"
 $T -q -s rls $DATA/heart_scale "$TMP/h.model"
-expect_fail "predict: multi-output rows need an okl model" 2 "a label with 40 outputs; only okl models" \
+expect_fail "predict: multi-output rows need an okl model" 2 "a label with 40 outputs; only multi-output models" \
     $P "$TMP/s.test" "$TMP/h.model" "$TMP/x.pred"
-expect_fail "predict --codes needs an okl model" 1 "--codes needs an okl model" \
+expect_fail "predict --codes needs an okl model" 1 "--codes needs a multi-output model" \
     $P --codes $DATA/heart_scale "$TMP/h.model" "$TMP/x.pred"
 head -n 30 "$TMP/s.model" >"$TMP/trunc.model"
 expect_fail "truncated okl model" 2 "trunc.model.*truncated model" $P "$TMP/s.test" "$TMP/trunc.model" "$TMP/x.pred"

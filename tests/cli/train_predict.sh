@@ -8,11 +8,11 @@ check "predict -h prints usage, exits 0" bash -c "$P -h | grep -q '^Usage: predi
 expect_fail "train without arguments" 1 "no data file" $T
 expect_fail "unknown option" 1 "unknown option '-z'" $T -z $H
 expect_fail "bad -c value" 1 "-c: expected a number" $T -c abc $H
-expect_fail "negative C" 1 "C must be a positive" $T -c -1 $H
-expect_fail "unknown loss" 1 "unknown loss 'foo'" $T -s foo $H
+expect_fail "negative C" 1 "-c: C must be > 0" $T -c -1 $H
+expect_fail "unknown loss" 1 "unknown method 'foo' \\(l1svm, l2svm" $T -s foo $H
 expect_fail "missing option value" 1 "needs a value" $T $H -c
 expect_fail "bad fold count" 1 "-v: expected an integer" $T -v 1 $H
-expect_fail "unknown rule" 1 "unknown index rule" $T --rule zigzag $H
+expect_fail "unknown rule" 1 "--rule: unknown value 'zigzag'" $T --rule zigzag $H
 expect_fail "stdin needs a model name" 1 "model file name" $T -
 expect_fail "predict with two arguments" 1 "expected test_file" $P $H x
 
@@ -116,8 +116,8 @@ check "train prints the relative duality gap next to the objective" bash -c \
     "grep -A1 '^objective = ' $TMP/train.out | grep -Eq '^gap = [0-9.e+-]+ \(relative duality gap'"
 check "one-versus-all prints each class's gap and the largest" bash -c \
     "test \$(grep -c '^class .*, gap = [0-9.e+-]*, ' $TMP/three.train) -eq 3 && grep -q '^gap = .*the largest of all classes' $TMP/three.train"
-expect_fail "unknown stopping rule" 1 "unknown stopping rule 'foo'" $T --stop foo $H
-expect_fail "-e must be positive" 1 "stopping tolerance must be > 0" $T -e 0 $H
+expect_fail "unknown stopping rule" 1 "--stop: unknown value 'foo'" $T --stop foo $H
+expect_fail "-e must be positive" 1 "-e: delta must be > 0" $T -e 0 $H
 $T --stop step $H "$TMP/step.model" >"$TMP/step.train"
 check "--stop step names its tolerance" grep -Eq '^macro-iterations = [0-9]+ \(stop: max\|h\| < ' "$TMP/step.train"
 $T --max-iter 2 -e 1e-12 "$TMP/three" "$TMP/cap.model" >"$TMP/cap.out" 2>"$TMP/cap.err"
@@ -125,10 +125,10 @@ check "one-versus-all names every class stopped at the cap" bash -c \
     "for c in 1 2 3; do grep -q \"warning: class \$c stopped at the cap of 2 macro-iterations (gap [0-9.e+-]* > 1e-12); raise --max-iter or -e\" $TMP/cap.err || exit 1; done"
 $T -v 3 --max-iter 2 -e 1e-12 "$TMP/three" >"$TMP/cvcap.out" 2>"$TMP/cvcap.err"
 check "-v names the fold and class stopped at the cap" \
-    grep -q 'warning: fold 2 (class 3) stopped at the cap of 2 macro-iterations (gap ' "$TMP/cvcap.err"
+    grep -q 'warning: fold 2: class 3 stopped at the cap of 2 macro-iterations (gap ' "$TMP/cvcap.err"
 $T -s svr -v 3 --max-iter 2 -e 1e-12 $H >/dev/null 2>"$TMP/cvsvr.err"
 check "-v names the fold stopped at the cap (one problem per fold)" \
-    grep -q 'warning: fold 3 stopped at the cap of 2 macro-iterations' "$TMP/cvsvr.err"
+    grep -q 'warning: fold 3: stopped at the cap of 2 macro-iterations' "$TMP/cvsvr.err"
 $T -q -v 3 $H 2>"$TMP/cvq.err" >/dev/null
 check "-v at the default converges: no warning" test ! -s "$TMP/cvq.err"
 for r in random cyclic aitken auto; do

@@ -290,8 +290,9 @@ static void test_model_decision(void)
     km_model *m = NULL;
     km_error err;
     int rc = km_train(P, NULL, 0, &par, &m, NULL, &err);
-    CHECK(rc == KM_OK && m->has_kernel && m->sv->l > 0 && m->sv->l < 90, "kernel model keeps "
-          "only the support vectors (%lld of 90)", rc ? -1LL : (long long)m->sv->l);
+    CHECK(rc == KM_OK && km_model_expansion(m) && km_model_expansion(m)->sv->l > 0 &&
+          km_model_expansion(m)->sv->l < 90, "kernel model keeps "
+          "only the support vectors (%lld of 90)", rc ? -1LL : (long long)km_model_expansion(m)->sv->l);
     solved s = solve(P, &par.kernel, KM_LOSS_L1SVM, 1, 0, 0, KM_ALPHA_TRACE, 1e-9, 1 << 20);
     double *dec = malloc(90 * sizeof *dec), d = 0;
     rc = km_model_decision_rows(m, P, NULL, 90, dec, 2, &err);

@@ -46,7 +46,6 @@ static km_model *random_rls2(int nc, int64_t nsv, uint64_t seed)
     km_model *m = km_model_new(KM_LOSS_RLS, RLS2_N, nc, nw, &err);
     for (int k = 0; k < nc; k++)
         m->labels[k] = k + 1;
-    m->lambda = 1.0 / 3;
     km_basis_set set = {RLS2_K, calloc(RLS2_K, sizeof *set.b)};
     for (int k = 0; k < RLS2_K; k++)
         km_basis_parse(rls2_specs[k], RLS2_N, &set.b[k], &err);
@@ -63,9 +62,9 @@ static km_model *random_rls2(int nc, int64_t nsv, uint64_t seed)
     double *coef = malloc((size_t)(nsv * nw + 1) * sizeof *coef);
     for (int64_t i = 0; i < nsv * nw; i++)
         coef[i] = 2 * unif(&r) - 1;
-    int rc = km_model_set_mkl(m, &set, s, d, icpt, sv, coef, &err);
-    CHECK(rc == KM_OK && set.m == 0 && set.b == NULL && m->has_mkl && m->w == NULL &&
-          m->basis.m == RLS2_K, "RLS2 model built (nr_class %d, %lld support vectors; %s)", nc,
+    int rc = km_model_set_mkl(m, &set, s, d, icpt, 1.0 / 3, sv, coef, &err);
+    CHECK(rc == KM_OK && set.m == 0 && set.b == NULL && km_model_rls2(m) && !km_model_w(m) &&
+          km_model_rls2(m)->basis.m == RLS2_K, "RLS2 model built (nr_class %d, %lld support vectors; %s)", nc,
           (long long)nsv, rc ? err.msg : "basis moved");
     return m;
 }
@@ -76,24 +75,25 @@ static void rls2_reference(const km_model *m, const km_problem *X, int64_t i, do
                            double *mag)
 {
     int nw = m->nr_w;
+    const km_rls2_body *b = km_model_rls2(m);
     const int32_t *ix = X->index + X->row_ptr[i];
     const double *vx = X->value + X->row_ptr[i];
     int64_t nx = 0;
     while (X->row_ptr[i] + nx < X->row_ptr[i + 1] && ix[nx] < m->n)
         nx++;
     for (int j = 0; j < nw; j++) {
-        dec[j] = m->intercept[j];
-        mag[j] = fabs(m->intercept[j]);
+        dec[j] = b->intercept[j];
+        mag[j] = fabs(b->intercept[j]);
     }
-    const km_problem *S = m->sv;
-    for (int k = 0; k < m->basis.m; k++)
+    const km_problem *S = b->sv;
+    for (int k = 0; k < b->basis.m; k++)
         for (int64_t t = 0; t < S->l; t++) {
             int64_t p = S->row_ptr[t];
-            double kv = km_basis_eval(&m->basis.b[k], S->index + p, S->value + p,
+            double kv = km_basis_eval(&b->basis.b[k], S->index + p, S->value + p,
                                       S->row_ptr[t + 1] - p, ix, vx, nx);
             for (int j = 0; j < nw; j++) {
-                double term = m->basis_s[k * nw + j] * m->basis_d[k * nw + j] *
-                              m->sv_coef[t * nw + j] * kv;
+                double term = b->basis_s[k * nw + j] * b->basis_d[k * nw + j] *
+                              b->sv_coef[t * nw + j] * kv;
                 dec[j] += term;
                 mag[j] += fabs(term);
             }
@@ -210,23 +210,26 @@ static void test_rls2(const char *dir)
         int rc = km_model_read(path, &q, &err);
         CHECK(rc == KM_OK, "RLS2 model read back (%s)", rc ? err.msg : "ok");
         if (rc == KM_OK) {
-            int same = q->has_mkl && !q->has_kernel && q->loss == KM_LOSS_RLS && q->bias < 0 &&
+            const km_rls2_body *bm = km_model_rls2(m), *bq = km_model_rls2(q);
+            int same = bq && q->loss == KM_LOSS_RLS && q->bias < 0 &&
                        q->nr_w == nw && q->nr_class == nc && q->n == RLS2_N &&
-                       memcmp(&q->lambda, &m->lambda, sizeof q->lambda) == 0 &&
-                       q->basis.m == RLS2_K && q->sv->l == m->sv->l && q->sv->nnz == m->sv->nnz;
+                       memcmp(&bq->lambda, &bm->lambda, sizeof bq->lambda) == 0 &&
+                       bq->basis.m == RLS2_K && bq->sv->l == bm->sv->l &&
+                       bq->sv->nnz == bm->sv->nnz;
             size_t kw = (size_t)RLS2_K * (size_t)nw * sizeof(double);
-            same = same && memcmp(q->basis_s, m->basis_s, kw) == 0 &&
-                   memcmp(q->basis_d, m->basis_d, kw) == 0 &&
-                   memcmp(q->intercept, m->intercept, (size_t)nw * sizeof(double)) == 0 &&
-                   memcmp(q->sv_coef, m->sv_coef, (size_t)(m->sv->l * nw) * sizeof(double)) == 0
-                   && memcmp(q->sv->index, m->sv->index, (size_t)m->sv->nnz * sizeof(int32_t)) == 0
-                   && memcmp(q->sv->value, m->sv->value, (size_t)m->sv->nnz * sizeof(double)) == 0
-                   && memcmp(q->sv->row_ptr, m->sv->row_ptr,
-                             (size_t)(m->sv->l + 1) * sizeof(int64_t)) == 0;
+            same = same && memcmp(bq->basis_s, bm->basis_s, kw) == 0 &&
+                   memcmp(bq->basis_d, bm->basis_d, kw) == 0 &&
+                   memcmp(bq->intercept, bm->intercept, (size_t)nw * sizeof(double)) == 0 &&
+                   memcmp(bq->sv_coef, bm->sv_coef, (size_t)(bm->sv->l * nw) * sizeof(double))
+                   == 0 && memcmp(bq->sv->index, bm->sv->index,
+                                  (size_t)bm->sv->nnz * sizeof(int32_t)) == 0
+                   && memcmp(bq->sv->value, bm->sv->value, (size_t)bm->sv->nnz * sizeof(double))
+                   == 0 && memcmp(bq->sv->row_ptr, bm->sv->row_ptr,
+                                  (size_t)(bm->sv->l + 1) * sizeof(int64_t)) == 0;
             for (int k = 0; same && k < RLS2_K; k++) {
                 char a[256], b[256];
-                km_basis_format(&m->basis.b[k], a, sizeof a);
-                km_basis_format(&q->basis.b[k], b, sizeof b);
+                km_basis_format(&bm->basis.b[k], a, sizeof a);
+                km_basis_format(&bq->basis.b[k], b, sizeof b);
                 same = strcmp(a, b) == 0;
             }
             CHECK(same, "RLS2 model round-trips bit for bit (nr_class %d)", nc);
@@ -255,7 +258,7 @@ static void test_rls2(const char *dir)
     double *dec = decide(m, X, NULL, 0, 1);
     int ok = 1;
     for (int64_t i = 0; i < X->l; i++)
-        ok &= memcmp(dec + i * 3, m->intercept, 3 * sizeof *dec) == 0;
+        ok &= memcmp(dec + i * 3, km_model_rls2(m)->intercept, 3 * sizeof *dec) == 0;
     CHECK(ok, "an RLS2 model without support vectors predicts its intercepts");
     free(dec);
     km_model_free(m);
@@ -272,7 +275,7 @@ static void test_rls2(const char *dir)
             set.b[0].feat[1] = 7;   /* beyond n = 4 */
         km_problem *sv = random_problem(3, 4, 1, 0, 2);
         double *coef = calloc(3, sizeof *coef);
-        int rc = km_model_set_mkl(m, &set, s, d, icpt, sv, coef, &err);
+        int rc = km_model_set_mkl(m, &set, s, d, icpt, 1, sv, coef, &err);
         CHECK(rc == KM_EUSAGE && set.m == 0 && strstr(err.msg, "rls2 model: basis kernel 1"),
               "km_model_set_mkl refuses a bad %s (%s)", t == 0 ? "scale" : t == 1 ? "weight"
               : "feature index", err.msg);
@@ -312,10 +315,14 @@ static void test_rls2(const char *dir)
         {line_of(text, "lambda"), "lambda -1", line_of(text, "lambda"), "bad lambda"},
         {line_of(text, "lambda"), NULL, basis - 1, "rls2 model header incomplete"},
         {line_of(text, "nr_basis"), NULL, basis - 1, "rls2 model header incomplete"},
-        {line_of(text, "loss"), "loss l2svm", basis, "rls2 models have loss rls and bias -1"},
-        {line_of(text, "bias"), "bias 1", basis, "rls2 models have loss rls and bias -1"},
-        {line_of(text, "loss"), "loss rls\nkernel rbf", basis + 1, "rls2 models have no kernel"},
-        {line_of(text, "loss"), "loss rls\nnr_sv 4", basis + 1, "rls2 models have no kernel"},
+        {line_of(text, "loss"), "loss l2svm", line_of(text, "loss"),
+         "rls2 models have loss rls and bias -1"},
+        {line_of(text, "bias"), "bias 1", line_of(text, "bias"),
+         "rls2 models have loss rls and bias -1"},
+        {line_of(text, "loss"), "loss rls\nkernel rbf", line_of(text, "loss") + 1,
+         "unknown header key 'kernel' (not one of a rls2 model)"},
+        {line_of(text, "loss"), "loss rls\nnr_sv 4", line_of(text, "loss") + 1,
+         "unknown header key 'nr_sv' (not one of a rls2 model)"},
         {line_of(text, "nr_basis"), "nr_basis 10", icpt, "expected nr_w scales and nr_w kernel"},
         {line_of(text, "nr_basis"), "nr_basis 8", basis + RLS2_K, "expected 'intercept'"},
         {line_of(text, "nr_basis"), "nr_basis -1", line_of(text, "nr_basis"), "bad nr_basis"},
@@ -364,7 +371,7 @@ static void test_rls2(const char *dir)
     char *damaged = with_line(text, 2, "lambda 1");
     put(path2, damaged);
     CHECK(km_model_read(path2, &lin, &err) == KM_EINPUT &&
-          strstr(err.msg, "lambda belongs to rls2 and okl models"),
+          strstr(err.msg, ":2: unknown header key 'lambda' (not one of a linear model)"),
           "a linear model with lambda is rejected (%s)", err.msg);
     free(damaged);
     free(text);
@@ -396,14 +403,15 @@ static void test_okl(const char *dir)
             B[k] = (2 * unif(&r) - 1) / 3;
         km_kernel kern = {KM_KERNEL_LAPLACIAN, 0.7, 0, 3};
         int rc = km_model_set_okl(m, &kern, sv, A, m_out, B, 0.125, &err);
-        CHECK(rc == KM_OK && m->has_okl, "okl model built (%s map)", ident ? "identity" : "B");
+        CHECK(rc == KM_OK && km_model_okl(m), "okl model built (%s map)", ident ? "identity" : "B");
         km_model *q = NULL;
         rc = km_model_write(m, path, &err) || km_model_read(path, &q, &err) ||
              km_model_write(q, path2, &err);
-        CHECK(rc == KM_OK && q->has_okl && q->nr_output == m_out && q->nr_w == p &&
-              q->lambda == 0.125 && !memcmp(q->sv_coef, A, (size_t)(nsv * p) * sizeof *A) &&
-              (ident ? q->output_map == NULL
-                     : !memcmp(q->output_map, B, (size_t)(m_out * p) * sizeof *B)),
+        const km_okl_body *oq = rc == KM_OK ? km_model_okl(q) : NULL;
+        CHECK(rc == KM_OK && oq && q->nr_output == m_out && q->nr_w == p &&
+              oq->lambda == 0.125 && !memcmp(oq->e.sv_coef, A, (size_t)(nsv * p) * sizeof *A) &&
+              (ident ? oq->output_map == NULL
+                     : !memcmp(oq->output_map, B, (size_t)(m_out * p) * sizeof *B)),
               "okl model (%s map) round-trips bit for bit", ident ? "identity" : "B");
         char *t1 = NULL, *t2 = NULL;
         size_t n1 = 0, n2 = 0;
@@ -489,10 +497,10 @@ int main(void)
             uint64_t bits = km_rng_next(&r);
             double v;
             memcpy(&v, &bits, sizeof v);
-            m->w[j] = isfinite(v) ? v : 1e-310;   /* any finite double, subnormals too */
+            km_model_w(m)[j] = isfinite(v) ? v : 1e-310;   /* any finite double, subnormals too */
         }
         if (shape == 0)
-            m->w[3] = -0.0;
+            km_model_w(m)[3] = -0.0;
         CHECK(km_model_write(m, path, &err) == KM_OK, "write model shape %d", shape);
         km_model *q = NULL;
         int rc = km_model_read(path, &q, &err);
@@ -502,7 +510,8 @@ int main(void)
             CHECK(q->loss == m->loss && q->C == m->C && q->eps == m->eps && q->bias == m->bias
                   && q->n == m->n && q->nr_class == nc && q->nr_w == nw,
                   "header round-trips exactly (shape %d)", shape);
-            CHECK(memcmp(q->w, m->w, (size_t)(rows * nw) * sizeof *m->w) == 0 &&
+            CHECK(memcmp(km_model_w(q), km_model_w(m), (size_t)(rows * nw) * sizeof(double))
+                  == 0 &&
                   (nc == 0 || (memcmp(q->labels, m->labels, (size_t)nc * sizeof(double)) == 0 &&
                    memcmp(q->label_weight, m->label_weight, (size_t)nc * sizeof(double)) == 0)),
                   "weights and labels round-trip bit for bit (shape %d)", shape);
@@ -514,8 +523,13 @@ int main(void)
         {"", "empty file"},
         {"libsvm-model 1\n", ":1: not a kmtk model"},
         {"kmtk-model 2\n", ":1: model format version 2 is not supported"},
-        {"kmtk-model 1\nsolver linear\nloss hinge\n", ":3: unknown loss"},
-        {"kmtk-model 1\nsolver linear\ncolor blue\n", ":3: unknown header key 'color'"},
+        {"kmtk-model 1\nsolver linear\nloss hinge\nw\n", ":3: unknown loss"},
+        {"kmtk-model 1\nsolver linear\nloss rls\ncolor blue\nC 1\nepsilon 0\nbias -1\n"
+         "nr_feature 1\nnr_class 0\nnr_w 1\nw\n", ":4: unknown header key 'color'"},
+        {"kmtk-model 1\nsolver linear\nloss rls\nloss rls\nw\n", ":4: header key 'loss' "
+         "given twice"},
+        {"kmtk-model 1\nsolver kernal\nw\n", ":2: unknown solver 'kernal'"},
+        {"kmtk-model 1\nsolver kernel\nw\n", ":3: expected 'key value' or 'sv'"},
         {"kmtk-model 1\nsolver linear\nloss l1svm\n", "truncated model (no 'w' line)"},
         {"kmtk-model 1\nloss rls\nC 1\nepsilon 0\nbias -1\nnr_feature 2\nnr_class 0\nnr_w 1\n"
          "w\n0.5\n", "truncated model (1 of 2 weight lines)"},

@@ -456,7 +456,8 @@ static void model_file(const km_mtl_param *pp, const char *name)
     km_model *m = NULL, *back = NULL;
     int rc = km_mtl_model(s, NULL, 0, 6, &m, &err) || km_model_write(m, path, &err) ||
              km_model_read(path, &back, &err);
-    CHECK(!rc && back->has_mtl && back->nr_task == 7 && back->sv->l == km_mtl_n(s),
+    CHECK(!rc && km_model_mtl(back) && km_model_mtl(back)->nr_task == 7 &&
+          km_model_mtl(back)->e.sv->l == km_mtl_n(s),
           "%s: an mtl model of 7 tasks is written and read back (%s)", name,
           rc ? err.msg : "ok");
     char *text = slurp(path), *sec = strstr(text, "\ntask_kernels ");

@@ -1,5 +1,6 @@
 /* test_train.c - training glue: coarse tasks, one-versus-all and cross-validation on threads
  * (the bits of one thread), per-problem gaps, capped folds and classes named. */
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "linear.h"
+#include "method.h"
 #include "tasks.h"
 #include "test.h"
 #include "testutil.h"
@@ -198,73 +200,90 @@ static void test_one_versus_all(void)
     km_problem_free(P);
 }
 
+/* Parameters from "name value" pairs, ended by NULL. */
+static km_params *params(const char *first, ...)
+{
+    km_params *p = km_params_new();
+    km_error err;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *name = first; name; name = va_arg(ap, const char *))
+        CHECK(km_params_set(p, name, va_arg(ap, const char *), &err) == KM_OK, "set %s (%s)",
+              name, err.msg);
+    va_end(ap);
+    return p;
+}
+
 static void test_cross_validation(void)
 {
     km_problem *P = five_classes(5);
-    km_train_param par = {0};
-    par.cd = km_cd_param_default();
-    par.C = 1;
-    par.bias = -1;
+    const km_method *l2svm = km_method_find("l2svm"), *svr = km_method_find("svr");
     double *ref = malloc((size_t)P->l * sizeof *ref), *pred = malloc((size_t)P->l * sizeof *pred);
     for (int threads = 1; threads <= 3; threads++) {
-        par.threads = threads;
-        km_cv_info info;
+        char t[8];
+        snprintf(t, sizeof t, "%d", threads);
+        km_params *par = params("threads", t, NULL);
+        km_report rep;
         km_error err = {0};
-        int rc = km_cross_validate(P, &par, 4, threads == 1 ? ref : pred, &info, &err);
-        CHECK(rc == KM_OK && info.nr_capped == 0 && info.max_gap >= 0 && info.max_gap < 0.5,
-              "%d threads: 4-fold CV of five classes converges (largest gap %.3g)", threads,
-              info.max_gap);
+        int rc = km_method_cross_validate(l2svm, P, par, 4, threads == 1 ? ref : pred, &rep,
+                                          &err);
+        CHECK(rc == KM_OK && rep.nr_warnings == 0 && rep.converged && rep.gap >= 0 &&
+              rep.gap < 0.5, "%d threads: 4-fold CV of five classes converges (largest gap "
+              "%.3g)", threads, rep.gap);
         if (threads > 1)
             CHECK(memcmp(ref, pred, (size_t)P->l * sizeof *ref) == 0, "%d threads: the CV "
                   "predictions of 1 thread, bit for bit", threads);
-        km_cv_info_free(&info);
+        km_report_free(&rep);
+        km_params_free(par);
     }
     /* stopped at the cap: every fold x class named, in order */
-    par.cd.max_iter = 1;
-    par.cd.stop = KM_STOP_STEP;
-    par.cd.delta = 1e-12;
-    par.threads = 2;
-    km_cv_info info;
+    km_params *par = params("max_iter", "1", "stop", "step", "tolerance", "1e-12", "threads",
+                            "2", NULL);
+    km_report rep;
     km_error err = {0};
-    int rc = km_cross_validate(P, &par, 3, pred, &info, &err);
-    int order = rc == KM_OK && info.nr_capped == 15;
-    for (int q = 0; order && q < 15; q++)
-        order = info.capped[q].fold == q / 5 && info.capped[q].nr_w == 5 &&
-                info.capped[q].label == q % 5 + 1 && info.capped[q].iter == 1 &&
-                info.capped[q].gap > 0 && info.capped[q].max_h > 0 &&
-                info.capped[q].delta == 1e-12;
+    int rc = km_method_cross_validate(l2svm, P, par, 3, pred, &rep, &err);
+    int order = rc == KM_OK && rep.nr_warnings == 15 && !rep.converged;
+    for (int q = 0; order && q < 15; q++) {
+        char want[96];
+        snprintf(want, sizeof want, "fold %d: class %d stopped at the cap of 1 "
+                 "macro-iterations (max|h| ", q / 5 + 1, q % 5 + 1);
+        order = strncmp(rep.warnings[q], want, strlen(want)) == 0 &&
+                strstr(rep.warnings[q], ">= 1e-12, gap ");
+    }
     CHECK(order, "cap of 1 macro-iteration: 3 folds x 5 classes named in order, with their "
-          "gaps and steps (%d)", info.nr_capped);
-    CHECK(info.delta == 1e-12, "the tolerance used is reported (%g)", info.delta);
-    km_cv_info_free(&info);
+          "gaps, steps and tolerance (%d: %s)", rep.nr_warnings,
+          rep.nr_warnings ? rep.warnings[0] : "");
+    km_report_free(&rep);
+    km_params_free(par);
     km_problem_free(P);
     /* regression: one problem per fold, no class */
     P = random_problem(300, 8, 0.6, 0, 9);
-    par.cd.loss = KM_LOSS_SVR;
-    par.cd.eps = 0.05;
-    par.cd.max_iter = 1000;
-    par.cd.stop = KM_STOP_GAP;
-    par.cd.delta = 0;
     double *r1 = malloc(300 * sizeof *r1), *r2 = malloc(300 * sizeof *r2);
-    par.threads = 1;
-    rc = km_cross_validate(P, &par, 5, r1, NULL, &err);
-    par.threads = 2;
-    rc |= km_cross_validate(P, &par, 5, r2, NULL, &err);
+    par = params("epsilon", "0.05", "max_iter", "1000", "threads", "1", NULL);
+    rc = km_method_cross_validate(svr, P, par, 5, r1, NULL, &err);
+    km_params_set(par, "threads", "2", &err);
+    rc |= km_method_cross_validate(svr, P, par, 5, r2, NULL, &err);
     CHECK(rc == KM_OK && memcmp(r1, r2, 300 * sizeof *r1) == 0, "svr 5-fold CV: 2 threads "
-          "predict the bits of 1 (no info asked)");
-    par.cd.max_iter = 1;
-    par.cd.stop = KM_STOP_STEP;
-    par.cd.delta = 1e-12;
-    rc = km_cross_validate(P, &par, 5, r2, &info, &err);
-    order = rc == KM_OK && info.nr_capped == 5;
-    for (int q = 0; order && q < 5; q++)
-        order = info.capped[q].fold == q && info.capped[q].nr_w == 1 &&
-                isnan(info.capped[q].label);
+          "predict the bits of 1 (no report asked)");
+    km_params_free(par);
+    par = params("epsilon", "0.05", "max_iter", "1", "stop", "step", "tolerance", "1e-12",
+                 NULL);
+    rc = km_method_cross_validate(svr, P, par, 5, r2, &rep, &err);
+    order = rc == KM_OK && rep.nr_warnings == 5;
+    for (int q = 0; order && q < 5; q++) {
+        char want[64];
+        snprintf(want, sizeof want, "fold %d: stopped at the cap", q + 1);
+        order = strncmp(rep.warnings[q], want, strlen(want)) == 0;
+    }
     CHECK(order, "svr at the cap: the 5 folds named, no class label");
-    km_cv_info_free(&info);
-    rc = km_cross_validate(P, &par, 1, r2, &info, &err);
-    CHECK(rc == KM_EUSAGE && info.nr_capped == 0 && !info.capped, "1 fold: a usage error, "
-          "info empty");
+    km_report_free(&rep);
+    rc = km_method_cross_validate(svr, P, par, 1, r2, &rep, &err);
+    CHECK(rc == KM_EUSAGE && rep.nr_warnings == 0 && !rep.warnings, "1 fold: a usage error, "
+          "report empty");
+    rc = km_method_cross_validate(km_method_find("l1svm"), P, par, 5, r2, &rep, &err);
+    CHECK(rc == KM_EUSAGE && strstr(err.msg, "-p (epsilon) does not apply to -s l1svm"),
+          "an option the method does not take is refused, naming both (%s)", err.msg);
+    km_params_free(par);
     free(r1);
     free(r2);
     free(ref);

@@ -1,0 +1,439 @@
+/* method.c - see method.h: the table of methods, parameter checks, training and
+ * cross-validation by the table. */
+#include "error.h"
+#include "method.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel.h"
+#include "model.h"
+#include "rng.h"
+#include "tasks.h"
+
+/* The built-in rows: adding a method = its module + a row here. */
+static const km_method *const builtin[] = {
+    &km_method_l1svm, &km_method_l2svm, &km_method_rls, &km_method_rla, &km_method_svr,
+    &km_method_okl, &km_method_mtl,
+};
+#define NBUILTIN ((int)(sizeof builtin / sizeof *builtin))
+#define MAX_REGISTERED 64
+
+static const km_method *registered[MAX_REGISTERED];
+static int nregistered;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int km_method_count(void)
+{
+    return NBUILTIN + nregistered;
+}
+
+const km_method *km_method_at(int i)
+{
+    return i < 0 ? NULL : i < NBUILTIN ? builtin[i] : i < km_method_count()
+                                                      ? registered[i - NBUILTIN] : NULL;
+}
+
+const km_method *km_method_find(const char *name)
+{
+    for (int i = 0; name && i < km_method_count(); i++)
+        if (strcmp(km_method_at(i)->name, name) == 0)
+            return km_method_at(i);
+    return NULL;
+}
+
+const char *km_method_name(const km_method *m)
+{
+    return m->name;
+}
+
+const char *km_method_summary(const km_method *m)
+{
+    return m->help;
+}
+
+int km_method_classifies(const km_method *m)
+{
+    return m->classification;
+}
+
+const km_option *km_method_option(const km_method *m, const char *name)
+{
+    for (const km_option *const *o = m->options; *o; o++)
+        if (strcmp((*o)->name, name) == 0 || strcmp((*o)->flag, name) == 0)
+            return *o;
+    return NULL;
+}
+
+const km_option *km_option_find(const char *name)
+{
+    for (int i = 0; i < km_method_count(); i++) {
+        const km_option *o = km_method_option(km_method_at(i), name);
+        if (o)
+            return o;
+    }
+    return NULL;
+}
+
+/* Kinds made by the tools outside the table: rls2-path. */
+static const km_model_kind *const other_kinds[] = {&km_kind_rls2, NULL};
+
+const km_model_kind *km_model_kind_find(const char *name)
+{
+    for (const km_model_kind *const *k = other_kinds; name && *k; k++)
+        if (strcmp((*k)->name, name) == 0)
+            return *k;
+    for (int i = 0; name && i < km_method_count(); i++)
+        for (const km_model_kind *const *k = km_method_at(i)->kinds; *k; k++)
+            if (strcmp((*k)->name, name) == 0)
+                return *k;
+    return NULL;
+}
+
+int km_method_register(const km_method *m, km_error *err)
+{
+    if (!m || !m->name || !m->options || !m->kinds || !m->train)
+        return km_error_set(err, KM_EUSAGE, "a method needs a name, options, kinds and train");
+    pthread_mutex_lock(&reg_lock);
+    int rc = KM_OK;
+    if (km_method_find(m->name))
+        rc = km_error_set(err, KM_EUSAGE, "method '%s' exists already", m->name);
+    for (const km_option *const *o = m->options; rc == KM_OK && *o; o++) {
+        const km_option *same = km_option_find((*o)->flag);
+        if (same && strcmp(same->name, (*o)->name) != 0)
+            rc = km_error_set(err, KM_EUSAGE, "method '%s': option %s means '%s' elsewhere, "
+                              "not '%s'", m->name, (*o)->flag, same->name, (*o)->name);
+    }
+    for (const km_model_kind *const *k = m->kinds; rc == KM_OK && *k; k++) {
+        const km_model_kind *same = km_model_kind_find((*k)->name);
+        if (same && same != *k)
+            rc = km_error_set(err, KM_EUSAGE, "method '%s': model kind '%s' exists already",
+                              m->name, (*k)->name);
+    }
+    if (rc == KM_OK && nregistered == MAX_REGISTERED)
+        rc = km_error_set(err, KM_EUSAGE, "too many methods registered");
+    if (rc == KM_OK)
+        registered[nregistered++] = m;
+    pthread_mutex_unlock(&reg_lock);
+    return rc;
+}
+
+int km_method_check(const km_method *m, const km_params *p, km_error *err)
+{
+    const char *name, *value;
+    for (int i = 0; km_params_each(p, i, &name, &value); i++) {
+        const km_option *o = km_method_option(m, name);
+        if (!o) {
+            const km_option *any = km_option_find(name);
+            return km_error_set(err, KM_EUSAGE, "%s (%s) does not apply to -s %s; see train "
+                                "-s %s -h", any ? any->flag : name, name, m->name, m->name);
+        }
+        int rc = km_option_check(o, value, err);
+        if (rc)
+            return rc;
+    }
+    return KM_OK;
+}
+
+char *km_method_help(const km_method *m)
+{
+    size_t cap = 4096, len = 0;
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    len += (size_t)snprintf(t, cap, "-s %s: %s\n", m->name, m->help);
+    for (const km_option *const *o = m->options; *o; o++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s", (*o)->flag, (*o)->arg ? " " : "",
+                 (*o)->arg ? (*o)->arg : "");
+        char line[512];
+        int n = snprintf(line, sizeof line, "  %-16s %s%s%s%s\n", head, (*o)->help,
+                         (*o)->def ? " (default " : "", (*o)->def ? (*o)->def : "",
+                         (*o)->def ? ")" : "");
+        if (len + (size_t)n + 1 > cap) {
+            char *g = realloc(t, cap *= 2);
+            if (!g) {
+                free(t);
+                return NULL;
+            }
+            t = g;
+        }
+        memcpy(t + len, line, (size_t)n + 1);
+        len += (size_t)n;
+    }
+    if (m->no_cv) {
+        char line[512];
+        int n = snprintf(line, sizeof line, "  (-v does not apply: %s)\n", m->no_cv);
+        char *g = realloc(t, len + (size_t)n + 1);
+        if (!g) {
+            free(t);
+            return NULL;
+        }
+        t = g;
+        memcpy(t + len, line, (size_t)n + 1);
+    }
+    return t;
+}
+
+/* ---- reports ---- */
+
+void km_report_free(km_report *r)
+{
+    if (!r)
+        return;
+    free(r->text);
+    for (int i = 0; i < r->nr_warnings; i++)
+        free(r->warnings[i]);
+    free(r->warnings);
+    memset(r, 0, sizeof *r);
+}
+
+static void report_init(km_report *r)
+{
+    memset(r, 0, sizeof *r);
+    r->objective = NAN;
+    r->gap = NAN;
+    r->converged = 1;
+}
+
+int km_report_warn(km_report *rep, const char *fmt, ...)
+{
+    if (!rep)
+        return KM_OK;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    char **grown = realloc(rep->warnings, (size_t)(rep->nr_warnings + 1) * sizeof *grown);
+    if (!grown)
+        return KM_EINTERNAL;
+    rep->warnings = grown;
+    if (!(grown[rep->nr_warnings] = strdup(line)))
+        return KM_EINTERNAL;
+    rep->nr_warnings++;
+    return KM_OK;
+}
+
+int km_report_say(km_report *rep, const char *fmt, ...)
+{
+    if (!rep)
+        return KM_OK;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    size_t len = rep->text ? strlen(rep->text) : 0;
+    char *t = realloc(rep->text, len + (size_t)n + 1);
+    if (!t)
+        return KM_EINTERNAL;
+    va_start(ap, fmt);
+    vsnprintf(t + len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    rep->text = t;
+    return KM_OK;
+}
+
+/* ---- training ---- */
+
+int km_method_train(const km_method *m, const km_problem *P, const km_params *p,
+                    km_model **out, km_report *rep, km_error *err)
+{
+    km_report local;
+    km_params *empty = NULL;
+    *out = NULL;
+    if (!rep)
+        rep = &local;
+    report_init(rep);
+    if (!m)
+        return km_error_set(err, KM_EUSAGE, "no method");
+    if (!p && !(p = empty = km_params_new()))
+        return km_error_nomem(err, "parameters");
+    int rc = km_method_check(m, p, err);
+    if (rc == KM_OK) {
+        km_params_use(p, m);
+        rc = m->train(P, NULL, P->l, p, out, rep, err);
+    }
+    km_params_free(empty);
+    if (rep == &local)
+        km_report_free(&local);
+    return rc;
+}
+
+/* Cross-validation: every fold is one task. */
+typedef struct cv_job {
+    const km_method *m;
+    const km_problem *P;
+    const km_params *p;      /* the caller's, with the threads of each fold */
+    const int *fold;
+    int64_t *train;          /* per worker: l row indices */
+    double *pred;
+    km_report *rep;          /* per fold */
+    km_error *errs;          /* per fold */
+    int threads;             /* per fold */
+} cv_job;
+
+/* Trains on every fold but f, predicts fold f. */
+static int cv_fold(void *ctx, int64_t ff, int worker)
+{
+    cv_job *J = ctx;
+    const km_problem *P = J->P;
+    int f = (int)ff;
+    int64_t l = P->l, m = 0, nt = 0;
+    int64_t *train = J->train + (size_t)worker * (size_t)l;
+    km_error *err = &J->errs[f];
+    for (int64_t i = 0; i < l; i++)
+        if (J->fold[i] != f)
+            train[m++] = i;
+    km_model *model = NULL;
+    report_init(&J->rep[f]);
+    int rc = J->m->train(P, train, m, J->p, &model, &J->rep[f], err);
+    if (rc)
+        return rc;
+    for (int64_t i = 0; i < l; i++)   /* the held-out rows reuse the tail of train[] */
+        if (J->fold[i] == f)
+            train[m + nt++] = i;
+    int nw = model->nr_w;
+    int64_t no = model->nr_output > 0 ? model->nr_output : 1;
+    double *dec = malloc((size_t)(nt * nw + 1) * sizeof *dec);
+    double *out = malloc((size_t)no * sizeof *out);
+    if (!dec || !out)
+        rc = km_error_nomem(err, "cross-validation");
+    else
+        rc = km_model_decision_rows(model, P, train + m, nt, dec, J->threads, err);
+    for (int64_t a = 0; a < nt && rc == KM_OK; a++) {
+        km_model_outputs(model, dec + a * nw, out);
+        J->pred[train[m + a]] = out[0];
+    }
+    free(dec);
+    free(out);
+    km_model_free(model);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int km_method_cross_validate(const km_method *m, const km_problem *P, const km_params *p,
+                             int k, double *pred, km_report *rep, km_error *err)
+{
+    int64_t l = P->l;
+    km_report local;
+    if (!rep)
+        rep = &local;
+    report_init(rep);
+    if (m->no_cv)
+        return km_error_set(err, KM_EUSAGE, "-v does not apply to -s %s: %s", m->name,
+                            m->no_cv);
+    if (k < 2 || k > l)
+        return km_error_set(err, KM_EUSAGE, "the number of folds must be between 2 and the "
+                            "number of examples (%lld)", (long long)l);
+    int rc = km_method_check(m, p, err);
+    if (rc)
+        return rc;
+    km_params_use(p, m);
+    /* folds on threads; a fold's training gets the threads left over (the same bits) */
+    int threads = km_param_is_set(p, "threads") ? (int)km_param_int(p, "threads")
+                  : km_threads_default();
+    int workers = km_tasks_workers(k, threads);
+    char per_fold[32];
+    snprintf(per_fold, sizeof per_fold, "%d", threads / workers > 1 ? threads / workers : 1);
+    km_params *fp = km_params_copy(p, err);
+    cv_job J = {m, P, fp, NULL, NULL, pred, NULL, NULL, threads / workers > 1 ? threads / workers
+                                                                              : 1};
+    int64_t *order = malloc((size_t)l * sizeof *order);
+    int *fold = malloc((size_t)l * sizeof *fold);
+    double *labels = NULL;
+    J.fold = fold;
+    J.train = malloc((size_t)l * (size_t)workers * sizeof *J.train);
+    J.rep = calloc((size_t)k, sizeof *J.rep);
+    J.errs = calloc((size_t)k, sizeof *J.errs);
+    if (!fp || !order || !fold || !J.train || !J.rep || !J.errs ||
+        (km_method_option(m, "threads") && km_params_set(fp, "threads", per_fold, err))) {
+        rc = km_error_nomem(err, "cross-validation");
+        goto done;
+    }
+    km_rng rng;
+    km_rng_seed(&rng, (uint64_t)(km_method_option(m, "seed") ? km_param_int(p, "seed") : 1) ^
+                          0x5bd1e995u);
+    for (int64_t i = 0; i < l; i++)
+        order[i] = i;
+    km_rng_shuffle(&rng, order, l);
+    if (m->classification) {
+        /* stratified: deal each class's shuffled members round-robin into the folds */
+        if (!(labels = malloc((size_t)l * sizeof *labels))) {
+            rc = km_error_nomem(err, "cross-validation");
+            goto done;
+        }
+        memcpy(labels, P->y, (size_t)l * sizeof *labels);
+        qsort(labels, (size_t)l, sizeof *labels, cmp_double);
+        int64_t nc = 0, next = 0;
+        for (int64_t i = 0; i < l; i++)
+            if (i == 0 || labels[i] != labels[nc - 1])
+                labels[nc++] = labels[i];
+        for (int64_t q = 0; q < nc; q++)
+            for (int64_t t = 0; t < l; t++)
+                if (P->y[order[t]] == labels[q])
+                    fold[order[t]] = (int)(next++ % k);
+    } else {
+        for (int64_t t = 0; t < l; t++)
+            fold[order[t]] = (int)(t % k);
+    }
+    int64_t failed;
+    if ((rc = km_tasks_run(k, workers, cv_fold, &J, &failed))) {
+        *err = J.errs[failed];
+        goto done;
+    }
+    for (int f = 0; f < k && rc == KM_OK; f++) {
+        const km_report *r = &J.rep[f];
+        if (!(r->gap <= rep->gap) && !isnan(r->gap))
+            rep->gap = r->gap;
+        rep->converged &= r->converged;
+        for (int w = 0; w < r->nr_warnings && rc == KM_OK; w++)
+            if (km_report_warn(rep, "fold %d: %s", f + 1, r->warnings[w]))
+                rc = km_error_nomem(err, "cross-validation");
+    }
+done:
+    for (int f = 0; J.rep && f < k; f++)
+        km_report_free(&J.rep[f]);
+    free(J.rep);
+    free(J.errs);
+    free(J.train);
+    free(order);
+    free(fold);
+    free(labels);
+    km_params_free(fp);
+    if (rep == &local || rc)
+        km_report_free(rep);
+    return rc;
+}
+
+/* ---- shared options ---- */
+
+const km_option km_opt_gamma = {"gamma", "-g", "gamma", KM_OPT_NUMBER, 0, INFINITY, 1, NULL,
+                                NULL, "gamma of poly, rbf, sigmoid, laplacian, expdot (default "
+                                "1/features)"};
+const km_option km_opt_degree = {"degree", "-d", "degree", KM_OPT_INT, 1, 1000, 0, NULL, "3",
+                                 "degree of poly"};
+const km_option km_opt_coef0 = {"coef0", "-r", "coef0", KM_OPT_NUMBER, -INFINITY, INFINITY, 0,
+                                NULL, "0", "coef0 of poly and sigmoid"};
+const km_option km_opt_seed = {"seed", "--seed", "N", KM_OPT_INT, 0, 9.2e18, 0, NULL, "1",
+                               "seed of the random choices (and of the -v folds)"};
+
+int km_params_kernel(const km_params *p, int def_type, double def_gamma, int32_t n,
+                     km_kernel *k, km_error *err)
+{
+    const char *t = km_params_get(p, "kernel");
+    k->type = (km_kernel_type)(t ? km_kernel_from_name(t) : def_type);
+    k->gamma = km_param_is_set(p, "gamma") ? km_param_number(p, "gamma") : def_gamma;
+    k->coef0 = km_param_number(p, "coef0");
+    k->degree = (int)km_param_int(p, "degree");
+    return km_kernel_check(k, n, err);
+}

@@ -1,0 +1,223 @@
+/* method_cd.c - the losses of thesis Table 2.1 as methods (l1svm, l2svm, rls, rla, svr):
+ * linear (Algorithm 2) or kernel (Algorithm 1, fixed point (2.10)) coordinate descent, by
+ * km_train (linear.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linear.h"
+#include "method.h"
+#include "model.h"
+#include "tasks.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const km_option opt_C = {"C", "-c", "C", KM_OPT_NUMBER, 0, INFINITY, 1, NULL, "1",
+                                "cost: minimizes C sum_i L(y_i, z_i) + ||w||^2/2"};
+static const km_option opt_eps = {"epsilon", "-p", "epsilon", KM_OPT_NUMBER, 0, INFINITY, 0,
+                                  NULL, "0.1", "epsilon of the eps-insensitive loss"};
+static const km_option opt_stop = {"stop", "--stop", "RULE", KM_OPT_CHOICE, 0, 0, 0, "gap|step",
+                                   "gap", "stopping rule: the relative duality gap (P - D)/P, "
+                                   "or the thesis' max_i |h_i| (step)"};
+static const km_option opt_tol = {"tolerance", "-e", "delta", KM_OPT_NUMBER, 0, INFINITY, 1,
+                                  NULL, NULL, "tolerance of the stopping rule (default gap: "
+                                  STR(KM_CD_DEFAULT_GAP) ", scale-free; step: "
+                                  STR(KM_CD_DEFAULT_TOL) " / mean_i k(x_i, x_i))"};
+static const km_option opt_bias = {"bias", "-B", "bias", KM_OPT_NUMBER, -INFINITY, INFINITY, 0,
+                                   NULL, "-1", "a constant feature of this value (< 0: none; "
+                                   "linear solver only)"};
+static const km_option opt_weight = {"weight", "-w", "LABEL W", KM_OPT_WEIGHT, 0, 0, 0, NULL,
+                                     NULL, "-wLABEL W: multiply C of class LABEL by W"};
+static const km_option opt_threads = {"threads", "-n", "threads", KM_OPT_INT, 1, 1024, 0, NULL,
+                                      NULL, "threads: one-versus-all classes and -v folds in "
+                                      "parallel; kernels: a team on the columns of K; the "
+                                      "model of -n 1 (default: the online cores, at most "
+                                      STR(KM_THREADS_DEFAULT_MAX) ")"};
+static const km_option opt_kernel = {"kernel", "-t", "kernel", KM_OPT_CHOICE, 0, 0, 0,
+                                     "linear|poly|rbf|sigmoid|laplacian|expdot|spline|0|1|2|3",
+                                     NULL, "the kernel solver (Algorithm 1) on c, model = "
+                                     "expansion (default: none, the linear solver on w)"};
+static const km_option opt_cache = {"cache", "-m", "MB", KM_OPT_NUMBER, 1, 1e9, 0, NULL, "200",
+                                    "kernel row cache in MB"};
+static const km_option opt_solver = {"solver", "-a", "solver", KM_OPT_CHOICE, 0, 0, 0,
+                                     "cd|fixedpoint", "cd", "kernels: coordinate descent or "
+                                     "the fixed-point iteration (2.10)"};
+static const km_option opt_fpstep = {"fp_step", "--fp-step", "RULE", KM_OPT_CHOICE, 0, 0, 0,
+                                     "trace|norm2", "trace", "fixed-point step 1/tr(K) or "
+                                     "1/||K||_2"};
+static const km_option opt_rule = {"rule", "--rule", "RULE", KM_OPT_CHOICE, 0, 0, 0,
+                                   "auto|random|cyclic|aitken|gradient|greedy", "auto",
+                                   "index rule; gradient, greedy: kernels only; auto: random "
+                                   "(linear), greedy (kernels)"};
+static const km_option opt_max_iter = {"max_iter", "--max-iter", "N", KM_OPT_INT, 1, 9.2e18, 0,
+                                       NULL, STR(KM_CD_DEFAULT_MAX_ITER),
+                                       "cap on macro-iterations"};
+static const km_option opt_noshrink = {"no_shrinking", "--no-shrinking", NULL, KM_OPT_SWITCH, 0,
+                                       0, 0, NULL, NULL, "visit every coefficient in every "
+                                       "macro-iteration"};
+
+#define KERNEL_OPTS &opt_kernel, &km_opt_gamma, &km_opt_degree, &km_opt_coef0, &opt_cache, \
+    &opt_solver, &opt_fpstep
+#define SOLVER_OPTS &opt_stop, &opt_tol, &opt_rule, &km_opt_seed, &opt_max_iter, &opt_noshrink, \
+    &opt_threads
+
+static const km_option *const classification_opts[] = {&opt_C, &opt_bias, &opt_weight,
+                                                       KERNEL_OPTS, SOLVER_OPTS, NULL};
+static const km_option *const regression_opts[] = {&opt_C, &opt_bias, KERNEL_OPTS, SOLVER_OPTS,
+                                                   NULL};
+static const km_option *const svr_opts[] = {&opt_C, &opt_eps, &opt_bias, KERNEL_OPTS,
+                                            SOLVER_OPTS, NULL};
+static const km_model_kind *const kinds[] = {&km_kind_linear, &km_kind_kernel, NULL};
+
+/* The progress of a macro-iteration, to the parameters' callback. */
+static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
+{
+    km_param_progress(user, "  macro-iteration %lld: max|h| = %.3g, active = %lld",
+                      (long long)iter, max_h, (long long)active);
+}
+
+/* The parameters of loss as km_train takes them; weights gets the class weights (freed by
+ * the caller). */
+static int make_param(km_loss loss, const km_params *p, km_train_param *par,
+                      km_class_weight **weights, int32_t n, km_error *err)
+{
+    *par = (km_train_param){0};
+    par->cd = km_cd_param_default();
+    par->cd.loss = loss;
+    par->C = km_param_number(p, "C");
+    par->cd.eps = loss == KM_LOSS_SVR ? km_param_number(p, "epsilon") : 0.1;
+    par->cd.stop = strcmp(km_param_text(p, "stop"), "step") == 0 ? KM_STOP_STEP : KM_STOP_GAP;
+    par->cd.delta = km_param_is_set(p, "tolerance") ? km_param_number(p, "tolerance") : 0;
+    par->cd.rule = (km_rule)km_rule_from_name(km_param_text(p, "rule"));
+    par->cd.seed = (uint64_t)km_param_int(p, "seed");
+    par->cd.max_iter = km_param_int(p, "max_iter");
+    par->cd.shrinking = !km_param_switch(p, "no_shrinking");
+    par->cd.progress = on_progress;
+    par->cd.user = (void *)p;
+    par->bias = km_param_number(p, "bias");
+    par->threads = km_param_is_set(p, "threads") ? (int)km_param_int(p, "threads")
+                   : km_threads_default();
+    par->use_kernel = km_param_is_set(p, "kernel");
+    static const char *const kernel_only[] = {"gamma", "degree", "coef0", "cache", "solver",
+                                              "fp_step"};
+    for (size_t q = 0; q < sizeof kernel_only / sizeof *kernel_only && !par->use_kernel; q++)
+        if (km_param_is_set(p, kernel_only[q]))
+            return km_error_set(err, KM_EUSAGE, "%s needs a kernel (-t); without -t the linear "
+                                "solver runs", km_option_find(kernel_only[q])->flag);
+    par->cache_bytes = (size_t)(km_param_number(p, "cache") * 1048576);
+    par->fixedpoint = strcmp(km_param_text(p, "solver"), "fixedpoint") == 0;
+    par->alpha_rule = strcmp(km_param_text(p, "fp_step"), "norm2") == 0 ? KM_ALPHA_NORM2
+                      : KM_ALPHA_TRACE;
+    if (par->use_kernel &&
+        km_params_kernel(p, KM_KERNEL_LINEAR, n > 0 ? 1.0 / n : 1, n, &par->kernel, err))
+        return err->code;
+    int nw = 0;
+    while (km_param_value_at(p, "weight", nw))
+        nw++;
+    *weights = malloc((size_t)(nw + 1) * sizeof **weights);
+    if (!*weights)
+        return km_error_nomem(err, "class weights");
+    for (int q = 0; q < nw; q++) {
+        const char *v = km_param_value_at(p, "weight", q), *colon = strrchr(v, ':');
+        (*weights)[q].label = strtod(v, NULL);
+        (*weights)[q].weight = strtod(colon + 1, NULL);
+    }
+    par->weights = *weights;
+    par->nr_weight = nw;
+    return km_train_check(par, err);
+}
+
+/* Why a problem that stopped at the cap did not stop earlier (into buf). */
+static const char *stop_reason(const km_train_param *par, double gap, double max_h,
+                               double delta, char *buf, size_t size)
+{
+    if (par->cd.stop == KM_STOP_STEP)
+        snprintf(buf, size, "max|h| %.2g >= %.2g, gap %.2g", max_h, delta, gap);
+    else
+        snprintf(buf, size, "gap %.2g > %.2g", gap, delta);
+    return buf;
+}
+
+static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t count,
+                 const km_params *p, km_model **out, km_report *rep, km_error *err)
+{
+    km_train_param par;
+    km_class_weight *weights = NULL;
+    km_train_info info = {0};
+    int rc = km_problem_single(P, "the data", err);
+    if (rc == KM_OK)
+        rc = make_param(loss, p, &par, &weights, P->n, err);
+    if (rc == KM_OK)
+        rc = km_train(P, rows, count, &par, out, &info, err);
+    free(weights);
+    if (rc)
+        return rc;
+    const km_model *model = *out;
+    double F = 0, gap = 0;
+    int64_t iters = 0, nnz = 0;
+    for (int k = 0; k < info.nr_w; k++) {
+        F += info.objective[k];
+        gap = info.gap[k] > gap ? info.gap[k] : gap;
+        iters = info.iter[k] > iters ? info.iter[k] : iters;
+        nnz += info.nnz_c[k];
+        rep->converged &= info.converged[k];
+        if (info.nr_w > 1)
+            km_report_say(rep, "class %g: macro-iterations = %lld, objective = %.17g, gap = "
+                          "%.3g, nonzero coefficients = %lld\n", model->labels[k],
+                          (long long)info.iter[k], info.objective[k], info.gap[k],
+                          (long long)info.nnz_c[k]);
+    }
+    for (int k = 0; k < info.nr_w; k++) {
+        if (info.converged[k])
+            continue;
+        char cls[64] = "", why[96];
+        if (info.nr_w > 1)
+            snprintf(cls, sizeof cls, "class %g ", model->labels[k]);
+        /* a gap still above 10% after the cap: badly conditioned data (unscaled features),
+         * which more sweeps will not fix */
+        km_report_warn(rep, "%sstopped at the cap of %lld macro-iterations (%s); raise "
+                       "--max-iter or -e%s", cls, (long long)par.cd.max_iter,
+                       stop_reason(&par, info.gap[k], info.max_h[k], info.delta, why,
+                                   sizeof why),
+                       info.gap[k] > 0.1 ? ", or scale the features (datasets/standardize): "
+                                           "coordinate descent crawls on unscaled data" : "");
+    }
+    rep->objective = F;
+    rep->gap = gap;
+    km_report_say(rep, "macro-iterations = %lld (%s %.3g)\n", (long long)iters,
+                  par.cd.stop == KM_STOP_STEP ? "stop: max|h| <" : "stop: gap <=", info.delta);
+    km_report_say(rep, "objective = %.17g\n", F);
+    km_report_say(rep, "gap = %.3g (relative duality gap (primal - dual) / primal%s)\n", gap,
+                  info.nr_w > 1 ? ", the largest of all classes" : "");
+    km_report_say(rep, "nonzero coefficients = %lld (of %lld%s)\n", (long long)nnz,
+                  (long long)((rows ? count : P->l) * info.nr_w),
+                  info.nr_w > 1 ? ", all classes" : "");
+    km_train_info_free(&info);
+    return KM_OK;
+}
+
+#define LOSS_TRAIN(name, LOSS)                                                                 \
+    static int train_##name(const km_problem *P, const int64_t *rows, int64_t count,          \
+                            const km_params *p, km_model **out, km_report *rep,               \
+                            km_error *err)                                                    \
+    {                                                                                         \
+        return train(LOSS, P, rows, count, p, out, rep, err);                                 \
+    }
+LOSS_TRAIN(l1svm, KM_LOSS_L1SVM)
+LOSS_TRAIN(l2svm, KM_LOSS_L2SVM)
+LOSS_TRAIN(rls, KM_LOSS_RLS)
+LOSS_TRAIN(rla, KM_LOSS_RLA)
+LOSS_TRAIN(svr, KM_LOSS_SVR)
+
+const km_method km_method_l1svm = {"l1svm", "hinge loss, L1-SVM (= liblinear -s 3)",
+                                   classification_opts, kinds, 1, NULL, train_l1svm};
+const km_method km_method_l2svm = {"l2svm", "squared hinge, L2-SVM (= liblinear -s 1)",
+                                   classification_opts, kinds, 1, NULL, train_l2svm};
+const km_method km_method_rls = {"rls", "square loss (y-z)^2/2, regularized least squares",
+                                 regression_opts, kinds, 0, NULL, train_rls};
+const km_method km_method_rla = {"rla", "absolute loss |y-z|, least absolute deviations",
+                                 regression_opts, kinds, 0, NULL, train_rla};
+const km_method km_method_svr = {"svr", "eps-insensitive loss, support vector regression (= "
+                                 "liblinear -s 13)", svr_opts, kinds, 0, NULL, train_svr};

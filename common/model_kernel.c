@@ -1,0 +1,143 @@
+/* model_kernel.c - kernel expansions (model.h): the kernel model kind, and the expansion
+ * f(x) = sum_s sv_coef[s] K(sv_s, x) that okl and mtl models build on. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "model.h"
+
+int km_expansion_init(km_expansion *e, const km_kernel *k, km_problem *sv, double *sv_coef,
+                      km_error *err)
+{
+    e->kernel = *k;
+    e->sv = sv;
+    e->sv_coef = sv_coef;
+    e->sv_data = km_kdata_new(sv, NULL, sv->l, err);
+    return e->sv_data ? KM_OK : err->code;
+}
+
+void km_expansion_free(km_expansion *e)
+{
+    km_kdata_free(e->sv_data);
+    km_problem_free(e->sv);
+    free(e->sv_coef);
+    memset(e, 0, sizeof *e);
+}
+
+int km_expansion_rows(const km_model *m, const km_expansion *e, const km_problem *X,
+                      const int64_t *rows, int64_t count, double *dec, int threads,
+                      km_error *err)
+{
+    int nw = m->nr_w;
+    int64_t nsv = e->sv->l;
+    if (nsv == 0) {
+        memset(dec, 0, (size_t)(count * nw) * sizeof *dec);
+        return KM_OK;
+    }
+    int64_t bs = (int64_t)((64 << 20) / 8) / nsv;   /* a 64 MB block of kernel values */
+    bs = bs < 1 ? 1 : bs > 1024 ? 1024 : bs;
+    km_problem B = {0};
+    int64_t cap = 0;
+    double *Kb = malloc((size_t)(bs * nsv) * sizeof *Kb);
+    B.row_ptr = malloc((size_t)(bs + 1) * sizeof *B.row_ptr);
+    int rc = Kb && B.row_ptr ? KM_OK : km_error_nomem(err, "prediction block");
+    for (int64_t a0 = 0; a0 < count && rc == KM_OK; a0 += bs) {
+        int64_t nb = count - a0 < bs ? count - a0 : bs;
+        if ((rc = km_model_copy_block(X, rows, a0, nb, m->n, &B, &cap, err)))
+            break;
+        km_kdata *T = km_kdata_new(&B, NULL, nb, err);
+        if (!T) {
+            rc = err->code;
+            break;
+        }
+        rc = km_kernel_block(&e->kernel, T, NULL, nb, e->sv_data, NULL, nsv, Kb, threads, err);
+        km_kdata_free(T);
+        if (rc == KM_OK)   /* dec = K(block, sv) * sv_coef */
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, nw, (int)nsv, 1, Kb,
+                        (int)nsv, e->sv_coef, nw, 0, dec + a0 * nw, nw);
+    }
+    free(Kb);
+    free(B.row_ptr);
+    free(B.index);
+    free(B.value);
+    return rc;
+}
+
+static int write_head(const km_model *m, FILE *f)
+{
+    km_model_put_kernel(f, "", &((const km_expansion *)m->body)->kernel);
+    return 0;
+}
+
+static int write_body(const km_model *m, FILE *f)
+{
+    const km_expansion *e = m->body;
+    fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)e->sv->l);
+    km_model_put_svs(f, e->sv, e->sv_coef, m->nr_w);
+    return 0;
+}
+
+static int read_body(km_mio *io, km_model *m, km_error *err)
+{
+    km_kernel k;
+    long long nr_sv;
+    const char *v;
+    int rc = km_model_get_kernel(io, "", &k, err);
+    if (rc)
+        return rc;
+    if (!(v = km_mio_key(io, "nr_sv")) || km_model_parse_int(v, 0, INT64_MAX / 2, &nr_sv))
+        return km_mio_bad(io, "kernel model header incomplete or bad (need nr_sv COUNT)");
+    if ((rc = km_model_check_nr_w(io, m)))
+        return rc;
+    km_problem *sv;
+    double *coef;
+    if ((rc = km_model_get_svs(io, m, nr_sv, &sv, &coef, err)))
+        return rc;
+    return km_model_set_kernel(m, &k, sv, coef, err);
+}
+
+static void free_body(km_model *m)
+{
+    km_expansion_free(m->body);
+    free(m->body);
+    m->body = NULL;
+}
+
+static int decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
+                         int64_t count, double *dec, int threads, km_error *err)
+{
+    return km_expansion_rows(m, m->body, X, rows, count, dec, threads, err);
+}
+
+const km_model_kind km_kind_kernel = {
+    .name = "kernel",
+    .body_name = "support vectors",
+    .section = "sv",
+    .write_head = write_head,
+    .write_body = write_body,
+    .read = read_body,
+    .free_body = free_body,
+    .decision_rows = decision_rows,
+};
+
+int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double *sv_coef,
+                        km_error *err)
+{
+    km_expansion *e = calloc(1, sizeof *e);
+    if (!e) {
+        km_problem_free(sv);
+        free(sv_coef);
+        return km_error_nomem(err, "kernel model");
+    }
+    km_model_set_body(m, &km_kind_kernel, e);
+    m->bias = -1;
+    return km_expansion_init(e, k, sv, sv_coef, err);
+}
+
+km_expansion *km_model_expansion(const km_model *m)
+{
+    /* okl and mtl bodies start with their expansion */
+    return m->kind == &km_kind_kernel || m->kind == &km_kind_okl || m->kind == &km_kind_mtl
+           ? m->body : NULL;
+}
