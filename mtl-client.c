@@ -20,29 +20,39 @@ static const char usage[] =
     "A client of mtl-server (Dinuzzo's thesis ch. 5; protocol: doc/mtl-protocol.md).\n"
     "commands:\n"
     "  register           ask the server for a secret for task -T (server --register);\n"
-    "                     prints it\n"
+    "                     prints 'TASK SECRET' (a file --secret-file reads)\n"
     "  send FILE          send the examples of FILE (svmlight; the task of a row is its qid,\n"
     "                     or -T for rows without one; weight 1) as triples (x, y, 1)\n"
     "  status             version, unique inputs n, task -T's inputs and triples, parameters\n"
     "                     (task_kernel: task -T's own individual kernel K~_j)\n"
-    "  estimate [FILE]    task -T's estimate g_j from the disclosed data (Algorithm 9, with\n"
-    "                     the task's K~_j as status reports it) and\n"
-    "                     FILE: --passive (default): examples the server never saw, added\n"
-    "                     locally (Algorithm 5 on the client); --active: the examples this\n"
-    "                     client sent; written with -o as a model for predict (solver\n"
-    "                     mtl, one task), and its values on the rows of --eval FILE with -e\n"
+    "  estimate FILE      task -T's estimate g_j from the disclosed data (Algorithm 9, with\n"
+    "                     the task's K~_j as status reports it) and the task's examples in\n"
+    "                     FILE: by default (--passive) examples the server never saw, added\n"
+    "                     locally (Algorithm 5 on the client, they never leave it);\n"
+    "                     --active: the examples this client sent. Written with --model as a\n"
+    "                     model for predict (solver mtl, one task), and its values on the\n"
+    "                     rows of --eval FILE with --eval-out OUT\n"
+    "  estimate --passive without FILE: the non-personalised estimate (the common part of\n"
+    "                     the disclosed data only; said on stdout); without --passive and\n"
+    "                     without FILE, estimate refuses\n"
     "options:\n"
     "  --host HOST        server address (default 127.0.0.1)\n"
-    "  -p PORT            server port (default 7353)\n"
+    "  --port PORT        server port (default 7353)\n"
     "  -T TASK            the task (an integer)\n"
-    "  -k SECRET          task -T's secret\n"
-    "  -K FILE            secrets of several tasks, lines 'TASK SECRET' (send)\n"
+    "  --secret-file FILE task -T's secret: the first line of FILE, 'SECRET' or 'TASK SECRET'\n"
+    "  KMTK_SECRET        (environment) task -T's secret, when no --secret-file or --secret\n"
+    "  --secret SECRET    task -T's secret on the command line (other users see it in ps:\n"
+    "                     prefer --secret-file or KMTK_SECRET)\n"
+    "  --secrets FILE     secrets of several tasks, lines 'TASK SECRET' (send)\n"
     "  --active, --passive   see estimate\n"
-    "  -o MODEL           estimate: model file\n"
-    "  --eval FILE -e OUT estimate: write g_j of each row of FILE to OUT, one per line\n"
+    "  --model MODEL      estimate: model file\n"
+    "  --eval FILE --eval-out OUT   estimate: write g_j of each row of FILE to OUT ('-':\n"
+    "                     standard output), one per line\n"
     "  --batch N          send: at most N triples per request (default 4096)\n"
     "  -q                 no progress messages\n"
-    "  -h                 this help\n";
+    "  -h, --help         this help\n"
+    "Spellings of the previous release, accepted with a warning until the next one:\n"
+    "-p (--port), -k (--secret), -K (--secrets), -o (--model), -e (--eval-out).\n";
 
 typedef struct opts {
     const char *host;
@@ -51,13 +61,13 @@ typedef struct opts {
     int has_task;
     const char *secret;
     const char *secrets_file;
-    int active;
+    int active;         /* 1 --active, 0 --passive, -1 neither given */
     const char *model, *eval, *eval_out;
     int batch;
     int quiet;
 } opts;
 
-/* Secrets of several tasks (-K). */
+/* Secrets of several tasks (--secrets). */
 typedef struct secrets {
     km_imap of;
     char **s;
@@ -109,7 +119,8 @@ static void need_task(const opts *o, const char *cmd)
     if (!o->has_task)
         km_cli_die(1, "%s needs the task (-T)", cmd);
     if (!o->secret && strcmp(cmd, "register"))
-        km_cli_die(1, "%s needs task %lld's secret (-k)", cmd, (long long)o->task);
+        km_cli_die(1, "%s needs task %lld's secret (--secret-file FILE, KMTK_SECRET or "
+                   "--secret)", cmd, (long long)o->task);
 }
 
 /* ---- send ---- */
@@ -196,7 +207,8 @@ static int cmd_send(const opts *o, const char *path)
             if (!secret && k >= 0)
                 secret = S.s[k];
             if (!secret)
-                km_cli_die(2, "%s:%lld: no secret for task %lld (-k with -T, or -K)", path,
+                km_cli_die(2, "%s:%lld: no secret for task %lld (--secret-file with -T, or "
+                           "--secrets)", path,
                            (long long)row.line, (long long)task);
             s.frame = km_buf_begin(&s.b, KM_MTLP_SEND);
             km_mtlp_put_auth(&s.b, task, secret);
@@ -260,9 +272,16 @@ static int cmd_estimate(const opts *o, const char *path)
 {
     need_task(o, "estimate");
     if (!o->model && !o->eval_out)
-        km_cli_die(1, "estimate: nothing to write (-o MODEL and/or --eval FILE -e OUT)");
+        km_cli_die(1, "estimate: nothing to write (--model MODEL and/or --eval FILE "
+                   "--eval-out OUT)");
     if (!o->eval != !o->eval_out)
-        km_cli_die(1, "estimate: --eval and -e go together");
+        km_cli_die(1, "estimate: --eval and --eval-out go together");
+    if (!path && o->active == 1)
+        km_cli_die(1, "estimate --active needs FILE: the examples this client sent");
+    if (!path && o->active != 0)
+        km_cli_die(1, "estimate: no FILE of task %lld's own examples: the estimate would not "
+                   "be personalised (the common part of the disclosed data only); give FILE, "
+                   "or --passive to ask for that estimate", (long long)o->task);
     km_error err;
     km_mtlp_conn *c = connect_or_die(o);
     km_mtlp_status st;
@@ -295,7 +314,7 @@ static int cmd_estimate(const opts *o, const char *path)
             if (row.has_qid && row.qid != o->task)
                 km_cli_die(2, "%s:%lld: qid %lld is not task %lld", path, (long long)row.line,
                            (long long)row.qid, (long long)o->task);
-            rc = (o->active ? km_mtl_update_private : km_mtl_update)(
+            rc = (o->active == 1 ? km_mtl_update_private : km_mtl_update)(
                 s, o->task, row.index, row.value, row.nnz, row.y, 1.0, &err);
             if (rc)
                 km_cli_die(rc, "%s:%lld: %s", path, (long long)row.line, err.msg);
@@ -310,15 +329,23 @@ static int cmd_estimate(const opts *o, const char *path)
     km_mtl_estimate *e;
     if (km_mtl_estimate_task(s, o->task, &e, &err))   /* lines 13-15 */
         km_cli_die(err.code, "%s", err.msg);
-    if (!o->quiet)
+    if (!path) {   /* --passive without data: say so where the results go */
+        FILE *say = o->eval_out && !strcmp(o->eval_out, "-") ? stderr : stdout;
+        fprintf(say, "mtl-client: task %lld: no own examples given (--passive without FILE): "
+                "a non-personalised estimate, the common part alpha sum_i cbar_i K(xbar_i, x) "
+                "of the disclosed data (n = %lld, version %lld) for every task alike\n",
+                (long long)o->task, (long long)e->X->l, (long long)km_mtl_version(s));
+        fflush(say);
+    } else if (!o->quiet) {
         fprintf(stderr, "mtl-client: task %lld: %lld own examples (%s), %lld distinct inputs, "
                 "n = %lld, version %lld\n", (long long)o->task, (long long)rows,
-                o->active ? "active" : "passive", (long long)e->l, (long long)e->X->l,
+                o->active == 1 ? "active" : "passive", (long long)e->l, (long long)e->X->l,
                 (long long)km_mtl_version(s));
+    }
     if (o->model) {
         km_model *m;
         if (km_mtl_model(s, &o->task, 1, nfeat, &m, &err))
-            km_cli_die(err.code, "-o: %s", err.msg);
+            km_cli_die(err.code, "--model: %s", err.msg);
         if (km_model_write(m, o->model, &err))
             km_cli_die(err.code, "%s", err.msg);
         km_model_free(m);
@@ -333,8 +360,8 @@ static int cmd_estimate(const opts *o, const char *path)
 int main(int argc, char **argv)
 {
     km_cli_init("mtl-client");
-    opts o = {.host = "127.0.0.1", .port = 7353, .batch = 4096};
-    const char *cmd = NULL, *file = NULL;
+    opts o = {.host = "127.0.0.1", .port = 7353, .batch = 4096, .active = -1};
+    const char *cmd = NULL, *file = NULL, *secret_file = NULL, *secret_arg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
@@ -343,26 +370,32 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--host")) {
             o.host = NEXT();
-        } else if (!strcmp(a, "-p")) {
+        } else if (km_cli_option(a, "--port", "-p")) {
             o.port = (int)km_cli_integer(a, NEXT(), 1, 65535);
         } else if (!strcmp(a, "-T")) {
             o.task = (int64_t)km_cli_integer(a, NEXT(), INT64_MIN, INT64_MAX);
             o.has_task = 1;
-        } else if (!strcmp(a, "-k")) {
-            o.secret = NEXT();
-            if (strlen(o.secret) > KM_MTLP_SECRET_MAX || !*o.secret)
-                km_cli_die(1, "-k: a secret has 1 to %d characters", KM_MTLP_SECRET_MAX);
-        } else if (!strcmp(a, "-K")) {
+        } else if (km_cli_option(a, "--secret", "-k")) {
+            if (secret_arg)
+                km_cli_die(1, "%s: the secret is given twice", a);
+            secret_arg = NEXT();
+            if (strlen(secret_arg) > KM_MTLP_SECRET_MAX || !*secret_arg)
+                km_cli_die(1, "%s: a secret has 1 to %d characters", a, KM_MTLP_SECRET_MAX);
+        } else if (!strcmp(a, "--secret-file")) {
+            if (secret_file)
+                km_cli_die(1, "%s: the secret is given twice", a);
+            secret_file = NEXT();
+        } else if (km_cli_option(a, "--secrets", "-K")) {
             o.secrets_file = NEXT();
         } else if (!strcmp(a, "--active")) {
             o.active = 1;
         } else if (!strcmp(a, "--passive")) {
             o.active = 0;
-        } else if (!strcmp(a, "-o")) {
+        } else if (km_cli_option(a, "--model", "-o")) {
             o.model = NEXT();
         } else if (!strcmp(a, "--eval")) {
             o.eval = NEXT();
-        } else if (!strcmp(a, "-e")) {
+        } else if (km_cli_option(a, "--eval-out", "-e")) {
             o.eval_out = NEXT();
         } else if (!strcmp(a, "--batch")) {
             o.batch = (int)km_cli_integer(a, NEXT(), 1, 1 << 20);
@@ -379,6 +412,20 @@ int main(int argc, char **argv)
         }
 #undef NEXT
     }
+    /* the secret: --secret-file, else --secret (seen by ps), else KMTK_SECRET */
+    char *owned = NULL;
+    if (secret_file && secret_arg)
+        km_cli_die(1, "--secret-file and --secret: give the secret once");
+    if (secret_file) {
+        o.secret = owned = km_cli_secret_file(secret_file, KM_MTLP_SECRET_MAX, o.task,
+                                              o.has_task);
+    } else if (secret_arg) {
+        o.secret = secret_arg;
+        km_cli_warn("a secret on the command line is visible to other users (ps): prefer "
+                    "--secret-file FILE or the environment variable KMTK_SECRET");
+    } else {
+        o.secret = km_cli_secret_env("KMTK_SECRET", KM_MTLP_SECRET_MAX);
+    }
     if (!cmd)
         km_cli_die(1, "no command (register, send, status or estimate)");
     openblas_set_num_threads(1);
@@ -391,9 +438,7 @@ int main(int argc, char **argv)
             km_cli_die(2, "%s", err.msg);
         printf("%lld %s\n", (long long)o.task, secret);
         km_mtlp_close(c);
-        return 0;
-    }
-    if (!strcmp(cmd, "status")) {
+    } else if (!strcmp(cmd, "status")) {
         need_task(&o, cmd);
         km_mtlp_conn *c = connect_or_die(&o);
         km_mtlp_status st;
@@ -408,16 +453,17 @@ int main(int argc, char **argv)
                km_kernel_name(p->K.type), p->K.gamma, p->K.coef0, p->K.degree,
                km_kernel_name(p->Kt.type), p->Kt.gamma, p->Kt.coef0, p->Kt.degree,
                (int)st.n_features);
-        return 0;
-    }
-    if (!strcmp(cmd, "send")) {
+    } else if (!strcmp(cmd, "send")) {
         if (!file)
             km_cli_die(1, "send needs a file");
         if (!o.secrets_file)
             need_task(&o, cmd);
-        return cmd_send(&o, file);
+        cmd_send(&o, file);
+    } else if (!strcmp(cmd, "estimate")) {
+        cmd_estimate(&o, file);
+    } else {
+        km_cli_die(1, "unknown command '%s'", cmd);
     }
-    if (!strcmp(cmd, "estimate"))
-        return cmd_estimate(&o, file);
-    km_cli_die(1, "unknown command '%s'", cmd);
+    free(owned);
+    return 0;
 }

@@ -20,32 +20,39 @@ static const char usage[] =
     "multi-task estimate up to date (Dinuzzo's thesis ch. 5, Algorithm 5); each client\n"
     "downloads the disclosed data (unique inputs, ybar, H) to compute its own estimate.\n"
     "Protocol: doc/mtl-protocol.md. Stops cleanly on SIGTERM or SIGINT.\n"
+    "The model and its defaults are those of train -s mtl.\n"
     "options:\n"
-    "  -p PORT          TCP port (default 7353; 0: any free port, see --port-file)\n"
-    "  -b ADDRESS       address to listen on (default 127.0.0.1)\n"
-    "  -t KERNEL        common kernel K: linear, poly, rbf, laplacian, expdot, spline\n"
-    "                   (default expdot)\n"
-    "  -g GAMMA -r COEF0 -d DEGREE   parameters of K (default 1, 0, 3)\n"
+    "  --port PORT      TCP port (default 7353; 0: any free port, see --port-file)\n"
+    "  --bind ADDRESS   address to listen on (default 127.0.0.1)\n"
+    "  -t KERNEL        common kernel K: linear (default), poly, rbf, laplacian, expdot,\n"
+    "                   spline (as in train; sigmoid is refused: indefinite)\n"
+    "  -g GAMMA         gamma of K (default 1/N with --features N, as train's 1/features;\n"
+    "                   without --features a kernel with a gamma needs -g)\n"
+    "  -d DEGREE        degree of poly (default 3)\n"
+    "  -r COEF0         coef0 of poly (default 0)\n"
     "  --task-kernel K  individual kernel K~ (default linear)\n"
-    "  --task-gamma G --task-coef0 C --task-degree D   parameters of K~ (default 1, 0, 3)\n"
+    "  --task-gamma G --task-coef0 C --task-degree D   parameters of K~ (defaults as -g,\n"
+    "                   -r, -d)\n"
     "  --task-kernels FILE   tasks with their own K~_j: lines 'TASK KERNEL', KERNEL as in a\n"
     "                   kernel-list file (doc/kernel-list.md), e.g. '7 rbf gamma=0.5'; the\n"
     "                   other tasks use --task-kernel; a journal records them\n"
-    "  -a ALPHA         weight of K in the mixed-effect kernel (5.2), in [0, 1] (default 0.5)\n"
-    "  -l LAMBDA        regularization parameter (default 1)\n"
+    "  --alpha ALPHA    weight of K in the mixed-effect kernel (5.2), in [0, 1] (default 0.5)\n"
+    "  --lambda LAMBDA  regularization parameter (default 1)\n"
     "  --features N     refuse triples with a feature index above N (default: any)\n"
-    "  -j FILE          journal: accepted triples are appended before they are acknowledged\n"
+    "  -j, --journal FILE   accepted triples are appended before they are acknowledged\n"
     "                   and replayed at start (default: none, nothing survives a restart)\n"
     "  --fsync POLICY   batch (one fdatasync per loop round, default), always (one per\n"
     "                   request), none (write() only: survives kill -9, not power loss)\n"
-    "  -k FILE          secrets: lines 'TASK SECRET' (SECRET: 1 to 64 characters without\n"
+    "  --secrets FILE   secrets: lines 'TASK SECRET' (SECRET: 1 to 64 characters without\n"
     "                   blanks), '#' comments\n"
     "  --register       issue secrets to tasks that ask for one (REGISTER)\n"
     "  --max-message N  longest request frame accepted, bytes (default 16777216)\n"
     "  --max-clients N  connections at once (default 256)\n"
     "  --port-file FILE write the port to FILE once listening\n"
     "  -q               no messages but errors\n"
-    "  -h               this help\n";
+    "  -h, --help       this help\n"
+    "Spellings of the previous release, accepted with a warning until the next one:\n"
+    "-p (--port), -b (--bind), -a (--alpha), -l (--lambda), -k (--secrets).\n";
 
 static volatile sig_atomic_t stop;
 static int wake[2] = {-1, -1};
@@ -136,11 +143,25 @@ static km_kernel_type kernel_type(const char *opt, const char *name)
     return (km_kernel_type)t;
 }
 
+/* A kernel parameter given for a kernel that does not use it is a usage error. */
+static void check_used(const km_kernel *k, const char *which, const char *g, const char *r,
+                       const char *d)
+{
+    int t = k->type;
+    const char *name = km_kernel_name(k->type);
+    if (g && (t == KM_KERNEL_LINEAR || t == KM_KERNEL_SPLINE))
+        km_cli_die(1, "%s: the %s kernel %s has no gamma", g, name, which);
+    if (r && t != KM_KERNEL_POLY && t != KM_KERNEL_SIGMOID)
+        km_cli_die(1, "%s: the %s kernel %s has no coef0", r, name, which);
+    if (d && t != KM_KERNEL_POLY)
+        km_cli_die(1, "%s: the %s kernel %s has no degree", d, name, which);
+}
+
 int main(int argc, char **argv)
 {
     km_cli_init("mtl-server");
     km_mtl_server_config cfg = {
-        .param = {0.5, 1.0, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL},
+        .param = km_mtl_param_default(),
         .bind = "127.0.0.1",
         .port = 7353,
         .fsync_policy = KM_FSYNC_BATCH,
@@ -149,41 +170,48 @@ int main(int argc, char **argv)
     };
     int quiet = 0;
     const char *secrets = NULL, *task_kernels = NULL;
+    const char *g = NULL, *r = NULL, *d = NULL, *tg = NULL, *tr = NULL, *td = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (!strcmp(a, "-p")) {
+        } else if (km_cli_option(a, "--port", "-p")) {
             cfg.port = (int)km_cli_integer(a, NEXT(), 0, 65535);
-        } else if (!strcmp(a, "-b")) {
+        } else if (km_cli_option(a, "--bind", "-b")) {
             cfg.bind = NEXT();
         } else if (!strcmp(a, "-t")) {
             cfg.param.K.type = kernel_type(a, NEXT());
         } else if (!strcmp(a, "-g")) {
             cfg.param.K.gamma = km_cli_number(a, NEXT());
+            g = a;
         } else if (!strcmp(a, "-r")) {
             cfg.param.K.coef0 = km_cli_number(a, NEXT());
+            r = a;
         } else if (!strcmp(a, "-d")) {
             cfg.param.K.degree = (int)km_cli_integer(a, NEXT(), 1, 100);
+            d = a;
         } else if (!strcmp(a, "--task-kernel")) {
             cfg.param.Kt.type = kernel_type(a, NEXT());
         } else if (!strcmp(a, "--task-gamma")) {
             cfg.param.Kt.gamma = km_cli_number(a, NEXT());
+            tg = a;
         } else if (!strcmp(a, "--task-coef0")) {
             cfg.param.Kt.coef0 = km_cli_number(a, NEXT());
+            tr = a;
         } else if (!strcmp(a, "--task-degree")) {
             cfg.param.Kt.degree = (int)km_cli_integer(a, NEXT(), 1, 100);
+            td = a;
         } else if (!strcmp(a, "--task-kernels")) {
             task_kernels = NEXT();
-        } else if (!strcmp(a, "-a")) {
+        } else if (km_cli_option(a, "--alpha", "-a")) {
             cfg.param.alpha = km_cli_number(a, NEXT());
-        } else if (!strcmp(a, "-l")) {
+        } else if (km_cli_option(a, "--lambda", "-l")) {
             cfg.param.lambda = km_cli_number(a, NEXT());
         } else if (!strcmp(a, "--features")) {
             cfg.n_features = (int32_t)km_cli_integer(a, NEXT(), 1, INT32_MAX);
-        } else if (!strcmp(a, "-j")) {
+        } else if (!strcmp(a, "-j") || !strcmp(a, "--journal")) {
             cfg.journal = NEXT();
         } else if (!strcmp(a, "--fsync")) {
             const char *v = NEXT();
@@ -195,7 +223,7 @@ int main(int argc, char **argv)
                 cfg.fsync_policy = KM_FSYNC_NONE;
             else
                 km_cli_die(1, "--fsync: batch, always or none (got '%s')", v);
-        } else if (!strcmp(a, "-k")) {
+        } else if (km_cli_option(a, "--secrets", "-k")) {
             secrets = NEXT();
         } else if (!strcmp(a, "--register")) {
             cfg.allow_register = 1;
@@ -207,11 +235,25 @@ int main(int argc, char **argv)
             port_file = NEXT();
         } else if (!strcmp(a, "-q")) {
             quiet = 1;
-        } else {
+        } else if (a[0] == '-') {
             km_cli_die(1, "unknown option '%s'", a);
+        } else {
+            km_cli_die(1, "unexpected argument '%s' (mtl-server takes options only)", a);
         }
 #undef NEXT
     }
+    check_used(&cfg.param.K, "K (-t)", g, r, d);
+    check_used(&cfg.param.Kt, "K~ (--task-kernel)", tg, tr, td);
+    /* train's default gamma is 1/features: here the number of features is --features */
+    if (!cfg.n_features && !g && cfg.param.K.type != KM_KERNEL_LINEAR &&
+        cfg.param.K.type != KM_KERNEL_SPLINE && cfg.param.K.type != KM_KERNEL_SIGMOID)
+        km_cli_die(1, "-t %s: give -g GAMMA (the default, 1/features as in train, needs "
+                   "--features N)", km_kernel_name(cfg.param.K.type));
+    if (!cfg.n_features && !tg && cfg.param.Kt.type != KM_KERNEL_LINEAR &&
+        cfg.param.Kt.type != KM_KERNEL_SPLINE && cfg.param.Kt.type != KM_KERNEL_SIGMOID)
+        km_cli_die(1, "--task-kernel %s: give --task-gamma G (the default, 1/features as in "
+                   "train, needs --features N)", km_kernel_name(cfg.param.Kt.type));
+    km_mtl_param_gamma(&cfg.param, cfg.n_features, g != NULL, tg != NULL);
     km_error err;
     km_mtl_tkernel *tk = NULL;
     if (task_kernels && km_mtl_read_task_kernels(task_kernels, &tk, &cfg.param.ntk, &err))
@@ -222,7 +264,7 @@ int main(int argc, char **argv)
     if (secrets)
         read_secrets(secrets, &cfg);
     if (!cfg.nsecrets && !cfg.allow_register)
-        km_cli_warn("no secrets (-k) and no --register: no client can authenticate");
+        km_cli_warn("no secrets (--secrets) and no --register: no client can authenticate");
     openblas_set_num_threads(1);   /* one loop, one core; the other is the clients' */
     if (pipe2(wake, O_NONBLOCK | O_CLOEXEC) != 0)
         km_cli_die(3, "pipe: %s", strerror(errno));

@@ -18,7 +18,7 @@ static const char usage[] =
     "Dinuzzo's thesis ch. 4, Algorithm 3) along a path of lambdas, from large to small.\n"
     "training_file is svmlight/libsvm text, plain or gzip; '-' reads standard input.\n"
     "options:\n"
-    "  -k SET         basis kernels: paper (default: (1+x'y)^d, d = 1..3, and 10 Gaussian\n"
+    "  --kernels SET  basis kernels: paper (default: (1+x'y)^d, d = 1..3, and 10 Gaussian\n"
     "                 gammas in [1e-3, 1e3], on all features and on each feature), linear\n"
     "                 (x^k y^k per feature: linear RLS2, feature selection), or a kernel-list\n"
     "                 file (doc/kernel-list.md)\n"
@@ -39,16 +39,25 @@ static const char usage[] =
     "                 lambda with the best mean validation metric (ties: the larger)\n"
     "  --one-se       ... or the largest lambda within one standard error of the best\n"
     "  --seed N       seed of the folds (default 1)\n"
-    "  --test FILE    evaluate every lambda on FILE\n"
+    "  --valid FILE   evaluate every lambda on FILE (the valid column); without -v the\n"
+    "                 model is the lambda best on FILE (ties: the larger)\n"
+    "  --test FILE    evaluate every lambda on FILE; without -v and --valid the model is\n"
+    "                 the lambda best on FILE (then its test metric is not held out)\n"
     "  -o FILE        the path table as CSV (lambda, objective, kernels, iterations, seconds,\n"
     "                 dof, train/valid/test accuracy or RMSE)\n"
+    "  --selected FILE  the selected kernels of every lambda as CSV (lambda, rank, weight,\n"
+    "                 kernel in kernel-list syntax); the table on stdout names the 3 with\n"
+    "                 the largest weights d_k\n"
     "  --plot FILE    the path as an SVG figure (metric, kernels, iterations vs lambda)\n"
     "  --no-dof       skip the degrees of freedom (an l^3 inverse per lambda)\n"
     "  -n threads     threads for kernel products (default 1)\n"
     "  -q             quiet: no progress or table\n"
     "  -h, --help     this help\n"
-    "Without -v the model is the last (smallest) lambda. It goes to model_file (default:\n"
-    "training_file's name + .model); predict applies it.\n";
+    "The model is at the lambda -v chooses; without -v, the best on --valid, else the\n"
+    "best on --test, else the last (smallest) lambda. It goes to model_file (default:\n"
+    "training_file's name + .model); predict applies it.\n"
+    "Spelling of the previous release, accepted with a warning until the next one:\n"
+    "-k (--kernels).\n";
 
 typedef struct progress {
     double start, last;
@@ -87,6 +96,22 @@ static int looks_like_classes(const km_problem *P)
     return 1;
 }
 
+/* The names of row t's 3 kernels with the largest weights, then "+N more". */
+static void print_names(const km_rls2_path *p, const km_basis_set *basis, int t)
+{
+    int64_t a = p->sel_start[t], b = p->sel_start[t + 1];
+    for (int64_t q = a; q < b && q < a + 3; q++) {
+        char name[96];
+        int need = km_rls2_kernel_name(basis, p->sel_k[q], name, sizeof name);
+        if (need >= (int)sizeof name)
+            strcpy(name + sizeof name - 4, "...");
+        printf("%s%s", q > a ? ", " : "", name);
+    }
+    if (b - a > 3)
+        printf(" +%lld more", (long long)(b - a - 3));
+    putchar('\n');
+}
+
 static void plot_path(const km_rls2_path *p, const char *path, km_error *err)
 {
     int n = p->nl;
@@ -107,8 +132,10 @@ static void plot_path(const km_rls2_path *p, const char *path, km_error *err)
     km_plot_series ms[3];
     int nm = 0;
     ms[nm++] = (km_plot_series){"training", tr, NULL, NULL};
-    if (!isnan(va[0]))
+    if (!isnan(va[0]) && !isnan(p->row[0].valid_se))
         ms[nm++] = (km_plot_series){"validation (mean +- se)", va, lo, hi};
+    else if (!isnan(va[0]))
+        ms[nm++] = (km_plot_series){"validation", va, NULL, NULL};
     if (!isnan(p->row[0].test)) {
         for (int t = 0; t < n; t++)
             test[t] = p->row[t].test;
@@ -142,6 +169,7 @@ int main(int argc, char **argv)
     double lmin = 1e-6, lmax = 1e6;
     int nl = 30, quiet = 0, task = -1;
     const char *kset = "paper", *test_path = NULL, *csv_path = NULL, *svg_path = NULL;
+    const char *valid_path = NULL, *sel_path = NULL;
     const char *args[2] = {0};
     int nargs = 0;
     for (int i = 1; i < argc; i++) {
@@ -150,7 +178,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (!strcmp(a, "-k")) {
+        } else if (km_cli_option(a, "--kernels", "-k")) {
             kset = NEXT();
         } else if (!strcmp(a, "-S")) {
             const char *s = NEXT();
@@ -185,6 +213,10 @@ int main(int argc, char **argv)
             S.seed = (uint64_t)km_cli_integer(a, NEXT(), 0, INT64_MAX);
         } else if (!strcmp(a, "--test")) {
             test_path = NEXT();
+        } else if (!strcmp(a, "--valid")) {
+            valid_path = NEXT();
+        } else if (!strcmp(a, "--selected")) {
+            sel_path = NEXT();
         } else if (!strcmp(a, "-o")) {
             csv_path = NEXT();
         } else if (!strcmp(a, "--plot")) {
@@ -210,21 +242,28 @@ int main(int argc, char **argv)
         km_cli_die(1, "--one-se needs -v");
     if (S.transductive && !test_path)
         km_cli_die(1, "--transductive needs --test");
+    if (valid_path && S.folds)
+        km_cli_die(1, "--valid and -v: the lambda is chosen one way (give one of them)");
+    S.select_test = test_path && !valid_path && !S.folds;
     char *model_path = km_cli_model_path(args[0], nargs == 2 ? args[1] : NULL);
 
     double t0 = km_cli_now();
     km_error err = {0};
-    km_problem *P = NULL, *Q = NULL, *X;
+    km_problem *P = NULL, *Q = NULL, *V = NULL, *X, *PQ;
     if (km_svmlight_read(args[0], &P, &err) || km_problem_single(P, args[0], &err))
         km_cli_die(err.code, "%s", err.msg);
-    if (test_path) {
+    PQ = X = P;
+    if (test_path) {   /* rows: training, then test, then validation */
         if (km_svmlight_read(test_path, &Q, &err) || km_problem_single(Q, test_path, &err))
             km_cli_die(err.code, "%s", err.msg);
-        X = km_problem_concat(P, Q);
-        if (!X)
+        if (!(PQ = X = km_problem_concat(P, Q)))
             km_cli_die(3, "out of memory");
-    } else {
-        X = P;
+    }
+    if (valid_path) {
+        if (km_svmlight_read(valid_path, &V, &err) || km_problem_single(V, valid_path, &err))
+            km_cli_die(err.code, "%s", err.msg);
+        if (!(X = km_problem_concat(PQ, V)))
+            km_cli_die(3, "out of memory");
     }
     if (task < 0)
         task = looks_like_classes(P);
@@ -251,7 +290,8 @@ int main(int argc, char **argv)
         km_kbank_stats(bank, &doubles, &dense, &factored);
         fprintf(stderr, "%s: %lld training rows%s, %d features, %d basis kernels (%d dense, "
                 "%d factored, %.1f MB) in %.2f s\n", task ? "classification" : "regression",
-                (long long)P->l, Q ? " + test" : "", (int)X->n, basis.m, dense, factored,
+                (long long)P->l, Q ? (V ? " + test + validation" : " + test") :
+                V ? " + validation" : "", (int)X->n, basis.m, dense, factored,
                 (double)doubles * 8 / 1048576, t_bank - t0);
     }
 
@@ -267,7 +307,10 @@ int main(int argc, char **argv)
     progress prog = {t0, t0, quiet};
     S.progress = on_progress;
     S.ctx = &prog;
-    km_rls2_task T = {bank, X->y, train, P->l, train + P->l, Q ? Q->l : 0, task};
+    int64_t nt = Q ? Q->l : 0;
+    km_rls2_task T = {bank, X->y, train, P->l, train + P->l, nt, task};
+    S.valid = train + P->l + nt;
+    S.nvalid = V ? V->l : 0;
     km_rls2_path path;
     if (km_rls2_run(&T, &S, &path, &err))
         km_cli_die(err.code, "%s", err.msg);
@@ -276,13 +319,14 @@ int main(int argc, char **argv)
             km_cli_warn("%d basis kernels have scale 0 (constant on the rows that set the "
                         "scale) and were left out", path.scale_zero);
         const char *mt = task ? "acc%" : "rmse";
-        printf("%12s %5s %5s %9s %9s %9s %9s %9s\n", "lambda", "kern", "iter", "dof",
-               "train", "valid", "+-se", "test");
+        printf("%12s %5s %5s %9s %9s %9s %9s %9s %-15s %s\n", "lambda", "kern", "iter", "dof",
+               "train", "valid", "+-se", "test", "", "kernels, largest d_k first");
         for (int t = 0; t < nl; t++) {
             const km_rls2_row *r = &path.row[t];
-            printf("%12.4g %5d %5d %9.4g %9.4g %9.4g %9.4g %9.4g%s%s\n", r->lambda, r->kernels,
-                   r->iter, r->df, r->train, r->valid, r->valid_se, r->test,
-                   t == path.chosen ? "  <- model" : "", r->converged ? "" : "  (cap)");
+            printf("%12.4g %5d %5d %9.4g %9.4g %9.4g %9.4g %9.4g %-9s%-6s ", r->lambda,
+                   r->kernels, r->iter, r->df, r->train, r->valid, r->valid_se, r->test,
+                   t == path.chosen ? "<- model" : "", r->converged ? "" : "(cap)");
+            print_names(&path, &basis, t);
         }
         int unconv = 0;
         for (int t = 0; t < nl; t++)
@@ -296,12 +340,21 @@ int main(int argc, char **argv)
             secs += path.row[t].seconds;
             iters += path.row[t].iter;
         }
-        printf("metric = %s; chosen lambda = %.6g (%d kernels)\n", mt,
-               path.row[path.chosen].lambda, path.row[path.chosen].kernels);
+        static const char *why[] = {
+            "the last lambda: no -v, --valid or --test",
+            "the best mean over the folds",
+            "the largest within one standard error of the folds' best",
+            "the best on --valid",
+            "the best on --test: its test metric is not held out; use --valid or -v for one "
+            "that is"};
+        printf("metric = %s; chosen lambda = %.6g (%d kernels), %s\n", mt,
+               path.row[path.chosen].lambda, path.row[path.chosen].kernels, why[path.choice]);
         printf("path: %d iterations, %.3f s (kernels %.3f s, total %.3f s)\n", iters, secs,
                t_bank - t0, km_cli_now() - t0);
     }
     if (csv_path && km_rls2_write_csv(&path, csv_path, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    if (sel_path && km_rls2_write_selected(&path, &basis, sel_path, &err))
         km_cli_die(err.code, "%s", err.msg);
     if (svg_path)
         plot_path(&path, svg_path, &err);
@@ -313,10 +366,13 @@ int main(int argc, char **argv)
     km_rls2_path_free(&path);
     km_kbank_free(bank);
     km_basis_set_free(&basis);
-    if (X != P)
+    if (X != PQ)
         km_problem_free(X);
+    if (PQ != P)
+        km_problem_free(PQ);
     km_problem_free(P);
     km_problem_free(Q);
+    km_problem_free(V);
     free(train);
     free(lambda);
     free(model_path);

@@ -125,6 +125,84 @@ char *km_cli_model_path(const char *data, const char *given)
     return path;
 }
 
+int km_cli_option(const char *arg, const char *name, const char *old)
+{
+    if (strcmp(arg, name) == 0)
+        return 1;
+    if (!old || strcmp(arg, old) != 0)
+        return 0;
+    km_cli_warn("%s is deprecated, use %s (%s will be removed in the next release)", old, name,
+                old);
+    return 1;
+}
+
+/* 1 to max characters from '!' to '~'. */
+static int secret_ok(const char *s, size_t len, int max)
+{
+    if (len < 1 || len > (size_t)max)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < '!' || s[i] > '~')
+            return 0;
+    return 1;
+}
+
+char *km_cli_secret_file(const char *path, int max, long long task, int has_task)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        km_cli_die(2, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    int rd_err = ferror(f);
+    fclose(f);
+    if (n < 0) {
+        free(line);
+        if (rd_err)
+            km_cli_die(2, "%s: %s", path, strerror(errno));
+        km_cli_die(2, "%s: empty (expected the secret, or 'TASK SECRET')", path);
+    }
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
+                     line[n - 1] == '\t'))
+        line[--n] = 0;
+    char *sec = line + strspn(line, " \t");
+    char *blank = sec + strcspn(sec, " \t");
+    if (*blank) {   /* TASK SECRET */
+        char *end;
+        errno = 0;
+        long long t = strtoll(sec, &end, 10);
+        if (errno || end != blank) {
+            free(line);
+            km_cli_die(2, "%s:1: expected the secret, or 'TASK SECRET'", path);
+        }
+        if (has_task && t != task) {
+            free(line);
+            km_cli_die(2, "%s:1: the secret of task %lld, not of task %lld", path, t, task);
+        }
+        sec = blank + strspn(blank, " \t");
+    }
+    if (!secret_ok(sec, strlen(sec), max)) {
+        free(line);
+        km_cli_die(2, "%s:1: a secret has 1 to %d characters without blanks", path, max);
+    }
+    char *out = strdup(sec);
+    free(line);
+    if (!out)
+        km_cli_die(3, "out of memory");
+    return out;
+}
+
+const char *km_cli_secret_env(const char *name, int max)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return NULL;
+    if (!secret_ok(v, strlen(v), max))
+        km_cli_die(1, "%s: a secret has 1 to %d characters without blanks", name, max);
+    return v;
+}
+
 double km_cli_now(void)
 {
     return km_seconds();

@@ -44,6 +44,21 @@ char *km_cli_model_path(const char *data, const char *given);
  * is made when the model is written: an exit in between holds no allocation). */
 void km_cli_check_model_path(const char *data, const char *given);
 
+/* Whether arg is the option `name`, or `old`, its spelling of the previous release (old may
+ * be NULL); for `old` it prints "PROG: warning: OLD is deprecated, use NAME (OLD will be
+ * removed in the next release)" on stderr. */
+int km_cli_option(const char *arg, const char *name, const char *old);
+
+/* A secret (1 to max printable characters, no blanks) from the first line of the file at
+ * path: "SECRET", or "TASK SECRET" (what mtl-client register prints), whose TASK must then
+ * be `task` (when has_task). Exits 2 naming the file when it cannot be read or holds
+ * anything else. Malloc'ed. */
+char *km_cli_secret_file(const char *path, int max, long long task, int has_task);
+
+/* The value of the environment variable `name` as a secret (1 to max printable characters,
+ * no blanks), or NULL when it is unset or empty; exits 1 naming it when it is malformed. */
+const char *km_cli_secret_env(const char *name, int max);
+
 /* Seconds on a monotonic clock. */
 double km_cli_now(void);
 

@@ -76,6 +76,27 @@ static size_t packed(int64_t n)
 
 static int grow_inputs(km_mtl *s, int64_t need);
 
+km_mtl_param km_mtl_param_default(void)
+{
+    km_mtl_param p = {0.5, 1.0, {KM_KERNEL_LINEAR, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
+                      NULL};
+    return p;
+}
+
+static int uses_gamma(km_kernel_type t)
+{
+    return t != KM_KERNEL_LINEAR && t != KM_KERNEL_SPLINE;
+}
+
+void km_mtl_param_gamma(km_mtl_param *p, int32_t n, int have_gamma, int have_tgamma)
+{
+    double g = n > 0 ? 1.0 / n : 1;
+    if (!have_gamma && uses_gamma(p->K.type))
+        p->K.gamma = g;
+    if (!have_tgamma && uses_gamma(p->Kt.type))
+        p->Kt.gamma = g;
+}
+
 int km_mtl_param_check(const km_mtl_param *p, int32_t n, km_error *err)
 {
     if (!(p->alpha >= 0 && p->alpha <= 1))

@@ -60,6 +60,17 @@ typedef struct km_mtl_param {
     const km_mtl_tkernel *tk;   /* borrowed; km_mtl_new copies it */
 } km_mtl_param;
 
+/* The defaults of both `train -s mtl` and `mtl-server`: alpha 0.5, lambda 1, K and the
+ * default K~ linear (gamma 1, coef0 0, degree 3 for when another type is chosen), no
+ * per-task kernels. The front ends take gamma = 1/(number of features) for a kernel that
+ * uses it when no gamma is given (-g, --task-gamma), as LIBSVM does: km_mtl_param_gamma. */
+km_mtl_param km_mtl_param_default(void);
+
+/* The LIBSVM default gamma = 1/n (n > 0 features; 1 for n <= 0) for K unless have_gamma and
+ * for K~ unless have_tgamma, set only in a kernel that uses gamma (a linear kernel keeps
+ * its stored value, so its parameters compare equal whatever n). */
+void km_mtl_param_gamma(km_mtl_param *p, int32_t n, int have_gamma, int have_tgamma);
+
 /* KM_EUSAGE with a reason unless 0 <= alpha <= 1, lambda > 0 and finite, every kernel
  * valid for n features (km_kernel_check; the spline kernel needs n = 1) and positive
  * semi-definite (not sigmoid), and tk's task ids strictly increasing. */

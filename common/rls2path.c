@@ -17,6 +17,9 @@ void km_rls2_path_free(km_rls2_path *p)
     free(p->d);
     free(p->c);
     free(p->intercept);
+    free(p->sel_start);
+    free(p->sel_k);
+    free(p->sel_d);
     memset(p, 0, sizeof *p);
 }
 
@@ -126,23 +129,115 @@ static int scales(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p
     return rc;
 }
 
+/* Every lambda's solution on all training rows, when the model's lambda is known only after
+ * the path (validation or test rows): c of each (t, j) dense, the support of d sparse, entry
+ * j * nl + t at k[start[e] .. start[e + 1]), in the order the paths are run. */
+typedef struct saved {
+    double *c;           /* nl * n * nw: [(t * n + i) * nw + j] */
+    int64_t *start;      /* nl * nw + 1 */
+    int *k;
+    double *v;
+    int64_t len, cap;
+} saved;
+
+static void saved_free(saved *sv)
+{
+    free(sv->c);
+    free(sv->start);
+    free(sv->k);
+    free(sv->v);
+}
+
+/* Appends the support of d (m values) as entry e of sv. */
+static int saved_put(saved *sv, int64_t e, const double *d, int m, km_error *err)
+{
+    sv->start[e] = sv->len;
+    for (int k = 0; k < m; k++) {
+        if (!(d[k] > 0))
+            continue;
+        if (sv->len == sv->cap) {
+            int64_t cap = sv->cap ? 2 * sv->cap : 256;
+            int *nk = realloc(sv->k, (size_t)cap * sizeof *nk);
+            if (nk)
+                sv->k = nk;
+            double *nv = nk ? realloc(sv->v, (size_t)cap * sizeof *nv) : NULL;
+            if (!nv)
+                return km_error_nomem(err, "RLS2 path");
+            sv->v = nv;
+            sv->cap = cap;
+        }
+        sv->k[sv->len] = k;
+        sv->v[sv->len++] = d[k];
+    }
+    sv->start[e + 1] = sv->len;
+    return KM_OK;
+}
+
+typedef struct ranked {
+    double w;
+    int k;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w < y->w ? 1 : -1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+/* p->sel_*: the kernels of each lambda with their summed weights wsum[t * m + k] > 0. */
+static int selected_lists(km_rls2_path *p, const double *wsum, int nl, km_error *err)
+{
+    int m = p->m;
+    int64_t total = 0;
+    for (size_t e = 0; e < (size_t)nl * (size_t)m; e++)
+        total += wsum[e] > 0;
+    p->sel_start = malloc((size_t)(nl + 1) * sizeof *p->sel_start);
+    p->sel_k = malloc((size_t)(total > 0 ? total : 1) * sizeof *p->sel_k);
+    p->sel_d = malloc((size_t)(total > 0 ? total : 1) * sizeof *p->sel_d);
+    ranked *r = malloc((size_t)(m > 0 ? m : 1) * sizeof *r);
+    if (!p->sel_start || !p->sel_k || !p->sel_d || !r) {
+        free(r);
+        return km_error_nomem(err, "RLS2 path");
+    }
+    int64_t q = 0;
+    for (int t = 0; t < nl; t++) {
+        p->sel_start[t] = q;
+        int c = 0;
+        for (int k = 0; k < m; k++)
+            if (wsum[(size_t)t * (size_t)m + (size_t)k] > 0)
+                r[c++] = (ranked){wsum[(size_t)t * (size_t)m + (size_t)k] / p->nr_w, k};
+        qsort(r, (size_t)c, sizeof *r, cmp_ranked);
+        for (int a = 0; a < c; a++, q++) {
+            p->sel_k[q] = r[a].k;
+            p->sel_d[q] = r[a].w;
+        }
+    }
+    p->sel_start[nl] = q;
+    free(r);
+    return KM_OK;
+}
+
 /*
  * The paths of every decision function on training rows train[0..n) (bank rows), with
  * decision values at the rows eval[0..ne) stored in dec[(t * ne + i) * nr_w + j]; the
  * training fit too when fit != NULL (fit[(t * n + i) * nr_w + j]). With rows != NULL the
- * path statistics are added up there, and the solution at lambda index keep is saved in p.
+ * path statistics are added up there and the selected kernels listed in p; the solution at
+ * lambda index keep is saved in p, and every lambda's in sv when sv != NULL.
  */
 static int run_paths(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
                      const double *s_all, const int64_t *train, int64_t n,
                      const int64_t *eval, int64_t ne, double *dec, double *fit,
-                     km_rls2_row *rows, int keep, int *done, int total, km_error *err)
+                     km_rls2_row *rows, int keep, saved *sv, int *done, int total,
+                     km_error *err)
 {
     int m = p->m, nw = p->nr_w, rc = KM_OK;
     km_kbank *B = km_kbank_slice(T->bank, train, n, err);
     double *y = malloc((size_t)(n > 0 ? n : 1) * sizeof *y);
     double *w = malloc((size_t)m * sizeof *w);
     double *out = malloc((size_t)(ne > 0 ? ne : 1) * sizeof *out);
-    unsigned char *sel = rows ? calloc((size_t)S->nl * (size_t)m, 1) : NULL;
+    double *sel = rows ? calloc((size_t)S->nl * (size_t)m, sizeof *sel) : NULL;
     if (!B || !y || !w || !out || (rows && !sel)) {
         rc = B ? km_error_nomem(err, "RLS2 path") : err->code;
         goto done;
@@ -185,12 +280,24 @@ static int run_paths(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path
                 r->converged &= info.converged;
                 r->seconds += info.seconds;
                 for (int k = 0; k < m; k++)
-                    sel[(size_t)t * (size_t)m + (size_t)k] |= d[k] > 0;
+                    if (d[k] > 0)
+                        sel[(size_t)t * (size_t)m + (size_t)k] += d[k];
                 if (S->dof) {
                     double df;
                     if ((rc = km_rls2_dof(R, S->lambda[t], &df, err)))
                         break;
                     r->df += df;
+                }
+            }
+            if (sv) {
+                if ((rc = saved_put(sv, (int64_t)j * S->nl + t, d, m, err)))
+                    break;
+                for (int64_t i = 0; i < n; i++)
+                    sv->c[((size_t)t * (size_t)n + (size_t)i) * (size_t)nw + (size_t)j] = c[i];
+                if (t == 0) {
+                    for (int k = 0; k < m; k++)
+                        p->s[(size_t)k * (size_t)nw + (size_t)j] = s[k];
+                    p->intercept[j] = mean;
                 }
             }
             if (t == keep) {
@@ -208,12 +315,14 @@ static int run_paths(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path
         }
         km_rls2_free(R);
     }
-    if (rows && rc == KM_OK)
+    if (rows && rc == KM_OK) {
         for (int t = 0; t < S->nl; t++) {
             rows[t].kernels = 0;
             for (int k = 0; k < m; k++)
-                rows[t].kernels += sel[(size_t)t * (size_t)m + (size_t)k];
+                rows[t].kernels += sel[(size_t)t * (size_t)m + (size_t)k] > 0;
         }
+        rc = selected_lists(p, sel, S->nl, err);
+    }
 done:
     km_kbank_free(B);
     free(y);
@@ -238,6 +347,9 @@ int km_rls2_run(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
     if (S->folds == 1 || S->folds > T->ntrain)
         return km_error_set(err, KM_EUSAGE, "the number of folds must be between 2 and the "
                             "number of examples (%lld)", (long long)T->ntrain);
+    if (S->folds && S->nvalid > 0)
+        return km_error_set(err, KM_EUSAGE, "validation rows and cross-validation folds: the "
+                            "lambda is chosen one way");
     p->nl = nl;
     p->m = m;
     p->ntrain = T->ntrain;
@@ -273,12 +385,14 @@ int km_rls2_run(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
     double *s_all = malloc((size_t)m * (size_t)nw * sizeof *s_all);
     double *s_tmp = malloc((size_t)m * sizeof *s_tmp);
     int *fold = malloc((size_t)T->ntrain * sizeof *fold);
-    int64_t *rows = malloc((size_t)(T->ntrain + T->ntest) * sizeof *rows);
-    int64_t ne_max = T->ntrain + T->ntest;
+    int64_t nev = T->ntest + S->nvalid;
+    int64_t *rows = malloc((size_t)(T->ntrain + nev) * sizeof *rows);
+    int64_t ne_max = T->ntrain + nev;
     double *dec = malloc((size_t)nl * (size_t)(ne_max > 0 ? ne_max : 1) * (size_t)nw *
                          sizeof *dec);
     double *fit = malloc((size_t)nl * (size_t)T->ntrain * (size_t)nw * sizeof *fit);
     double *vm = calloc((size_t)nl * (size_t)(S->folds > 0 ? S->folds : 1), sizeof *vm);
+    saved sv = {0};
     if (!p->s || !p->d || !p->c || !p->intercept || !s_all || !s_tmp || !fold || !rows ||
         !dec || !fit || !vm) {
         rc = km_error_nomem(err, "RLS2 path");
@@ -310,7 +424,7 @@ int km_rls2_run(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
             for (int64_t i = 0; i < T->ntrain; i++)
                 if (fold[i] == f)
                     rows[n + ne++] = T->train[i];
-            rc = run_paths(T, S, p, s_all, rows, n, rows + n, ne, dec, NULL, NULL, -1,
+            rc = run_paths(T, S, p, s_all, rows, n, rows + n, ne, dec, NULL, NULL, -1, NULL,
                            &done, total, err);
             for (int t = 0; t < nl && rc == KM_OK; t++)
                 vm[(size_t)t * (size_t)folds + (size_t)f] =
@@ -336,7 +450,9 @@ int km_rls2_run(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
             if (sign * p->row[t].valid > sign * p->row[best].valid)
                 best = t;
         p->chosen = best;
+        p->choice = KM_RLS2_CV;
         if (S->one_se) {
+            p->choice = KM_RLS2_CV_ONE_SE;
             double bound = p->row[best].valid - sign * p->row[best].valid_se;
             for (int t = 0; t < best; t++)
                 if (sign * p->row[t].valid >= sign * bound) {
@@ -344,23 +460,64 @@ int km_rls2_run(const km_rls2_task *T, const km_rls2_setup *S, km_rls2_path *p,
                     break;
                 }
         }
+    } else if (S->nvalid > 0) {
+        p->choice = KM_RLS2_VALID;
+    } else if (T->ntest > 0 && S->select_test) {
+        p->choice = KM_RLS2_TEST;
     } else {
+        p->choice = KM_RLS2_LAST;
         p->chosen = nl - 1;
     }
+    int after = p->choice == KM_RLS2_VALID || p->choice == KM_RLS2_TEST;
+    if (after) {   /* the model's lambda is known after the path: keep every lambda's */
+        sv.c = malloc((size_t)nl * (size_t)T->ntrain * (size_t)nw * sizeof *sv.c);
+        sv.start = malloc(((size_t)nl * (size_t)nw + 1) * sizeof *sv.start);
+        if (!sv.c || !sv.start) {
+            rc = km_error_nomem(err, "RLS2 path");
+            goto done;
+        }
+    }
 
-    /* the path on all training rows: statistics, training fit, test metric, the model */
+    /* the path on all training rows: statistics, training fit, test and validation
+     * metrics, the model */
     for (int64_t i = 0; i < T->ntest; i++)
         rows[i] = T->test[i];
-    rc = run_paths(T, S, p, s_all, T->train, T->ntrain, rows, T->ntest, dec, fit, p->row,
-                   p->chosen, &done, total, err);
+    for (int64_t i = 0; i < S->nvalid; i++)
+        rows[T->ntest + i] = S->valid[i];
+    rc = run_paths(T, S, p, s_all, T->train, T->ntrain, rows, nev, dec, fit, p->row,
+                   after ? -1 : p->chosen, after ? &sv : NULL, &done, total, err);
     for (int t = 0; t < nl && rc == KM_OK; t++) {
         p->row[t].train = metric(p, fit + (size_t)t * (size_t)T->ntrain * (size_t)nw, T->y,
                                  T->train, T->ntrain);
         if (T->ntest > 0)
-            p->row[t].test = metric(p, dec + (size_t)t * (size_t)T->ntest * (size_t)nw, T->y,
+            p->row[t].test = metric(p, dec + (size_t)t * (size_t)nev * (size_t)nw, T->y,
                                     T->test, T->ntest);
+        if (S->nvalid > 0)
+            p->row[t].valid = metric(p, dec + ((size_t)t * (size_t)nev + (size_t)T->ntest) *
+                                     (size_t)nw, T->y, S->valid, S->nvalid);
+    }
+    if (rc == KM_OK && after) {
+        /* the best validation or test metric (ties: the larger lambda, the earlier row) */
+        int best = 0, sign = T->classification ? 1 : -1;
+        for (int t = 1; t < nl; t++) {
+            double a = p->choice == KM_RLS2_VALID ? p->row[t].valid : p->row[t].test;
+            double b = p->choice == KM_RLS2_VALID ? p->row[best].valid : p->row[best].test;
+            if (sign * a > sign * b || (isnan(b) && !isnan(a)))
+                best = t;
+        }
+        p->chosen = best;
+        for (int j = 0; j < nw; j++) {
+            int64_t e = (int64_t)j * nl + best;
+            for (int k = 0; k < m; k++)
+                p->d[(size_t)k * (size_t)nw + (size_t)j] = 0;
+            for (int64_t q = sv.start[e]; q < sv.start[e + 1]; q++)
+                p->d[(size_t)sv.k[q] * (size_t)nw + (size_t)j] = sv.v[q];
+        }
+        memcpy(p->c, sv.c + (size_t)best * (size_t)T->ntrain * (size_t)nw,
+               (size_t)T->ntrain * (size_t)nw * sizeof *p->c);
     }
 done:
+    saved_free(&sv);
     free(s_all);
     free(s_tmp);
     free(fold);
@@ -400,6 +557,78 @@ static int write_csv(FILE *f, const void *ctx)
 int km_rls2_write_csv(const km_rls2_path *p, const char *path, km_error *err)
 {
     return km_write_atomic(path, "path table", write_csv, p, err);
+}
+
+int km_rls2_kernel_name(const km_basis_set *basis, int k, char *buf, size_t len)
+{
+    const km_basis *b = &basis->b[k];
+    const km_kernel *K = &b->kernel;
+    char text[160];
+    int n = snprintf(text, sizeof text, "%s", km_kernel_name(K->type));
+    if (K->type != KM_KERNEL_LINEAR && K->type != KM_KERNEL_SPLINE && K->gamma != 1)
+        n += snprintf(text + n, sizeof text - (size_t)n, " gamma=%.3g", K->gamma);
+    if ((K->type == KM_KERNEL_POLY || K->type == KM_KERNEL_SIGMOID) && K->coef0 != 0)
+        n += snprintf(text + n, sizeof text - (size_t)n, " coef0=%.3g", K->coef0);
+    if (K->type == KM_KERNEL_POLY && K->degree != 3)
+        snprintf(text + n, sizeof text - (size_t)n, " degree=%d", K->degree);
+    if (!b->nfeat)
+        return snprintf(buf, len, "%s", text);
+    /* the feature runs as km_basis_format writes them */
+    int need = km_basis_format(b, NULL, 0);
+    char *full = need >= 0 ? malloc((size_t)need + 1) : NULL;
+    if (!full)
+        return snprintf(buf, len, "%s features=...", text);
+    km_basis_format(b, full, (size_t)need + 1);
+    const char *f = strstr(full, " features=");
+    int r = snprintf(buf, len, "%s%s", text, f ? f : "");
+    free(full);
+    return r;
+}
+
+typedef struct selected_ctx {
+    const km_rls2_path *p;
+    const km_basis_set *basis;
+} selected_ctx;
+
+static int write_selected(FILE *f, const void *ctx)
+{
+    const selected_ctx *sc = ctx;
+    const km_rls2_path *p = sc->p;
+    char *buf = NULL;
+    size_t cap = 0;
+    fprintf(f, "lambda,rank,weight,kernel\n");
+    for (int t = 0; t < p->nl; t++)
+        for (int64_t q = p->sel_start[t]; q < p->sel_start[t + 1]; q++) {
+            const km_basis *b = &sc->basis->b[p->sel_k[q]];
+            size_t need = (size_t)km_basis_format(b, NULL, 0) + 1;
+            if (need > cap) {
+                char *nb = realloc(buf, need);
+                if (!nb) {
+                    free(buf);
+                    return -1;
+                }
+                buf = nb;
+                cap = need;
+            }
+            km_basis_format(b, buf, cap);
+            fprintf(f, "%.10g,%lld", p->row[t].lambda, (long long)(q - p->sel_start[t] + 1));
+            km_csv_number(f, p->sel_d[q]);
+            fprintf(f, ",\"%s\"\n", buf);
+        }
+    free(buf);
+    return 0;
+}
+
+int km_rls2_write_selected(const km_rls2_path *p, const km_basis_set *basis, const char *path,
+                           km_error *err)
+{
+    if (!p->sel_start)
+        return km_error_set(err, KM_EUSAGE, "the path has no selected kernels");
+    for (int64_t q = 0; q < p->sel_start[p->nl]; q++)
+        if (p->sel_k[q] >= basis->m)
+            return km_error_set(err, KM_EUSAGE, "the path's kernels are not those of the set");
+    selected_ctx sc = {p, basis};
+    return km_write_atomic(path, "selected kernels", write_selected, &sc, err);
 }
 
 /* The rows of X listed in rows[0..n) with only the features some kernel of keep looks at

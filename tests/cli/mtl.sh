@@ -26,35 +26,103 @@ check "each user rates 5 distinct items" bash -c \
 # ---- usage errors
 expect_fail "mtl-client without a command: usage error" 1 'no command' $C
 expect_fail "mtl-client estimate without -T: usage error" 1 'needs the task' $C estimate
-expect_fail "mtl-server: alpha outside [0, 1]" 1 'alpha' $S -a 1.5
-expect_fail "mtl-server: sigmoid refused" 1 'indefinite' $S -t sigmoid
+expect_fail "mtl-server: alpha outside [0, 1]" 1 'alpha' $S --alpha 1.5
+expect_fail "mtl-server: sigmoid refused" 1 'indefinite' $S -t sigmoid -g 1
 expect_fail "mtl-server: bad secrets file" 2 'secrets:1: expected' \
-    bash -c "echo 'x' >$TMP/secrets; $S -k $TMP/secrets"
+    bash -c "echo 'x' >$TMP/secrets; $S --secrets $TMP/secrets"
+expect_fail "mtl-server: -g with the linear kernel (the default) is refused" 1 \
+    'the linear kernel K \(-t\) has no gamma' $S -g 2
+expect_fail "mtl-server: -d with rbf is refused" 1 'rbf kernel K \(-t\) has no degree' \
+    $S -t rbf -g 1 -d 2
+expect_fail "mtl-server: --task-gamma with a linear K~ is refused" 1 'has no gamma' \
+    $S --task-gamma 2
+expect_fail "mtl-server: -t rbf without -g or --features: train's 1/features unknown" 1 \
+    'give -g GAMMA.*--features N' $S -t rbf
+expect_fail "mtl-server: an argument that is not an option" 1 'takes options only' $S 7353
+expect_fail "mtl-client estimate without FILE and without --passive: refused, names --passive" \
+    1 'estimate: no FILE of task 3.*not be personalised.*--passive' \
+    env KMTK_SECRET=s3 $C -T 3 estimate --model "$TMP/x.model"
+expect_fail "mtl-client estimate --active without FILE: refused" 1 '--active needs FILE' \
+    env KMTK_SECRET=s3 $C -T 3 estimate --active --model "$TMP/x.model"
+expect_fail "mtl-client: --secret-file and --secret together: usage error" 1 'give the secret once' \
+    bash -c "echo s3 >$TMP/s3; $C -T 3 --secret-file $TMP/s3 --secret s3 status"
+expect_fail "mtl-client: a secret file of another task is refused" 2 \
+    'the secret of task 4, not of task 3' \
+    bash -c "echo '4 s4' >$TMP/s4; $C -T 3 --secret-file $TMP/s4 status"
+expect_fail "mtl-client: a secret file of three words is refused" 2 \
+    "s3bad:1: expected the secret, or 'TASK SECRET'" \
+    bash -c "printf 'two words here\n' >$TMP/s3bad; $C -T 3 --secret-file $TMP/s3bad status"
+expect_fail "mtl-client: a secret of 65 characters in a file is refused" 2 \
+    's3long:1: a secret has 1 to 64' \
+    bash -c "printf '3 %065d\n' 0 >$TMP/s3long; $C -T 3 --secret-file $TMP/s3long status"
+expect_fail "mtl-client: an empty secret file is refused" 2 'empty' \
+    bash -c ": >$TMP/s3empty; $C -T 3 --secret-file $TMP/s3empty status"
+expect_fail "mtl-client: a malformed KMTK_SECRET is refused" 1 'KMTK_SECRET: a secret' \
+    env KMTK_SECRET='a b' $C -T 3 status
 
 # ---- a server (same kernel for K and K~: the estimate is a kernel model predict reads)
 for j in $(seq 1 30); do echo "$j s$j"; done >"$TMP/secrets"
-$S -q -p 0 --port-file "$TMP/port" -k "$TMP/secrets" -j "$TMP/journal" -t rbf -g 2 \
-    --task-kernel rbf --task-gamma 2 -a 0.4 -l 0.1 --features 19 &
+$S -q --port 0 --port-file "$TMP/port" --secrets "$TMP/secrets" --journal "$TMP/journal" \
+    -t rbf -g 2 --task-kernel rbf --task-gamma 2 --alpha 0.4 --lambda 0.1 --features 19 &
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port")
 check "the server writes its port" test -n "$P"
 grep -v 'qid:7 ' "$TMP/mu.train" >"$TMP/others"
 grep 'qid:7 ' "$TMP/mu.train" >"$TMP/u7"
-$C -p "$P" -K "$TMP/secrets" send "$TMP/others" 2>"$TMP/send.err"
+$C --port "$P" --secrets "$TMP/secrets" send "$TMP/others" 2>"$TMP/send.err"
 check "send: 145 triples of 29 users acknowledged" grep -q '145 triples acknowledged' "$TMP/send.err"
-$C -p "$P" -T 3 -k s3 status >"$TMP/status"
+KMTK_SECRET=s3 $C --port "$P" -T 3 status >"$TMP/status"
 check "status: version 145, task 3's 5 triples" bash -c \
     "grep -qx 'version 145' $TMP/status && grep -qx 'task_triples 5' $TMP/status"
-expect_fail "task 3's secret cannot ask about task 4" 2 'error 3' $C -p "$P" -T 4 -k s3 status
+expect_fail "task 3's secret cannot ask about task 4" 2 'error 3' \
+    env KMTK_SECRET=s3 $C --port "$P" -T 4 status
+echo s7 >"$TMP/s7"
 expect_fail "task 7 cannot send rows of task 8 with its secret" 2 'no secret for task 8' \
-    $C -p "$P" -T 7 -k s7 send <(grep 'qid:8 ' "$TMP/mu.train")
+    $C --port "$P" -T 7 --secret-file "$TMP/s7" send <(grep 'qid:8 ' "$TMP/mu.train")
+# the secret from a file ('SECRET' or 'TASK SECRET'), the environment or argv: same answer
+echo '3 s3' >"$TMP/s3task"
+$C --port "$P" -T 3 --secret-file "$TMP/s3task" status >"$TMP/status.file"
+$C --port "$P" -T 3 --secret s3 status >"$TMP/status.argv" 2>"$TMP/status.argv.err"
+check "the secret from a 'TASK SECRET' file, KMTK_SECRET or --secret: the same status" bash -c \
+    "cmp -s $TMP/status $TMP/status.file && cmp -s $TMP/status $TMP/status.argv"
+check "--secret on the command line: a warning that ps shows it" \
+    grep -q 'warning: a secret on the command line is visible to other users (ps)' \
+    "$TMP/status.argv.err"
+$C -p "$P" -T 3 -k s3 status >"$TMP/status.old" 2>"$TMP/status.old.err"
+check "old spellings -p and -k: the same status" cmp -s "$TMP/status" "$TMP/status.old"
+check "old spellings -p and -k: deprecation warnings naming --port and --secret" bash -c \
+    "grep -q 'warning: -p is deprecated, use --port (-p will be removed in the next release)' $TMP/status.old.err &&
+     grep -q 'warning: -k is deprecated, use --secret' $TMP/status.old.err"
 # user 7 passive: its ratings stay here; then active: sent, and its R_j rebuilt locally
-$C -q -p "$P" -T 7 -k s7 estimate --passive "$TMP/u7" -o "$TMP/p7.model" \
-    --eval "$TMP/mu.items" -e "$TMP/p7.g"
-$C -q -p "$P" -T 7 -k s7 send "$TMP/u7"
-$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" -o "$TMP/a7.model" \
-    --eval "$TMP/mu.items" -e "$TMP/a7.g"
+export KMTK_SECRET=s7
+$C -q --port "$P" -T 7 estimate --passive "$TMP/u7" --model "$TMP/p7.model" \
+    --eval "$TMP/mu.items" --eval-out "$TMP/p7.g" >"$TMP/p7.out"
+check "estimate with private data: nothing on stdout" test ! -s "$TMP/p7.out"
+$C -q --port "$P" -T 7 estimate "$TMP/u7" --eval "$TMP/mu.items" --eval-out "$TMP/d7.g"
+check "estimate FILE without a mode is passive: the same values" cmp -s "$TMP/p7.g" "$TMP/d7.g"
+$C -q --port "$P" -T 7 estimate --passive --eval "$TMP/mu.items" --eval-out "$TMP/c7.g" \
+    >"$TMP/c7.out"
+check "estimate --passive without FILE: stdout says it is not personalised" \
+    grep -q 'task 7: no own examples given (--passive without FILE): a non-personalised estimate' \
+    "$TMP/c7.out"
+check "... and its values differ from the personalised estimate" bash -c \
+    "test \$(wc -l <$TMP/c7.g) -eq 60 && ! cmp -s $TMP/c7.g $TMP/p7.g"
+$C -q --port "$P" -T 7 estimate --passive --eval "$TMP/mu.items" --eval-out - \
+    >"$TMP/c7.stdout" 2>"$TMP/c7.stderr"
+check "... with --eval-out -: the values alone on stdout, the note on stderr" bash -c \
+    "cmp -s $TMP/c7.g $TMP/c7.stdout && grep -q 'non-personalised' $TMP/c7.stderr"
+$C -q --port "$P" -T 7 send "$TMP/u7"
+$C -q --port "$P" -T 7 estimate --active "$TMP/u7" --model "$TMP/a7.model" \
+    --eval "$TMP/mu.items" --eval-out "$TMP/a7.g"
+$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" -o "$TMP/o7.model" \
+    --eval "$TMP/mu.items" -e "$TMP/o7.g" 2>"$TMP/o7.err"
+check "old spellings -o and -e: the same model and values, bit for bit" bash -c \
+    "cmp -s $TMP/a7.model $TMP/o7.model && cmp -s $TMP/a7.g $TMP/o7.g"
+check "old spellings -o and -e: deprecation warnings naming --model and --eval-out" bash -c \
+    "grep -q -- '-o is deprecated, use --model' $TMP/o7.err &&
+     grep -q -- '-e is deprecated, use --eval-out' $TMP/o7.err"
+unset KMTK_SECRET
 check "passive and active estimates of user 7 agree on all items (1e-8 relative)" \
     awk 'NR == FNR { p[FNR] = $1; m = (p[FNR] < 0 ? -p[FNR] : p[FNR]) > m ? (p[FNR] < 0 ? -p[FNR] : p[FNR]) : m; next }
          { d = $1 - p[FNR]; if (d < 0) d = -d; if (d > e) e = d }
@@ -69,27 +137,38 @@ wait $SPID
 st=$?
 SPID=
 check "SIGTERM: the server exits 0" test "$st" -eq 0
+# the restart with the old spellings: the same parameters (the journal is accepted)
 $S -q -p 0 --port-file "$TMP/port2" -k "$TMP/secrets" -j "$TMP/journal" -t rbf -g 2 \
-    --task-kernel rbf --task-gamma 2 -a 0.4 -l 0.1 --features 19 &
+    --task-kernel rbf --task-gamma 2 -a 0.4 -l 0.1 --features 19 2>"$TMP/old.err" &
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port2" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port2")
-$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" --eval "$TMP/mu.items" -e "$TMP/r7.g"
-check "after a restart the journal gives the same estimate, bit for bit" cmp -s "$TMP/a7.g" "$TMP/r7.g"
+$C -q --port "$P" -T 7 --secret-file "$TMP/s7" estimate --active "$TMP/u7" \
+    --eval "$TMP/mu.items" --eval-out "$TMP/r7.g"
+check "a restart with the old spellings replays the journal to the same estimate, bit for bit" \
+    cmp -s "$TMP/a7.g" "$TMP/r7.g"
+check "the old spellings -p -k -a -l: one deprecation warning each" bash -c \
+    "for o in '-p.*--port' '-k.*--secrets' '-a.*--alpha' '-l.*--lambda'; do
+         test \$(grep -c -- \"warning: \$o\" $TMP/old.err) -eq 1 || exit 1; done"
 expect_fail "a journal with other parameters is refused" 2 'other parameters' \
-    $S -q -p 0 -j "$TMP/journal" -k "$TMP/secrets" -a 0.3
+    $S -q --port 0 --journal "$TMP/journal" --secrets "$TMP/secrets" -t rbf -g 2 \
+    --task-kernel rbf --task-gamma 2 --alpha 0.3 --lambda 0.1 --features 19
+expect_fail "the old defaults (-t expdot -g 1) are gone: that journal is refused without them" \
+    2 'other parameters' \
+    $S -q --port 0 --journal "$TMP/journal" --secrets "$TMP/secrets" --alpha 0.4 --lambda 0.1
 kill -TERM $SPID
 wait $SPID
 SPID=
 # the thesis kernels (expdot and linear): all users sent, user 7's estimate as an active
 # client against train -s mtl (Algorithm 4) on the same file
-$S -q -p 0 --port-file "$TMP/port3" -k "$TMP/secrets" -a 0.5 -l 0.01 &
+$S -q --port 0 --port-file "$TMP/port3" --secrets "$TMP/secrets" -t expdot -g 1 \
+    --alpha 0.5 --lambda 0.01 &
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port3" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port3")
-$C -q -p "$P" -K "$TMP/secrets" send "$TMP/mu.train"
-$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" -o "$TMP/e7.model" \
-    --eval "$TMP/mu.items" -e "$TMP/e7.g"
+$C -q --port "$P" --secrets "$TMP/secrets" send "$TMP/mu.train"
+$C -q --port "$P" -T 7 --secret-file "$TMP/s7" estimate --active "$TMP/u7" \
+    --model "$TMP/e7.model" --eval "$TMP/mu.items" --eval-out "$TMP/e7.g"
 kill -TERM $SPID
 wait $SPID
 SPID=
@@ -115,22 +194,26 @@ expect_fail "--lambda without -s mtl: usage error" 1 'does not apply to -s l2svm
 # issued secrets: REGISTER, then the secret survives a restart (journaled)
 start_reg() {
     rm -f "$TMP/port4"
-    $S -q -p 0 --port-file "$TMP/port4" --register -j "$TMP/journal4" &
+    $S -q --port 0 --port-file "$TMP/port4" --register --journal "$TMP/journal4" &
     SPID=$!
     for _ in $(seq 100); do [ -s "$TMP/port4" ] && break; sleep 0.05; done
     P=$(cat "$TMP/port4")
 }
 start_reg
-$C -p "$P" -T 5 register >"$TMP/reg"
+$C --port "$P" -T 5 register >"$TMP/reg"
 check "register prints 'TASK SECRET' (32 hex digits)" grep -Eqx '5 [0-9a-f]{32}' "$TMP/reg"
 sec=$(cut -d' ' -f2 "$TMP/reg")
-expect_fail "a second REGISTER of task 5 is refused" 2 'already has a secret' $C -p "$P" -T 5 register
+expect_fail "a second REGISTER of task 5 is refused" 2 'already has a secret' \
+    $C --port "$P" -T 5 register
 kill -TERM $SPID
 wait $SPID
 SPID=
 start_reg
-$C -p "$P" -T 5 -k "$sec" status >"$TMP/status5"
-check "after a restart the issued secret still works" grep -qx 'task 5' "$TMP/status5"
+$C --port "$P" -T 5 --secret-file "$TMP/reg" status >"$TMP/status5"
+check "after a restart the issued secret still works (register's output as --secret-file)" \
+    grep -qx 'task 5' "$TMP/status5"
+KMTK_SECRET=$sec $C --port "$P" -T 5 status >"$TMP/status5e"
+check "... and from KMTK_SECRET" cmp -s "$TMP/status5" "$TMP/status5e"
 kill -TERM $SPID
 wait $SPID
 SPID=
@@ -139,22 +222,22 @@ SPID=
 printf '# K~_j\n7 rbf gamma=3\n12   poly gamma=0.5 coef0=1 degree=2\n' >"$TMP/tk"
 start_tk() {
     rm -f "$TMP/port5"
-    $S -q -p 0 --port-file "$TMP/port5" -k "$TMP/secrets" -j "$TMP/journal5" -a 0.5 -l 0.01 \
-        --task-kernels "$1" &
+    $S -q --port 0 --port-file "$TMP/port5" --secrets "$TMP/secrets" --journal "$TMP/journal5" \
+        -t expdot -g 1 --alpha 0.5 --lambda 0.01 --task-kernels "$1" &
     SPID=$!
     for _ in $(seq 100); do [ -s "$TMP/port5" ] && break; sleep 0.05; done
     P=$(cat "$TMP/port5")
 }
 start_tk "$TMP/tk"
-$C -q -p "$P" -K "$TMP/secrets" send "$TMP/mu.train"
-$C -p "$P" -T 7 -k s7 status >"$TMP/status7"
-$C -p "$P" -T 3 -k s3 status >"$TMP/status3"
+$C -q --port "$P" --secrets "$TMP/secrets" send "$TMP/mu.train"
+KMTK_SECRET=s7 $C --port "$P" -T 7 status >"$TMP/status7"
+KMTK_SECRET=s3 $C --port "$P" -T 3 status >"$TMP/status3"
 check "status tells task 7 its own K~_j (rbf, gamma 3) and task 3 the default (linear)" bash -c \
     "grep -qx 'task_kernel rbf 3 0 3' $TMP/status7 && grep -q '^task_kernel linear ' $TMP/status3"
 for u in 7 12 3; do
     grep "qid:$u " "$TMP/mu.train" >"$TMP/tu$u"
-    $C -q -p "$P" -T $u -k s$u estimate --active "$TMP/tu$u" --eval "$TMP/mu.items" \
-        -e "$TMP/tk$u.g"
+    KMTK_SECRET=s$u $C -q --port "$P" -T $u estimate --active "$TMP/tu$u" \
+        --eval "$TMP/mu.items" --eval-out "$TMP/tk$u.g"
 done
 kill -TERM $SPID
 wait $SPID
@@ -176,12 +259,14 @@ check "user 7's own kernel matters: its estimate differs from the default kernel
     "! cmp -s $TMP/e7.g $TMP/tk7.g"
 printf '7 rbf gamma=3\n12 poly gamma=0.5 coef0=1 degree=3\n' >"$TMP/tk2"
 expect_fail "a journal with other task kernels is refused" 2 'other parameters' \
-    timeout 20 $S -q -p 0 -j "$TMP/journal5" -k "$TMP/secrets" -a 0.5 -l 0.01 \
-    --task-kernels "$TMP/tk2"
+    timeout 20 $S -q --port 0 --journal "$TMP/journal5" --secrets "$TMP/secrets" -t expdot \
+    -g 1 --alpha 0.5 --lambda 0.01 --task-kernels "$TMP/tk2"
 expect_fail "a journal with task kernels is refused without them" 2 'other parameters' \
-    timeout 20 $S -q -p 0 -j "$TMP/journal5" -k "$TMP/secrets" -a 0.5 -l 0.01
+    timeout 20 $S -q --port 0 --journal "$TMP/journal5" --secrets "$TMP/secrets" -t expdot \
+    -g 1 --alpha 0.5 --lambda 0.01
 start_tk "$TMP/tk"
-$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/tu7" --eval "$TMP/mu.items" -e "$TMP/tkr7.g"
+KMTK_SECRET=s7 $C -q --port "$P" -T 7 estimate --active "$TMP/tu7" --eval "$TMP/mu.items" \
+    --eval-out "$TMP/tkr7.g"
 kill -TERM $SPID
 wait $SPID
 SPID=
@@ -190,7 +275,7 @@ check "the same task kernels replay the journal to the same estimate, bit for bi
 printf '7 rbf gamma=3\n\n9 rbf features=2\n' >"$TMP/tkbad"
 expect_fail "mtl-server: a malformed task-kernel file: FILE:LINE" 2 \
     "tkbad:3: a task kernel sees all" \
-    timeout 20 $S -q -p 0 --task-kernels "$TMP/tkbad"
+    timeout 20 $S -q --port 0 --task-kernels "$TMP/tkbad"
 printf '7 rbf gamma=3\n7 linear\n' >"$TMP/tkdup"
 expect_fail "train -s mtl: a task twice in the task-kernel file: FILE:LINE" 2 \
     "tkdup:2: task 7 already has a kernel \(line 1\)" \
@@ -200,22 +285,106 @@ expect_fail "--task-kernels without -s mtl: usage error" 1 'does not apply to -s
 # a journal shorter than the header with task kernels (one issued secret) is refused, not
 # taken for a torn header and started over
 rm -f "$TMP/port6"
-$S -q -p 0 --port-file "$TMP/port6" --register -j "$TMP/journal6" -a 0.5 -l 0.01 &
+$S -q --port 0 --port-file "$TMP/port6" --register --journal "$TMP/journal6" --alpha 0.5 \
+    --lambda 0.01 &
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port6" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port6")
-sec6=$($C -p "$P" -T 5 register | cut -d' ' -f2)
+sec6=$($C --port "$P" -T 5 register | cut -d' ' -f2)
 kill -TERM $SPID
 wait $SPID
 SPID=
 expect_fail "a short journal without task kernels is refused with them" 2 'other parameters' \
-    timeout 20 $S -q -p 0 -j "$TMP/journal6" -a 0.5 -l 0.01 --task-kernels "$TMP/tk"
+    timeout 20 $S -q --port 0 --journal "$TMP/journal6" --alpha 0.5 --lambda 0.01 \
+    --task-kernels "$TMP/tk"
 rm -f "$TMP/port6"
-$S -q -p 0 --port-file "$TMP/port6" -j "$TMP/journal6" -a 0.5 -l 0.01 &
+$S -q --port 0 --port-file "$TMP/port6" --journal "$TMP/journal6" --alpha 0.5 --lambda 0.01 &
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port6" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port6")
-check "... and keeps its issued secret" $C -p "$P" -T 5 -k "$sec6" status
+check "... and keeps its issued secret" env KMTK_SECRET="$sec6" $C --port "$P" -T 5 status
 kill -TERM $SPID
 wait $SPID
 SPID=
+
+# ---- the same defaults as train -s mtl (km_mtl_param_default: linear K and K~, alpha 0.5,
+# lambda 1): the server's active client of user 7 = train -s mtl without options (1e-8)
+rm -f "$TMP/port7"
+$S -q --port 0 --port-file "$TMP/port7" --secrets "$TMP/secrets" &
+SPID=$!
+for _ in $(seq 100); do [ -s "$TMP/port7" ] && break; sleep 0.05; done
+P=$(cat "$TMP/port7")
+$C -q --port "$P" --secrets "$TMP/secrets" send "$TMP/mu.train"
+KMTK_SECRET=s7 $C --port "$P" -T 7 status >"$TMP/status.def"
+KMTK_SECRET=s7 $C -q --port "$P" -T 7 estimate --active "$TMP/u7" --eval "$TMP/mu.items" \
+    --eval-out "$TMP/def7.g"
+kill -TERM $SPID
+wait $SPID
+SPID=
+check "mtl-server's defaults: linear K and K~, alpha 0.5, lambda 1" bash -c \
+    "grep -qx 'alpha 0.5' $TMP/status.def && grep -qx 'lambda 1' $TMP/status.def &&
+     grep -q '^kernel linear ' $TMP/status.def && grep -q '^task_kernel linear ' $TMP/status.def"
+$BIN/train -q -s mtl "$TMP/mu.train" "$TMP/def.model"
+$PR -q "$TMP/items7" "$TMP/def.model" "$TMP/def7.pred"
+check "mtl-server and train -s mtl with their defaults: the same estimate of user 7 (1e-8)" \
+    awk 'NR == FNR { g[FNR] = $1; s = $1 < 0 ? -$1 : $1; if (s > m) m = s; next }
+         { d = $1 - g[FNR]; if (d < 0) d = -d; if (d > e) e = d }
+         END { exit !(FNR == 60 && e <= 1e-8 * m) }' "$TMP/def7.g" "$TMP/def7.pred"
+# rbf without -g: gamma 1/N with --features N, as train's 1/features (19 tags here)
+rm -f "$TMP/port8"
+$S -q --port 0 --port-file "$TMP/port8" --secrets "$TMP/secrets" -t rbf --features 19 &
+SPID=$!
+for _ in $(seq 100); do [ -s "$TMP/port8" ] && break; sleep 0.05; done
+P=$(cat "$TMP/port8")
+KMTK_SECRET=s7 $C --port "$P" -T 7 status >"$TMP/status.g"
+kill -TERM $SPID
+wait $SPID
+SPID=
+check "-t rbf --features 19 without -g: gamma 1/19 (train's 1/features)" \
+    grep -qx "kernel rbf $(awk 'BEGIN { printf "%.17g", 1 / 19 }') 0 3" "$TMP/status.g"
+
+# ---- the EXAMPLES of both man pages, as written, with kmtk-* on the PATH; the server on a
+# free port (the only change: the wrappers add --port), in a directory of their own
+man_examples() {  # the shell lines of a man page's EXAMPLES (.nf/.fi blocks), unescaped
+    awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { on = 1; next }
+         ex && /^\.fi/ { on = 0; next } ex && on' "$1" | sed -e 's/\\-/-/g' -e 's/\\e/\\/g'
+}
+MAN=$(cd "$(dirname "$0")/../../doc" && pwd)
+mkdir -p "$TMP/xbin" "$TMP/ex"
+cat >"$TMP/xbin/kmtk-mtl-server" <<EOS
+#!/bin/bash
+rm -f "$TMP/ex.port"
+exec "$S" --port 0 --port-file "$TMP/ex.port" "\$@"
+EOS
+cat >"$TMP/xbin/kmtk-mtl-client" <<EOS
+#!/bin/bash
+for _ in \$(seq 200); do   # the newest server listening
+    p=\$(cat "$TMP/ex.port" 2>/dev/null) && [ -n "\$p" ] &&
+        (exec 3<>/dev/tcp/127.0.0.1/\$p) 2>/dev/null && exec "$C" --port "\$p" "\$@"
+    sleep 0.05
+done
+echo "kmtk-mtl-client (test): no server" >&2; exit 9
+EOS
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$PR" >"$TMP/xbin/kmtk-predict"
+chmod +x "$TMP/xbin/"*
+ln -s "$BIN/datasets" "$TMP/ex/datasets"
+for page in mtl-server mtl-client; do
+    man_examples "$MAN/kmtk-$page.1" >"$TMP/ex/$page.sh"
+    check "kmtk-$page.1 has EXAMPLES" test "$(grep -c . "$TMP/ex/$page.sh")" -ge 8
+    (cd "$TMP/ex" && PATH="$TMP/xbin:$PATH" timeout 120 bash -e -o pipefail -c \
+        "trap 'st=\$?; kill \$(jobs -p) 2>/dev/null || :; exit \$st' EXIT; . ./$page.sh") \
+        >"$TMP/ex/$page.out" 2>"$TMP/ex/$page.err"
+    st=$?
+    check "every example of kmtk-$page.1 runs (status $st: $(tail -n 2 "$TMP/ex/$page.err" | tr '\n' ' '))" \
+        test "$st" -eq 0
+done
+check "server examples: the replayed server has the 150 triples; task 5's 5 sent" bash -c \
+    "grep -qx 'version 150' $TMP/ex/mtl-server.out && grep -qx 'task_triples 5' $TMP/ex/mtl-server.out"
+check "server examples: no deprecation warning" bash -c "! grep -q deprecated $TMP/ex/mtl-server.err"
+check "client examples: the non-personalised estimate says so on stdout" \
+    grep -q 'non-personalised' "$TMP/ex/mtl-client.out"
+check "client examples: passive (predict with its model) = active (1e-8)" \
+    awk 'NR == FNR { g[FNR] = $1; s = $1 < 0 ? -$1 : $1; if (s > m) m = s; next }
+         { d = $1 - g[FNR]; if (d < 0) d = -d; if (d > e) e = d }
+         END { exit !(FNR == 60 && e <= 1e-8 * m) }' "$TMP/ex/active7.scores" \
+    "$TMP/ex/passive7.scores"

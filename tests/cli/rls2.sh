@@ -39,18 +39,69 @@ check "--one-se picks the same or a larger lambda (line $se_row <= $best)" test 
 
 # test file, transductive scaling, regression, linear RLS2 (Experiment 1 in small)
 $G --seed 3 "$TMP/bs.train" "$TMP/bs.test" 2>/dev/null
-$R -q -k linear --no-intercept --test "$TMP/bs.test" --transductive -L 1e-3:1:8 \
-    -o "$TMP/bs.csv" "$TMP/bs.train" "$TMP/bs.model"
+$R --kernels linear --no-intercept --test "$TMP/bs.test" --transductive -L 1e-6:1:12 \
+    -o "$TMP/bs.csv" --selected "$TMP/bs.sel" "$TMP/bs.train" "$TMP/bs.model" >"$TMP/bs.out" \
+    2>"$TMP/bs.err"
 check "regression: RMSE columns" grep -q '^lambda,.*,test_rmse,chosen$' "$TMP/bs.csv"
 check "binary strings: the test RMSE reaches the noise level (< 0.05)" \
     bash -c "awk -F, 'NR > 1 && \$10 < 0.05 {ok=1} END {exit !ok}' $TMP/bs.csv"
-$R -q -k linear --no-intercept -L 0.01:0.01:1 "$TMP/bs.train" "$TMP/bs1.model"
+# without -v, with --test: the model is at the best test lambda (it was the last one)
+best=$(awk -F, 'NR > 1 && (b == "" || $10 < b) { b = $10; l = $1 } END { print l }' "$TMP/bs.csv")
+check "--test without -v: the chosen row is the best test RMSE (lambda $best)" \
+    bash -c "awk -F, '\$11 == 1 { print \$1 }' $TMP/bs.csv | grep -qx -- '$best'"
+check "--test without -v: the model's lambda is that lambda" \
+    awk -v b="$best" '$1 == "lambda" { ok = ($2 - b) / b; ok = ok < 0 ? -ok : ok; exit !(ok < 1e-9) }' \
+    "$TMP/bs.model"
+check "... not the last lambda" bash -c "tail -n 1 $TMP/bs.csv | grep -q ',0\$'"
+check "the summary says the lambda was chosen on --test and that its metric is not held out" \
+    grep -q 'chosen lambda = .*the best on --test: its test metric is not held out' "$TMP/bs.out"
+test_at=$(awk -F, '$11 == 1 { print $10 }' "$TMP/bs.csv")
+$P "$TMP/bs.test" "$TMP/bs.model" "$TMP/bs.pred" >"$TMP/bs.mse"
+check "predict on the test file: MSE = the chosen row's test RMSE^2 ($test_at)" \
+    awk -v r="$test_at" '/^Mean squared error/ { e = $5 - r * r; e = e < 0 ? -e : e; exit !(e < 1e-5 * r * r) }' \
+    "$TMP/bs.mse"
+check "the table names the selected kernels: bits 1-3 on the model's row" \
+    grep -Eq '<- model +linear features=[123], linear features=[123], linear features=[123]' \
+    "$TMP/bs.out"
+check "the table: at most 3 names, then '+N more' (N = kernels - 3)" \
+    awk '$1 ~ /^[0-9.e+-]+$/ && $2 > 3 { m++; if ($(NF - 1) == "+" $2 - 3 && $NF == "more") n++ }
+         END { exit !(m > 0 && n == m) }' "$TMP/bs.out"
+check "--selected: one line per selected kernel of every lambda (the kernels column's sum)" \
+    test "$(($(wc -l <"$TMP/bs.sel") - 1))" -eq "$(awk -F, 'NR > 1 { s += $3 } END { print s }' "$TMP/bs.csv")"
+check "--selected: header, ranks from 1, weights decreasing within a lambda, quoted kernels" \
+    awk -F, 'NR == 1 { exit !($0 == "lambda,rank,weight,kernel") ? 1 : 0 }
+             NR > 1 { if ($1 != l) { if ($2 != 1) bad = 1; l = $1; w = $3 }
+                      else if ($3 > w || $2 != r + 1) bad = 1
+                      r = $2; w = $3; if ($4 !~ /^"linear features=[0-9]+"$/) bad = 1 }
+             END { exit bad }' "$TMP/bs.sel"
+# --valid: the model at the best validation lambda; -k is --kernels with a warning
+$G --seed 4 -l 80 "$TMP/bs.valid" 2>/dev/null
+$R -q --kernels linear --no-intercept --valid "$TMP/bs.valid" --test "$TMP/bs.test" \
+    -L 1e-5:1:12 -o "$TMP/bv.csv" "$TMP/bs.train" "$TMP/bv.model"
+vbest=$(awk -F, 'NR > 1 && (b == "" || $8 < b) { b = $8; r = NR } END { print r }' "$TMP/bv.csv")
+check "--valid: the valid column filled, no standard error" \
+    awk -F, 'NR > 1 && ($8 == "" || $9 != "") { bad = 1 } END { exit bad }' "$TMP/bv.csv"
+check "--valid: the chosen row is the best validation RMSE (line $vbest), not the best test" \
+    bash -c "sed -n ${vbest}p $TMP/bv.csv | grep -q ',1\$'"
+vlam=$(sed -n "${vbest}p" "$TMP/bv.csv" | cut -d, -f1)
+check "--valid: the model's lambda is that lambda ($vlam)" \
+    awk -v b="$vlam" '$1 == "lambda" { ok = ($2 - b) / b; ok = ok < 0 ? -ok : ok; exit !(ok < 1e-9) }' \
+    "$TMP/bv.model"
+$R -q -k linear --no-intercept --valid "$TMP/bs.valid" --test "$TMP/bs.test" \
+    -L 1e-5:1:12 "$TMP/bs.train" "$TMP/bk.model" 2>"$TMP/bk.err"
+check "-k (deprecated): the same model as --kernels, bit for bit" cmp -s "$TMP/bv.model" "$TMP/bk.model"
+check "-k (deprecated): a warning naming --kernels" \
+    grep -q 'warning: -k is deprecated, use --kernels (-k will be removed in the next release)' \
+    "$TMP/bk.err"
+expect_fail "--valid with -v: usage error" 1 'chosen one way' \
+    $R -v 3 --valid "$TMP/bs.valid" "$TMP/bs.train" "$TMP/x.model"
+$R -q --kernels linear --no-intercept -L 0.01:0.01:1 "$TMP/bs.train" "$TMP/bs1.model"
 check "linear RLS2 puts 99% of the kernel weight d on the first three bits" \
     bash -c "sed -n '/^basis\$/,/^intercept/p' $TMP/bs1.model | awk '/features=[123]\$/ {a += \$2} /features=/ {t += \$2} END {exit !(a > 0.99 * t)}'"
 
 # a kernel-list file
 printf '# two kernels\nrbf gamma=0.5 features=all\nlinear features=1-3\n' >"$TMP/list"
-$R -q -k "$TMP/list" -L 0.1:10:3 $H "$TMP/list.model"
+$R -q --kernels "$TMP/list" -L 0.1:10:3 $H "$TMP/list.model"
 check "kernel-list file: 2 kernels to choose from" grep -Eq '^nr_basis [12]$' "$TMP/list.model"
 
 # a target that is not a regular file is written in place, not renamed over
@@ -69,8 +120,40 @@ expect_fail "-L with MIN > MAX" 1 '0 < MIN < MAX' $R -L 10:1:5 $H "$TMP/x.model"
 expect_fail "--one-se needs -v" 1 'needs -v' $R --one-se $H "$TMP/x.model"
 expect_fail "--transductive needs --test" 1 'needs --test' $R --transductive $H "$TMP/x.model"
 printf 'rbf gamma=0.5 features=all\nrbf gamma=oops\n' >"$TMP/bad.list"
-expect_fail "bad kernel-list line: FILE:LINE" 2 "bad.list:2" $R -k "$TMP/bad.list" $H "$TMP/x.model"
+expect_fail "bad kernel-list line: FILE:LINE" 2 "bad.list:2" $R --kernels "$TMP/bad.list" $H "$TMP/x.model"
 expect_fail "class scaling on regression data" 1 "needs class labels" $R -q -S class --task reg $H "$TMP/x.model"
 awk '{ $1 = "1"; print }' $H >"$TMP/one"
 expect_fail "one class only" 2 "one class" $R -q --task class "$TMP/one" "$TMP/x.model"
 check "no model left behind by failures" test ! -e "$TMP/x.model"
+
+# ---- the EXAMPLES of the man page, as written, with kmtk-* on the PATH
+man_examples() {  # the shell lines of a man page's EXAMPLES (.nf/.fi blocks), unescaped
+    awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { on = 1; next }
+         ex && /^\.fi/ { on = 0; next } ex && on' "$1" | sed -e 's/\\-/-/g' -e 's/\\e/\\/g'
+}
+MAN=$(cd "$(dirname "$0")/../../doc" && pwd)
+mkdir -p "$TMP/xbin" "$TMP/ex"
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$R" >"$TMP/xbin/kmtk-rls2-path"
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$P" >"$TMP/xbin/kmtk-predict"
+chmod +x "$TMP/xbin/"*
+ln -s "$BIN/datasets" "$TMP/ex/datasets"
+ln -s "$DATA" "$TMP/ex/data"
+man_examples "$MAN/kmtk-rls2-path.1" >"$TMP/ex/ex.sh"
+check "kmtk-rls2-path.1 has EXAMPLES" test "$(grep -c . "$TMP/ex/ex.sh")" -ge 6
+(cd "$TMP/ex" && PATH="$TMP/xbin:$PATH" timeout 300 bash -e -o pipefail ex.sh) \
+    >"$TMP/ex/out" 2>"$TMP/ex/err"
+st=$?
+check "every example of kmtk-rls2-path.1 runs (status $st: $(tail -n 2 "$TMP/ex/err" | tr '\n' ' '))" \
+    test "$st" -eq 0
+check "examples: -v 5 --one-se, the model's lambda is the chosen row of path.csv" \
+    awk -F, -v m="$(awk '$1 == "lambda" { print $2 }' "$TMP/ex/heart.model")" \
+    'FNR > 1 && $11 == 1 { d = ($1 - m) / m; d = d < 0 ? -d : d; ok = d < 1e-9 }
+     END { exit !ok }' "$TMP/ex/path.csv"
+check "examples: --valid, the model's lambda is the best validation row of bs.csv" \
+    awk -F, -v m="$(awk '$1 == "lambda" { print $2 }' "$TMP/ex/bs.model")" \
+    'FNR > 1 && (b == "" || $8 < b) { b = $8; l = $1 }
+     END { d = (l - m) / m; d = d < 0 ? -d : d; exit !(d < 1e-9) }' "$TMP/ex/bs.csv"
+check "examples: bits 1-3 carry the weight at the chosen lambda" \
+    awk -F, -v l="$(awk -F, '$11 == 1 { print $1 }' "$TMP/ex/bs.csv")" \
+    '$1 == l && $2 <= 3 && $4 !~ /features=[123]"/ { bad = 1 } END { exit bad }' "$TMP/ex/bs.kernels.csv"
+check "examples: no deprecation warning" bash -c "! grep -q deprecated $TMP/ex/err"

@@ -61,8 +61,9 @@ static int start_server(const char *extra)
     char pf[512], cmd[8192];
     snprintf(pf, sizeof pf, "%s/port", dir);
     unlink(pf);
-    snprintf(cmd, sizeof cmd, "exec '%s' -q -p 0 --port-file '%s' -k '%s/secrets' -j "
-             "'%s/journal' -t rbf -g 0.5 --task-kernel linear -a 0.5 -l 0.5 --features 5 "
+    snprintf(cmd, sizeof cmd, "exec '%s' -q --port 0 --port-file '%s' --secrets '%s/secrets' "
+             "--journal '%s/journal' -t rbf -g 0.5 --task-kernel linear --alpha 0.5 "
+             "--lambda 0.5 --features 5 "
              "--max-message 100000 %s 2>>'%s/server.log'", server_bin, pf, dir, dir, extra,
              dir);
     server_pid = fork();
