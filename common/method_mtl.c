@@ -47,9 +47,11 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
     const km_problem *P = rows ? sub : P0;
     if (!P)
         return err->code;
-    km_mtl_param mp = {0};
-    mp.alpha = km_param_number(p, "alpha");
-    mp.lambda = km_param_number(p, "lambda");
+    km_mtl_param mp = km_mtl_param_default();   /* the defaults of mtl-server too */
+    if (km_param_is_set(p, "alpha"))
+        mp.alpha = km_param_number(p, "alpha");
+    if (km_param_is_set(p, "lambda"))
+        mp.lambda = km_param_number(p, "lambda");
     double g = P->n > 0 ? 1.0 / P->n : 1;
     km_mtl_tkernel *tk = NULL;
     const char *tkfile = km_param_text(p, "task_kernels");
@@ -58,9 +60,10 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
     if (rc == KM_OK && !P->qid)
         rc = km_error_set(err, KM_EINPUT, "-s mtl needs task ids (qid:) on the rows");
     if (rc == KM_OK)
-        rc = km_params_kernel(p, KM_KERNEL_LINEAR, g, P->n, &mp.K, err);
+        rc = km_params_kernel(p, (int)mp.K.type, g, P->n, &mp.K, err);
     if (rc == KM_OK) {
-        mp.Kt.type = (km_kernel_type)km_kernel_from_name(km_param_text(p, "task_kernel"));
+        if (km_param_is_set(p, "task_kernel"))
+            mp.Kt.type = (km_kernel_type)km_kernel_from_name(km_param_text(p, "task_kernel"));
         mp.Kt.gamma = km_param_is_set(p, "task_gamma") ? km_param_number(p, "task_gamma") : g;
         mp.Kt.coef0 = km_param_number(p, "task_coef0");
         mp.Kt.degree = (int)km_param_int(p, "task_degree");
