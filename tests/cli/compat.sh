@@ -1,0 +1,34 @@
+# compat.sh - models written by the previous release (tests/models, commit 0927949) load
+# and predict the same bits; train and rls2-path write the same files byte for byte.
+. "$(dirname "$0")/lib.bash"
+T=$BIN/train P=$BIN/predict R=$BIN/rls2-path H=$DATA/heart_scale
+M=$(cd "$(dirname "$0")/../models" && pwd)
+
+same_dec() {  # same_dec NAME TEST_FILE [predict options]: predict -d = the stored values
+    local name=$1 test=$2; shift 2
+    "$P" -q "$@" "$test" "$M/$name.model" "$TMP/$name.now"
+    cmp -s "$TMP/$name.now" "$M/$name.${OUT:-dec}"
+}
+check "linear model of the previous release: same decision values" same_dec linear $H -d
+check "kernel model: same decision values" same_dec kernel $H -d
+check "one-versus-all linear model: same decision values" same_dec linear_ova "$M/three.txt" -d
+check "kernel svr model: same decision values" same_dec kernel_svr "$M/three.txt" -d
+check "rls2 model: same decision values" same_dec rls2 $H -d
+check "mtl model (task kernels, qid): same predictions" same_dec mtl "$M/mu.train"
+OUT=out check "okl model: same outputs" same_dec okl "$M/okl_test.txt"
+
+same_file() {  # same_file NAME command...: the command's model = the stored file
+    local name=$1; shift
+    "$@" "$TMP/$name.model" >/dev/null 2>&1 && cmp -s "$TMP/$name.model" "$M/$name.model"
+}
+check "train -s l2svm -B 1 writes the previous release's file" \
+    same_file linear $T -q -s l2svm -B 1 $H
+check "train -s l1svm -t rbf writes the same file" same_file kernel $T -q -s l1svm -t rbf -g 0.1 -c 4 $H
+check "one-versus-all: the same file" same_file linear_ova $T -q -s l2svm -c 2 "$M/three.txt"
+check "kernel svr: the same file" \
+    same_file kernel_svr $T -q -s svr -t poly -d 2 -g 0.2 -r 1 -p 0.2 "$M/three.txt"
+check "rls2-path: the same file" same_file rls2 $R -q -L 1e-2:1e1:3 $H
+check "train -s okl: the same file" same_file okl $T -q -s okl -L 1e-3:1:3 -t rbf -g 2 "$M/okl.txt"
+(cd "$M" && same_file mtl $T -q -s mtl -t expdot -g 0.5 --alpha 0.3 --lambda 0.1 \
+    --task-kernels tk.txt mu.train) && ok "train -s mtl (task kernels): the same file" \
+    || fail "train -s mtl (task kernels): the same file"
