@@ -39,7 +39,8 @@ rm -f "$OUT_DIR"/exp1.tsv "$OUT_DIR"/exp1-raw.tsv "$OUT_DIR"/exp2.tsv \
     "$OUT_DIR"/exp1.md "$OUT_DIR"/exp2.md
 
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null | head -c1)
+# the sources and scripts (not doc/, where the figures themselves go)
+dirty=$(git -C "$repo" status --porcelain --untracked-files=no -- . ':!doc' 2>/dev/null | head -c1)
 [ -n "$dirty" ] && say "warning: the work tree has uncommitted changes; the figures' titles say 'modified'"
 t0=$SECONDS
 load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)
