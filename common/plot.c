@@ -20,12 +20,16 @@ enum {
     TICK_LABEL_H = 24,    /* below it */
     PANEL_GAP = 14,
     PANEL_STEP = PANEL_TITLE_H + PLOT_H + TICK_LABEL_H + PANEL_GAP,
-    MAX_TICKS = 16
+    MAX_TICKS = 16,
+    NOTE_W = 200          /* least width of a legend with a note */
 };
 
 static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                       "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 enum { NCOLORS = sizeof palette / sizeof *palette, NSHAPES = 4 };
+/* The mark line: grey, dashed unlike any series pattern. */
+#define MARK_COLOR "#555"
+#define MARK_DASH " stroke-dasharray=\"5 3\""
 
 /* ---- text buffer ---- */
 
@@ -310,6 +314,23 @@ static void put_tick_label(sbuf *b, const axis *a, int k)
 
 /* ---- data ---- */
 
+static const km_plot_style no_style;
+static const km_plot_panel_style no_panel_style;
+
+/* The style of panel k (all 0 when none was given). */
+static const km_plot_panel_style *panel_style(const km_plot_panel_style *st, int k)
+{
+    return st ? &st[k] : &no_panel_style;
+}
+
+/* The style of series s of panel k. */
+static const km_plot_style *series_style(const km_plot_panel_style *st, int k, int s)
+{
+    st = panel_style(st, k);
+    return st->series ? &st->series[s] : &no_style;
+}
+
+
 static int drawable(double v, int log)
 {
     return isfinite(v) && (!log || v > 0);
@@ -335,7 +356,7 @@ static int cmp_xkey(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-static int check_plot(const km_plot *p, km_error *err)
+static int check_plot(const km_plot *p, const km_plot_panel_style *st, km_error *err)
 {
     if (!p || p->n < 1 || !p->x || p->npanels < 1 || !p->panels)
         return km_error_set(err, KM_EUSAGE, "plot: no points or no panels");
@@ -351,10 +372,19 @@ static int check_plot(const km_plot *p, km_error *err)
             return km_error_set(err, KM_EUSAGE, "plot: panel %d: marker x %.17g cannot be "
                                 "drawn on a %s x axis", k + 1, q->mark_x,
                                 p->log_x ? "log" : "linear");
-        for (int s = 0; s < q->nseries; s++)
-            if (!q->series[s].y || !q->series[s].lo != !q->series[s].hi)
+        for (int s = 0; s < q->nseries; s++) {
+            const km_plot_series *T = &q->series[s];
+            const km_plot_style *S = series_style(st, k, s);
+            if (!T->y || !T->lo != !T->hi)
                 return km_error_set(err, KM_EUSAGE, "plot: panel %d series %d: missing y, or "
                                     "only one of lo and hi", k + 1, s + 1);
+            if (S->color < 0 || S->marker < KM_PLOT_MARKER_AUTO ||
+                S->marker > KM_PLOT_NO_MARKER || S->dash < KM_PLOT_SOLID ||
+                S->dash > KM_PLOT_DASHDOT)
+                return km_error_set(err, KM_EUSAGE, "plot: panel %d series %d: color %d, "
+                                    "marker %d or dash %d out of range", k + 1, s + 1,
+                                    S->color, S->marker, S->dash);
+        }
     }
     return KM_OK;
 }
@@ -368,21 +398,58 @@ typedef struct layout {
     axis xa;
     double left;          /* x of the plotting areas */
     double right;         /* room right of them (legends) */
+    const km_plot_panel_style *style;   /* npanels or NULL */
 } layout;
 
-static void put_marker(sbuf *b, int shape, double x, double y)
+
+
+/* Colour of series s (its position in the panel). */
+static const char *series_color(const km_plot_style *S, int s)
 {
+    return palette[(S->color > 0 ? S->color - 1 : s) % NCOLORS];
+}
+
+/* Marker shape of series s: 0 circle, 1 square, 2 triangle, 3 diamond, -1 none. */
+static int series_shape(const km_plot_style *S, int s)
+{
+    if (S->marker == KM_PLOT_NO_MARKER)
+        return -1;
+    return S->marker > KM_PLOT_MARKER_AUTO ? S->marker - KM_PLOT_CIRCLE : s % NSHAPES;
+}
+
+/* The attributes of a dash pattern (with a leading space), "" for a solid line. */
+static const char *dash_attr(int dash)
+{
+    switch (dash) {
+    case KM_PLOT_DASHED: return " stroke-dasharray=\"7 4\"";
+    case KM_PLOT_DOTTED: return " stroke-dasharray=\"1.5 3.5\" stroke-linecap=\"round\"";
+    case KM_PLOT_DASHDOT: return " stroke-dasharray=\"8 3 2 3\"";
+    default: return "";
+    }
+}
+
+/* The opening of a group of markers: filled, or open (outlined, 1.6 times larger). */
+static void put_markers_open(sbuf *b, int open)
+{
+    put(b, open ? "<g fill=\"none\" stroke-width=\"1.5\">" : "<g stroke=\"none\">");
+}
+
+/* A marker of the given shape (-1: none) centred at x, y; z scales it. */
+static void put_marker(sbuf *b, int shape, double z, double x, double y)
+{
+    if (shape < 0)
+        return;
     if (shape == 0)
-        put(b, "<circle cx=\"%s\" cy=\"%s\" r=\"3\"/>", fx(x).s, fx(y).s);
+        put(b, "<circle cx=\"%s\" cy=\"%s\" r=\"%s\"/>", fx(x).s, fx(y).s, fx(3 * z).s);
     else if (shape == 1)
-        put(b, "<rect x=\"%s\" y=\"%s\" width=\"5.5\" height=\"5.5\"/>", fx(x - 2.75).s,
-            fx(y - 2.75).s);
+        put(b, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"/>", fx(x - 2.75 * z).s,
+            fx(y - 2.75 * z).s, fx(5.5 * z).s, fx(5.5 * z).s);
     else if (shape == 2)
-        put(b, "<polygon points=\"%s,%s %s,%s %s,%s\"/>", fx(x).s, fx(y - 3.5).s,
-            fx(x + 3.5).s, fx(y + 2.5).s, fx(x - 3.5).s, fx(y + 2.5).s);
+        put(b, "<polygon points=\"%s,%s %s,%s %s,%s\"/>", fx(x).s, fx(y - 3.5 * z).s,
+            fx(x + 3.5 * z).s, fx(y + 2.5 * z).s, fx(x - 3.5 * z).s, fx(y + 2.5 * z).s);
     else
-        put(b, "<polygon points=\"%s,%s %s,%s %s,%s %s,%s\"/>", fx(x).s, fx(y - 3.8).s,
-            fx(x + 3.8).s, fx(y).s, fx(x).s, fx(y + 3.8).s, fx(x - 3.8).s, fx(y).s);
+        put(b, "<polygon points=\"%s,%s %s,%s %s,%s %s,%s\"/>", fx(x).s, fx(y - 3.8 * z).s,
+            fx(x + 3.8 * z).s, fx(y).s, fx(x).s, fx(y + 3.8 * z).s, fx(x - 3.8 * z).s, fx(y).s);
 }
 
 /* Series s of panel k with the y axis ya, plotting area top at y0. */
@@ -390,8 +457,9 @@ static void put_series(sbuf *b, const layout *L, int k, int s, const axis *ya, d
 {
     const km_plot *p = L->p;
     const km_plot_series *S = &p->panels[k].series[s];
-    const char *color = palette[s % NCOLORS];
-    int n = p->n, ly = ya->log, drawn = 0;
+    const km_plot_style *st = series_style(L->style, k, s);
+    const char *color = series_color(st, s);
+    int n = p->n, ly = ya->log, drawn = 0, shape = series_shape(st, s);
 #define PX(i) (L->left + frac(&L->xa, p->x[i]) * PLOT_W)
 #define PY(v) (y0 + (1 - frac(ya, v)) * PLOT_H)
     put(b, "<g id=\"p%ds%d\" fill=\"%s\" stroke=\"%s\">\n", k, s, color, color);
@@ -427,29 +495,161 @@ static void put_series(sbuf *b, const layout *L, int k, int s, const axis *ya, d
         drawn += drawable(S->y[L->ord[j].i], ly);
     if (drawn) {
         put(b, "<path class=\"line\" fill=\"none\" stroke-width=\"1.5\" "
-               "stroke-linejoin=\"round\" d=\"");
+               "stroke-linejoin=\"round\"%s d=\"", dash_attr(st->dash));
         int gap = 1, first = 1;
         for (int j = 0; j < n; j++) {
             int i = L->ord[j].i;
             if (!drawable(S->y[i], ly)) {
-                gap = 1;
+                gap |= !st->join;
                 continue;
             }
             put(b, "%s%s%s %s", first ? "" : " ", gap ? "M" : "L", fx(PX(i)).s,
                 fx(PY(S->y[i])).s);
             gap = first = 0;
         }
-        put(b, "\"/>\n<g stroke=\"none\">");
-        for (int j = 0; j < n; j++) {
-            int i = L->ord[j].i;
-            if (drawable(S->y[i], ly))
-                put_marker(b, s % NSHAPES, PX(i), PY(S->y[i]));
+        put(b, "\"/>\n");
+        if (shape >= 0) {
+            put_markers_open(b, st->open);
+            for (int j = 0; j < n; j++) {
+                int i = L->ord[j].i;
+                if (drawable(S->y[i], ly))
+                    put_marker(b, shape, st->open ? 1.6 : 1, PX(i), PY(S->y[i]));
+            }
+            put(b, "</g>\n");
         }
-        put(b, "</g>\n");
     }
     put(b, "</g>\n");
 #undef PX
 #undef PY
+}
+
+/* ---- legend ---- */
+
+enum { KEY_W = 30, KEY_GAP = 6, KEY_STEP = 18, NOTE_STEP = 14, NOTE_CHAR_W = 6 };
+
+/* Entries of panel q's legend (ps: its style): its series and the mark line when it has a
+ * label. */
+static int legend_entries(const km_plot_panel *q, const km_plot_panel_style *ps)
+{
+    return q->nseries + (!isnan(q->mark_x) && ps->mark_label != NULL);
+}
+
+/* Width of panel q's legend entries (without the note). */
+static int legend_width(const km_plot_panel *q, const km_plot_panel_style *ps)
+{
+    int w = 0;
+    for (int s = 0; s < q->nseries; s++) {
+        int t = text_w(q->series[s].label);
+        w = t > w ? t : w;
+    }
+    if (!isnan(q->mark_x) && ps->mark_label) {
+        int t = text_w(ps->mark_label);
+        w = t > w ? t : w;
+    }
+    return KEY_W + KEY_GAP + w + 8;
+}
+
+/* Calls line(ctx, text, len) for each line of s wrapped at width pixels (NOTE_CHAR_W a
+ * character): breaks at '\n', else at the last space that fits, else mid-word. Returns
+ * the number of lines. */
+static int wrap(const char *s, int width, void (*line)(void *, const char *, int), void *ctx)
+{
+    int max = width / NOTE_CHAR_W, nl = 0;
+    max = max < 8 ? 8 : max;
+    while (s && *s) {
+        int len = 0, chars = 0, brk = -1;
+        while (s[len] && s[len] != '\n') {
+            if (((unsigned char)s[len] & 0xC0) != 0x80) {
+                if (chars == max)
+                    break;
+                chars++;
+            }
+            if (s[len] == ' ')
+                brk = len;
+            len++;
+        }
+        int end = len, next = len;
+        if (s[len] == '\n') {
+            next = len + 1;
+        } else if (s[len] && brk > 0) {
+            end = brk;
+            next = brk + 1;
+        }
+        if (line)
+            line(ctx, s, end);
+        nl++;
+        s += next;
+    }
+    return nl;
+}
+
+typedef struct note_ctx {
+    sbuf *b;
+    double x, y;
+} note_ctx;
+
+static void put_note_line(void *ctx, const char *s, int len)
+{
+    note_ctx *c = ctx;
+    char *t = malloc((size_t)len + 1);
+    if (!t) {
+        c->b->nomem = 1;
+        return;
+    }
+    memcpy(t, s, (size_t)len);
+    t[len] = '\0';
+    put(c->b, "<text class=\"note\" x=\"%s\" y=\"%s\" font-size=\"11\" fill=\"#555\">",
+        fx(c->x).s, fx(c->y).s);
+    put_text(c->b, t);
+    put(c->b, "</text>\n");
+    free(t);
+    c->y += NOTE_STEP;
+}
+
+/* The key of one legend entry at lx, ly: a line with the entry's dash pattern, a band box
+ * when it has one, its marker, and its text. */
+static void put_key(sbuf *b, double lx, double ly, const char *color, const char *dash,
+                    int band, int shape, int open, const char *text)
+{
+    put(b, "<g class=\"key\" fill=\"%s\" stroke=\"%s\">", color, color);
+    if (band)
+        put(b, "<rect x=\"%s\" y=\"%s\" width=\"%d\" height=\"10\" fill-opacity=\"0.2\" "
+               "stroke=\"none\"/>", fx(lx).s, fx(ly - 5).s, KEY_W);
+    put(b, "<path fill=\"none\" stroke-width=\"1.5\"%s d=\"M%s %sh%d\"/>", dash, fx(lx).s,
+        fx(ly).s, KEY_W);
+    if (shape >= 0) {
+        put_markers_open(b, open);
+        put_marker(b, shape, open ? 1.6 : 1, lx + KEY_W / 2.0, ly);
+        put(b, "</g>");
+    }
+    put(b, "<text x=\"%s\" y=\"%s\" stroke=\"none\" fill=\"#000\">", fx(lx + KEY_W + KEY_GAP).s,
+        fx(ly + 4).s);
+    if (text)
+        put_text(b, text);
+    put(b, "</text></g>\n");
+}
+
+/* Panel k's legend at lx (width w), next to the plotting area whose top is y0. */
+static void put_legend(sbuf *b, const layout *L, int k, double lx, double y0, double w)
+{
+    const km_plot_panel *q = &L->p->panels[k];
+    const km_plot_panel_style *ps = panel_style(L->style, k);
+    put(b, "<g class=\"legend\">\n");
+    double ly = y0 + 10;
+    for (int s = 0; s < q->nseries; s++, ly += KEY_STEP) {
+        const km_plot_style *S = series_style(L->style, k, s);
+        put_key(b, lx, ly, series_color(S, s), dash_attr(S->dash), q->series[s].lo != NULL,
+                series_shape(S, s), S->open, q->series[s].label);
+    }
+    if (!isnan(q->mark_x) && ps->mark_label) {
+        put_key(b, lx, ly, MARK_COLOR, MARK_DASH, 0, -1, 0, ps->mark_label);
+        ly += KEY_STEP;
+    }
+    if (ps->note) {
+        note_ctx c = {b, lx, ly + 4};
+        wrap(ps->note, (int)w - 8, put_note_line, &c);
+    }
+    put(b, "</g>\n");
 }
 
 /* Panel k with the y axis ya, plotting area top at y0. */
@@ -526,28 +726,17 @@ static void put_panel(sbuf *b, const layout *L, int k, const axis *ya, double y0
             fx(x0 + PLOT_W / 2.0).s, fx(y0 + PLOT_H / 2.0).s);
     if (!isnan(q->mark_x)) {
         double x = x0 + frac(xa, q->mark_x) * PLOT_W;
-        put(b, "<line class=\"mark\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#555\" "
-               "stroke-dasharray=\"5 3\"/>\n", fx(x).s, fx(y0).s, fx(x).s, fx(y1).s);
+        put(b, "<line class=\"mark\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" "
+               "stroke-width=\"1.5\"%s/>\n", fx(x).s, fx(y0).s, fx(x).s, fx(y1).s, MARK_COLOR,
+            MARK_DASH);
     }
     for (int s = 0; s < q->nseries; s++)
         put_series(b, L, k, s, ya, y0);
     put(b, "<rect class=\"frame\" x=\"%s\" y=\"%s\" width=\"%d\" height=\"%d\" fill=\"none\" "
            "stroke=\"#000\"/>\n", fx(x0).s, fx(y0).s, PLOT_W, PLOT_H);
-    if (q->nseries > 1) {
-        put(b, "<g class=\"legend\">\n");
-        for (int s = 0; s < q->nseries; s++) {
-            const char *color = palette[s % NCOLORS];
-            double lx = x1 + 12, ly = y0 + 10 + 18 * s;
-            put(b, "<g fill=\"%s\" stroke=\"%s\"><path stroke-width=\"1.5\" d=\"M%s %sh24\"/>",
-                color, color, fx(lx).s, fx(ly).s);
-            put_marker(b, s % NSHAPES, lx + 12, ly);
-            put(b, "</g><text x=\"%s\" y=\"%s\">", fx(lx + 30).s, fx(ly + 4).s);
-            if (q->series[s].label)
-                put_text(b, q->series[s].label);
-            put(b, "</text>\n");
-        }
-        put(b, "</g>\n");
-    }
+    const km_plot_panel_style *ps = panel_style(L->style, k);
+    if (legend_entries(q, ps) > 1 || ps->note)
+        put_legend(b, L, k, x1 + 12, y0, L->right - 12);
     put(b, "</g>\n");
 }
 
@@ -559,11 +748,17 @@ static int write_buffer(FILE *f, const void *ctx)
 
 int km_plot_svg(const km_plot *p, const char *path, km_error *err)
 {
-    int rc = check_plot(p, err);
+    return km_plot_svg_styled(p, NULL, path, err);
+}
+
+int km_plot_svg_styled(const km_plot *p, const km_plot_panel_style *style, const char *path,
+                       km_error *err)
+{
+    int rc = check_plot(p, style, err);
     if (rc != KM_OK)
         return rc;
     int n = p->n, np = p->npanels;
-    layout L = {.p = p};
+    layout L = {.p = p, .style = style};
     xkey *ord = malloc((size_t)n * sizeof *ord);
     axis *ya = malloc((size_t)np * sizeof *ya);
     sbuf b = {0};
@@ -604,8 +799,12 @@ int km_plot_svg(const km_plot *p, const char *path, km_error *err)
                     hi = fmax(hi, c);
                 }
             }
-            int w = 12 + 30 + text_w(S->label) + 8;
-            legend_w = q->nseries > 1 && w > legend_w ? w : legend_w;
+        }
+        const km_plot_panel_style *ps = panel_style(style, k);
+        if (legend_entries(q, ps) > 1 || ps->note) {
+            int w = 12 + legend_width(q, ps);
+            w = ps->note && w < 12 + NOTE_W ? 12 + NOTE_W : w;
+            legend_w = w > legend_w ? w : legend_w;
         }
         rc = make_axis(&ya[k], q->log_y, lo, hi, q->log_y ? PLOT_H / 22 : PLOT_H / 30);
         ytick_w = ya[k].width > ytick_w ? ya[k].width : ytick_w;

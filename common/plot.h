@@ -5,10 +5,26 @@
 
 #include "error.h"
 
+/* Marker shapes and dash patterns of a series (km_plot_style.marker, .dash). */
+enum km_plot_marker {
+    KM_PLOT_MARKER_AUTO = 0,   /* by the series' position in its panel: circle, square, ... */
+    KM_PLOT_CIRCLE,
+    KM_PLOT_SQUARE,
+    KM_PLOT_TRIANGLE,
+    KM_PLOT_DIAMOND,
+    KM_PLOT_NO_MARKER          /* the line alone */
+};
+enum km_plot_dash {
+    KM_PLOT_SOLID = 0,
+    KM_PLOT_DASHED,            /* stroke-dasharray="7 4" */
+    KM_PLOT_DOTTED,            /* "1.5 3.5", round caps */
+    KM_PLOT_DASHDOT            /* "8 3 2 3" */
+};
+
 /* One curve over the figure's x values: y[i] at x[i]. When lo and hi are both given (both
  * or neither), the band lo[i]..hi[i] (e.g. mean +- standard error) is drawn shaded. */
 typedef struct km_plot_series {
-    const char *label;    /* legend text (a legend appears when a panel has > 1 series) */
+    const char *label;    /* legend text */
     const double *y;      /* n values */
     const double *lo;     /* n values or NULL */
     const double *hi;     /* n values or NULL */
@@ -35,12 +51,38 @@ typedef struct km_plot {
     int npanels;          /* >= 1 */
 } km_plot;
 
+/* How a series is drawn (km_plot_svg_styled). All 0: a solid line, the colour and marker of
+ * the series' position in its panel (what km_plot_svg draws). Give color to keep one colour
+ * per meaning across panels, and a dash pattern and open markers to keep a curve visible
+ * where it lies on another one: series are drawn in order, later ones on top; open markers
+ * are larger and unfilled, so a filled marker under them still shows. */
+typedef struct km_plot_style {
+    int color;            /* 0: by position (palette colour s of series s); k >= 1: palette
+                             colour k - 1 (of 10: blue, orange, green, red, purple, brown,
+                             pink, grey, olive, cyan; wraps around) */
+    int marker;           /* enum km_plot_marker */
+    int open;             /* nonzero: open (unfilled, larger) markers */
+    int dash;             /* enum km_plot_dash */
+    int join;             /* nonzero: a missing value does not break the line, which joins
+                             the drawn points on either side (for a series measured at a
+                             few of the x values only) */
+} km_plot_style;
+
+/* What a panel adds to km_plot_panel (km_plot_svg_styled). */
+typedef struct km_plot_panel_style {
+    const km_plot_style *series;  /* nseries styles, or NULL: all 0 */
+    const char *mark_label;       /* legend text of the mark line; NULL: not in the legend */
+    const char *note;             /* NULL, or grey text under the legend, wrapped to its
+                                     width ('\n' breaks a line) */
+} km_plot_panel_style;
+
 /*
  * Writes the figure to path atomically (temporary file in the same directory, fsync,
  * rename; the file gets mode 0666 less the umask, as fopen would give). Rules:
  *  - Points are drawn in increasing x (ties in input order), joined by lines, with a
- *    marker at each point. A y value is drawn when finite (and > 0 on a log axis); any
- *    other value is a gap that splits the line. A band is drawn at i when lo[i] and hi[i]
+ *    marker at each point (none with KM_PLOT_NO_MARKER). A y value is drawn when finite
+ *    (and > 0 on a log axis); any other value is a gap that splits the line (unless the
+ *    series is joined). A band is drawn at i when lo[i] and hi[i]
  *    are finite (and hi[i] > 0 on a log axis, where lo[i] <= 0 is drawn at the axis
  *    bottom); elsewhere it has a gap too.
  *  - Axes cover the drawn values (and mark_x), widened to whole tick steps. Linear: the
@@ -54,16 +96,29 @@ typedef struct km_plot {
  *  - Text is XML-escaped; control characters and bytes that are not UTF-8 become U+FFFD.
  *    Coordinates have two decimals and numbers do not depend on the locale: the same
  *    figure gives the same bytes.
+ *  - A legend, right of the plotting area, shows every series and the mark line (when it
+ *    has a mark_label) with its colour, dash pattern, marker and band (a shaded box). It is
+ *    drawn when the panel has two or more such entries, or a note (a lone series is named
+ *    by the panel's title and y label).
  *  - Structure (a stable interface for tests and tools): each panel's plotting area is a
  *    <rect class="frame">; series S of panel P (both from 0) is a <g id="pPsS"> holding its
  *    band as one <path class="band"> (when drawn), its line as one <path class="line">
  *    whose d is "M x y" then "L x y" per point, with a new M after each gap (omitted when
- *    no point is drawn), and one marker per drawn point.
+ *    no point is drawn; a joined series has no gaps), and one marker per drawn point. A
+ *    dashed line has a stroke-dasharray attribute; the legend is a <g class="legend"> with
+ *    one <g class="key"> per entry (line, marker, text) and the note as <text class="note">
+ *    lines; the mark line is a <line class="mark">.
  * Errors: KM_EUSAGE for an invalid figure (n, npanels or nseries < 1, a missing array,
  * only one of lo and hi, an x or mark_x that is not finite or not > 0 on a log axis,
- * values too far apart to plot); KM_EINPUT when the file cannot be written (no file is
- * left behind); KM_EINTERNAL when out of memory.
+ * values too far apart to plot); KM_EINPUT when the file cannot be written (no file is left behind); KM_EINTERNAL when
+ * out of memory.
  */
 int km_plot_svg(const km_plot *p, const char *path, km_error *err);
+
+/* km_plot_svg with styles: style[k] (npanels of them; NULL: none) for panel k. Also
+ * KM_EUSAGE for a color < 0 or a marker or dash outside its enum. km_plot_svg(p, path, err)
+ * is km_plot_svg_styled(p, NULL, path, err). */
+int km_plot_svg_styled(const km_plot *p, const km_plot_panel_style *style, const char *path,
+                       km_error *err);
 
 #endif

@@ -245,11 +245,23 @@ if [ -n "$OUT_DIR" ]; then
     tband=okl_seconds
     [ "$nseeds" -gt 1 ] && tband=okl_seconds/okl_seconds_lo/okl_seconds_hi
     mark=()
-    [ -n "$best" ] && mark=(--mark "$best")
-    "$FIG" "${mark[@]}" --title "Experiment 1: m = $M, 100 training points, seeds $SEEDS (kmtk $commit)" \
-        --xlabel "rank p" \
-        -P "Validation MSE (best of 25 lambdas), mean over seeds;MSE;lin;okl_mse=OKL (default),identity_mse=L = I (baseline),plain_mse=OKL --plain" \
-        -P "Training time of the 25-lambda path (band: min-max over seeds);seconds;log;$tband=OKL (default),identity_seconds=L = I (baseline),plain_seconds=OKL --plain" \
+    [ -n "$best" ] && mark=(--mark "$best" --mark-label "best p = $best (least mean MSE)")
+    # one style per meaning in both panels (and in figure 2): OKL blue, solid, dots; L = I
+    # orange, dotted, no markers (a constant); --plain green, dashed, open triangles joined
+    # across the ranks it was not run at, drawn last so that it stays visible on the default
+    okl="{color=1 solid circle}" ident="{color=2 dotted nomarker}" plain="{color=3 dashed triangle open join}"
+    # notes: what the legend cannot say (where --plain was run, how far from the default)
+    pn=$(awk -F'\t' '$1 == "plain" { pm[$2] = $3 } $1 == "okl" { om[$2] = $3 }
+        END { n = 0; d = 0; for (p in pm) { ps[++n] = p + 0; if (p in om) { x = pm[p] - om[p]; x = x < 0 ? -x : x; d = x > d ? x : d } }
+              if (!n) exit
+              for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (ps[j] < ps[i]) { t = ps[i]; ps[i] = ps[j]; ps[j] = t }
+              s = ps[1]; for (i = 2; i <= n; i++) s = s ", " ps[i]
+              printf "--plain run at p = %s only (joined by the dashed line); its MSE is within %.2g of the default there, so the open triangles ring the dots.", s, d }' "$work/agg")
+    tn="L = I: one path of independent RLS (no rank). Above p = l = 100 a rank works as l."
+    "$FIG" "${mark[@]}" --title "Experiment 1: m = $M, 100 training points, seeds $SEEDS (kmtk $commit${dirty:+, modified})" \
+        --xlabel "rank p of the output kernel L" \
+        -P "Validation MSE (best of 25 lambdas), mean over seeds;validation MSE;lin;okl_mse=OKL (default)$okl,identity_mse=L = I (baseline)$ident,plain_mse=OKL --plain$plain;$pn" \
+        -P "Training time of the 25-lambda path (band: min-max over seeds);seconds (log scale);log;$tband=OKL (default)$okl,identity_seconds=L = I (baseline)$ident,plain_seconds=OKL --plain$plain;$tn" \
         "$OUT_DIR/exp1.tsv" "$OUT_DIR/figure1.svg" && say "wrote $OUT_DIR/figure1.svg" ||
         say "okl_figure failed: no figure"
 fi

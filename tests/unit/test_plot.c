@@ -1,5 +1,7 @@
 /* test_plot.c - SVG figures: well-formed, one line per series with the right points in the
- * right places, documented ticks, escaping, gaps, degenerate data, errors, same bytes. */
+ * right places, documented ticks, escaping, gaps, degenerate data, errors, same bytes;
+ * styles (colours kept across panels, dash patterns, open or no markers, joined lines) and
+ * legends that name every series and the mark line. */
 #include <dirent.h>
 #include <locale.h>
 #include <stdlib.h>
@@ -311,6 +313,58 @@ static void check_series(const char *doc, int panel, int s, const double *ux, co
           "the y scale with the largest y highest", what);
 }
 
+/* The text of attribute name in the tag starting at tag, into out ("" when absent). */
+static void attr_text(const char *tag, const char *name, char *out, size_t size)
+{
+    char key[40];
+    snprintf(key, sizeof key, " %s=\"", name);
+    const char *gt = strchr(tag, '>'), *a = strstr(tag, key);
+    out[0] = '\0';
+    if (a && a < gt) {
+        a += strlen(key);
+        const char *e = strchr(a, '"');
+        snprintf(out, size, "%.*s", (int)(e - a), a);
+    }
+}
+
+/* The stroke-dasharray of series (panel, s)'s line ("" when solid or missing). */
+static void line_dash(const char *doc, int panel, int s, char *out, size_t size)
+{
+    char id[32];
+    snprintf(id, sizeof id, "<g id=\"p%ds%d\"", panel, s);
+    const char *g = strstr(doc, id), *end = g ? element_end(g) : NULL;
+    const char *line = g ? strstr(g, "<path class=\"line\"") : NULL;
+    out[0] = '\0';
+    if (line && line < end)
+        attr_text(line, "stroke-dasharray", out, size);
+}
+
+/* The legend of panel k: the start of its <g class="legend"> (NULL when none) and in
+ * texts[] the texts of its keys; returns the number of keys. */
+static int legend_keys(const char *doc, int k, char texts[][64], int max, const char **where)
+{
+    const char *from = panel_at(doc, k), *to = panel_at(doc, k + 1);
+    const char *lg = strstr(from, "<g class=\"legend\">");
+    *where = lg && lg < to ? lg : NULL;
+    if (!*where)
+        return 0;
+    const char *end = element_end(lg);
+    int n = 0;
+    for (const char *p = lg; (p = strstr(p, "<g class=\"key\"")) != NULL && p < end && n < max;
+         p++) {
+        const char *t = strstr(p, "<text"), *a = strchr(t, '>') + 1, *b = strstr(a, "</text>");
+        snprintf(texts[n++], 64, "%.*s", (int)(b - a), a);
+    }
+    return n;
+}
+
+static const char *gone_path(const char *dir)
+{
+    static char p[256];
+    snprintf(p, sizeof p, "%s/never.svg", dir);
+    return p;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/kmtk-plot-XXXXXX", path[256], path2[256];
@@ -550,6 +604,131 @@ int main(void)
           "UTF-8 kept; control character, stray bytes, surrogate, truncated sequence "
           "replaced byte by byte");
     free(doc);
+
+    /* styles: one colour per meaning across panels, dash patterns, open and no markers,
+     * joined lines, a legend with every series, the mark line and a note */
+    {
+        double sx[6] = {1, 2, 3, 4, 5, 6};
+        double a[6] = {5, 4, 3, 2.5, 2.2, 2.1}, c[6] = {4, 4, 4, 4, 4, 4};
+        double d[6] = {NAN, 4.1, NAN, NAN, 2.21, NAN};   /* measured at two x only */
+        double t1[6] = {1, 2, 4, 8, 16, 32}, t1lo[6] = {1, 1, 3, 7, 15, 30};
+        double t1hi[6] = {2, 3, 5, 9, 17, 33}, t2[6] = {NAN, 5, NAN, NAN, 40, NAN};
+        km_plot_series m[3] = {{"OKL", a, NULL, NULL}, {"L = I", c, NULL, NULL},
+                               {"plain", d, NULL, NULL}};
+        km_plot_series t[2] = {{"OKL", t1, t1lo, t1hi}, {"plain", t2, NULL, NULL}};
+        km_plot_series one = {"alone", a, NULL, NULL};
+        km_plot_panel sp[3] = {{"MSE", "MSE", 0, m, 3, 4}, {"time", "seconds", 1, t, 2, 4},
+                               {"one", "y", 0, &one, 1, 4}};
+        km_plot sf = {"styled", "p", 0, sx, 6, sp, 3};
+        km_plot_style ms[3] = {{1, KM_PLOT_CIRCLE, 0, KM_PLOT_SOLID, 0},
+                               {2, KM_PLOT_NO_MARKER, 0, KM_PLOT_DOTTED, 0},
+                               {3, KM_PLOT_TRIANGLE, 1, KM_PLOT_DASHED, 1}};
+        km_plot_style ts[2] = {ms[0], {3, KM_PLOT_TRIANGLE, 1, KM_PLOT_DASHDOT, 0}};
+        km_plot_panel_style pst[3] = {
+            {ms, "best p = 4", "a note that is long enough to be wrapped over more than one "
+                               "line of the legend\nand a forced second paragraph"},
+            {ts, "best p = 4", NULL},
+            {NULL, "best p = 4", NULL}};
+        rc = km_plot_svg_styled(&sf, pst, path, &err);
+        CHECK(rc == KM_OK, "write a styled figure (%s)", rc ? err.msg : "");
+        doc = slurp(path);
+        if (doc) {
+            len = strlen(doc);
+            CHECK(well_formed(doc), "styled figure well-formed");
+            const char *lg;
+            char keys[8][64];
+            int nk = legend_keys(doc, 0, keys, 8, &lg);
+            CHECK(nk == 4 && !strcmp(keys[0], "OKL") && !strcmp(keys[1], "L = I") &&
+                  !strcmp(keys[2], "plain") && !strcmp(keys[3], "best p = 4"),
+                  "legend of panel 1: every series and the mark line, in order (%d keys)", nk);
+            nk = legend_keys(doc, 1, keys, 8, &lg);
+            CHECK(nk == 3 && !strcmp(keys[0], "OKL") && !strcmp(keys[1], "plain") &&
+                  !strcmp(keys[2], "best p = 4") && strstr(lg, "fill-opacity=\"0.2\""),
+                  "legend of panel 2: both series (the band as a shaded box) and the mark");
+            nk = legend_keys(doc, 2, keys, 8, &lg);
+            CHECK(nk == 2 && !strcmp(keys[0], "alone") && !strcmp(keys[1], "best p = 4"),
+                  "a lone series with a labelled mark line gets a legend of both");
+            CHECK(count_in(doc, len, "class=\"mark\"") == 3, "the mark line in each panel");
+            /* colours: the same color index, the same colour in both panels */
+            char c0[16], c1[16], c2[16], u0[16], u2[16];
+            attr_text(strstr(doc, "<g id=\"p0s0\""), "stroke", c0, sizeof c0);
+            attr_text(strstr(doc, "<g id=\"p0s1\""), "stroke", c1, sizeof c1);
+            attr_text(strstr(doc, "<g id=\"p0s2\""), "stroke", c2, sizeof c2);
+            attr_text(strstr(doc, "<g id=\"p1s0\""), "stroke", u0, sizeof u0);
+            attr_text(strstr(doc, "<g id=\"p1s1\""), "stroke", u2, sizeof u2);
+            CHECK(!strcmp(c0, "#1f77b4") && !strcmp(c1, "#ff7f0e") && !strcmp(c2, "#2ca02c") &&
+                  !strcmp(u0, c0) && !strcmp(u2, c2),
+                  "color k is palette colour k in every panel: 'plain' is green at position "
+                  "3 and at position 2 (%s %s %s / %s %s)", c0, c1, c2, u0, u2);
+            /* dash patterns, in the line and in its legend key */
+            char da0[32], da1[32], da2[32], e1[32];
+            line_dash(doc, 0, 0, da0, sizeof da0);
+            line_dash(doc, 0, 1, da1, sizeof da1);
+            line_dash(doc, 0, 2, da2, sizeof da2);
+            line_dash(doc, 1, 1, e1, sizeof e1);
+            CHECK(!da0[0] && !strcmp(da1, "1.5 3.5") && !strcmp(da2, "7 4") && !strcmp(e1, "8 3 2 3"),
+                  "dash patterns: solid none, dotted '1.5 3.5', dashed '7 4', dash-dot "
+                  "'8 3 2 3' ('%s' '%s' '%s' '%s')", da0, da1, da2, e1);
+            legend_keys(doc, 0, keys, 8, &lg);
+            const char *lge = lg ? element_end(lg) : NULL;
+            CHECK(lg && count_in(lg, (size_t)(lge - lg), "stroke-dasharray=\"7 4\"") == 1 &&
+                  count_in(lg, (size_t)(lge - lg), "stroke-dasharray=\"1.5 3.5\"") == 1 &&
+                  count_in(lg, (size_t)(lge - lg), "stroke-dasharray=\"5 3\"") == 1,
+                  "the legend keys carry the series' and the mark line's dash patterns");
+            /* markers: none for the baseline; open and larger for 'plain' */
+            series_out b1 = get_series(doc, 0, 1), b2 = get_series(doc, 0, 2);
+            CHECK(b1.npts == 6 && b1.nmarkers == 0, "no markers: the line alone (%d markers)",
+                  b1.nmarkers);
+            const char *g2 = strstr(doc, "<g id=\"p0s2\"");
+            const char *poly = strstr(g2, "<polygon");
+            CHECK(b2.nmarkers == 2 && strstr(g2, "<g fill=\"none\" stroke-width=\"1.5\"><polygon")
+                  && poly, "open triangles: an unfilled group of 2 markers");
+            /* joined: one piece through the two measured points */
+            CHECK(b2.npts == 2 && b2.nmove == 1, "join: one piece over the gaps (%d points, "
+                  "%d pieces)", b2.npts, b2.nmove);
+            series_out e = get_series(doc, 1, 1);
+            CHECK(e.npts == 2 && e.nmove == 2, "not joined: a piece per run of values (%d)",
+                  e.nmove);
+            /* the note: several lines, the forced break kept, none wider than the legend */
+            int nn = count_in(doc, len, "<text class=\"note\"");
+            const char *nt = strstr(doc, "<text class=\"note\"");
+            int narrow = 1, forced = 0;
+            for (const char *q = nt; q && (q = strstr(q, "<text class=\"note\"")) != NULL; q++) {
+                const char *x0 = strchr(q, '>') + 1, *x1 = strstr(x0, "</text>");
+                narrow &= x1 - x0 <= 40;
+                forced |= strncmp(x0, "and a forced", 12) == 0;
+            }
+            CHECK(nn >= 3 && narrow && forced, "the note wrapped into %d lines of at most 40 "
+                  "characters, a new line at '\\n'", nn);
+            free(doc);
+        }
+        /* no styles = all-zero styles = km_plot_svg */
+        km_plot_panel_style zero[3] = {{NULL, NULL, NULL}, {NULL, NULL, NULL}, {NULL, NULL, NULL}};
+        km_plot_style zs[3] = {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}};
+        zero[0].series = zs;
+        CHECK(km_plot_svg(&sf, path, &err) == KM_OK &&
+              km_plot_svg_styled(&sf, zero, path2, &err) == KM_OK, "write unstyled twice");
+        doc = slurp(path);
+        char *doc3 = slurp(path2);
+        CHECK(doc && doc3 && !strcmp(doc, doc3) && !strstr(doc, "stroke-dasharray=\"7 4\"") &&
+              !strstr(doc, "class=\"key\"><text") , "all-zero styles draw what km_plot_svg "
+              "draws");
+        CHECK(doc && count_in(doc, strlen(doc), "class=\"legend\"") == 2,
+              "without mark labels: legends only for the panels with two or more series");
+        free(doc);
+        free(doc3);
+        /* invalid styles */
+        km_plot_style bad_st[3][3] = {{{-1, 0, 0, 0, 0}}, {{0, 6, 0, 0, 0}}, {{0, 0, 0, 4, 0}}};
+        static const char *const bad_what[] = {"color -1", "marker 6", "dash 4"};
+        for (int k = 0; k < 3; k++) {
+            km_plot_panel_style bp[3] = {{bad_st[k], NULL, NULL}, {NULL, NULL, NULL},
+                                         {NULL, NULL, NULL}};
+            km_error_clear(&err);
+            rc = km_plot_svg_styled(&sf, bp, gone_path(dir), &err);
+            CHECK(rc == KM_EUSAGE && err.msg[0] && access(gone_path(dir), F_OK) != 0,
+                  "rejected with KM_EUSAGE: %s (%s)", bad_what[k], err.msg);
+        }
+    }
 
     /* invalid figures */
     double bad_x[2] = {1, 0}, nan_x[2] = {1, NAN};
