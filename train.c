@@ -128,10 +128,10 @@ int main(int argc, char **argv)
         km_params_free(par);
         return 0;
     }
+    if (km_method_check(m, par, &err))   /* before the count: "-c FILE" says what is wrong */
+        km_cli_die(err.code, "%s", err.msg);
     if (nargs < 1)
         km_cli_die(1, "no data file given");
-    if (km_method_check(m, par, &err))
-        km_cli_die(err.code, "%s", err.msg);
     if (folds && m->no_cv)
         km_cli_die(1, "-v does not apply to -s %s (%s)", m->name, m->no_cv);
     if (!folds)

@@ -139,42 +139,73 @@ int km_method_check(const km_method *m, const km_params *p, km_error *err)
     return KM_OK;
 }
 
+/* Appends text to the growing buffer *t (length *len); -1 when out of memory. */
+static int put_text(char **t, size_t *len, const char *text)
+{
+    size_t n = strlen(text);
+    char *g = realloc(*t, *len + n + 1);
+    if (!g)
+        return -1;
+    memcpy(g + *len, text, n + 1);
+    *t = g;
+    *len += n;
+    return 0;
+}
+
+/* Appends "  HEAD  text" with text wrapped at 88 columns, continuation lines indented. */
+static int put_wrapped(char **t, size_t *len, const char *head, const char *text)
+{
+    enum { INDENT = 19, WIDTH = 88 };
+    char line[WIDTH + 64];
+    int n = snprintf(line, sizeof line, "  %-*s", INDENT - 3, head);
+    if (strlen(head) > INDENT - 4) {   /* a long head: the text starts on the next line */
+        if (put_text(t, len, line) || put_text(t, len, "\n"))
+            return -1;
+        n = snprintf(line, sizeof line, "%*s", INDENT - 1, "");
+    }
+    const char *p = text;
+    while (*p) {
+        size_t room = (size_t)(WIDTH - n - 1), k = strlen(p);
+        if (k > room) {   /* break at the last space that fits */
+            k = room;
+            while (k > 0 && p[k] != ' ')
+                k--;
+            if (k == 0)
+                k = strcspn(p, " ");
+        }
+        snprintf(line + n, sizeof line - (size_t)n, " %.*s\n", (int)k, p);
+        if (put_text(t, len, line))
+            return -1;
+        p += k;
+        while (*p == ' ')
+            p++;
+        n = snprintf(line, sizeof line, "%*s", INDENT - 1, "");
+    }
+    return 0;
+}
+
 char *km_method_help(const km_method *m)
 {
-    size_t cap = 4096, len = 0;
-    char *t = malloc(cap);
-    if (!t)
-        return NULL;
-    len += (size_t)snprintf(t, cap, "-s %s: %s\n", m->name, m->help);
-    for (const km_option *const *o = m->options; *o; o++) {
+    char *t = NULL, buf[1024];
+    size_t len = 0;
+    int bad = put_text(&t, &len, "");
+    snprintf(buf, sizeof buf, "-s %s: %s\n", m->name, m->help);
+    bad |= put_text(&t, &len, buf);
+    for (const km_option *const *o = m->options; *o && !bad; o++) {
         char head[64];
         snprintf(head, sizeof head, "%s%s%s", (*o)->flag, (*o)->arg ? " " : "",
                  (*o)->arg ? (*o)->arg : "");
-        char line[512];
-        int n = snprintf(line, sizeof line, "  %-16s %s%s%s%s\n", head, (*o)->help,
-                         (*o)->def ? " (default " : "", (*o)->def ? (*o)->def : "",
-                         (*o)->def ? ")" : "");
-        if (len + (size_t)n + 1 > cap) {
-            char *g = realloc(t, cap *= 2);
-            if (!g) {
-                free(t);
-                return NULL;
-            }
-            t = g;
-        }
-        memcpy(t + len, line, (size_t)n + 1);
-        len += (size_t)n;
+        snprintf(buf, sizeof buf, "%s%s%s%s", (*o)->help, (*o)->def ? " (default " : "",
+                 (*o)->def ? (*o)->def : "", (*o)->def ? ")" : "");
+        bad |= put_wrapped(&t, &len, head, buf);
     }
-    if (m->no_cv) {
-        char line[512];
-        int n = snprintf(line, sizeof line, "  (-v does not apply: %s)\n", m->no_cv);
-        char *g = realloc(t, len + (size_t)n + 1);
-        if (!g) {
-            free(t);
-            return NULL;
-        }
-        t = g;
-        memcpy(t + len, line, (size_t)n + 1);
+    if (m->no_cv && !bad) {
+        snprintf(buf, sizeof buf, "-v does not apply: %s", m->no_cv);
+        bad |= put_wrapped(&t, &len, "", buf);
+    }
+    if (bad) {
+        free(t);
+        return NULL;
     }
     return t;
 }

@@ -122,6 +122,6 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
     return rc;
 }
 
-const km_method km_method_okl = {"okl", "low-rank output kernel learning on multi-output data "
-                                 "(labels y1,y2,...,ym): a path of lambdas", options, kinds, 0,
+const km_method km_method_okl = {"okl", "low-rank output kernel learning (seed 001), labels "
+                                 "y1,...,ym", options, kinds, 0,
                                  "use --valid FILE", train};

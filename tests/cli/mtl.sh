@@ -388,3 +388,7 @@ check "client examples: passive (predict with its model) = active (1e-8)" \
          { d = $1 - g[FNR]; if (d < 0) d = -d; if (d > e) e = d }
          END { exit !(FNR == 60 && e <= 1e-8 * m) }' "$TMP/ex/active7.scores" \
     "$TMP/ex/passive7.scores"
+
+# cross-validation comes from the method table: -s mtl takes -v (folds of rows, tasks kept)
+$BIN/train -s mtl -v 3 "$TMP/mu.train" >"$TMP/mtlcv.out" 2>&1
+check "train -s mtl -v 3: a cross-validated MSE" grep -Eq '^Cross Validation Mean squared error = [0-9.e+-]+$' "$TMP/mtlcv.out"

@@ -203,3 +203,19 @@ expect_fail "a 1e200 feature under the RBF kernel: exit 2 naming the row" 2 "row
     $T -t rbf "$TMP/huge.svm" "$TMP/huge.model"
 expect_fail "a 1e200 feature, linear solver: exit 2, the objective is not finite" 2 \
     "objective is not finite" $T "$TMP/huge.svm" "$TMP/huge.model"
+
+# ---- the method table: help, options a method does not take, deprecated spellings
+$T -h >"$TMP/help.out"
+check "train -h lists every method of the table" bash -c \
+    "for m in l1svm l2svm rls rla svr okl mtl; do grep -Eq \"^ +\$m  \" $TMP/help.out || exit 1; done"
+$T -s okl -h >"$TMP/okl.help"
+check "train -s okl -h: its options with defaults, not the others'" bash -c \
+    "grep -q -- '--rank p' $TMP/okl.help && grep -q -- '-e delta .*(default 1e-6)' $TMP/okl.help && ! grep -q -- '--no-shrinking' $TMP/okl.help"
+expect_fail "-p with l1svm: refused, naming the method" 1 "-p \\(epsilon\\) does not apply to -s l1svm" $T -s l1svm -p 0.1 $H
+expect_fail "-g without -t: refused" 1 "-g needs a kernel \\(-t\\)" $T -g 0.5 $H
+expect_fail "-w with a regression method: refused" 1 "-w \\(weight\\) does not apply to -s rls" $T -s rls -w1 2 $H
+expect_fail "a -c that swallows the data file's name says so" 1 "-c: expected a number, got '.*heart_scale'" $T -c $H
+$T -q -t rbf -a fixedpoint --fp-step norm2 --max-iter 50 $H "$TMP/fp1.model" 2>/dev/null
+$T -q -t rbf -a fixedpoint --alpha norm2 --max-iter 50 $H "$TMP/fp2.model" 2>"$TMP/fp2.err"
+check "--alpha norm2 (old spelling of --fp-step): a deprecation note, the same model" \
+    bash -c "grep -q 'deprecated: use --fp-step norm2' $TMP/fp2.err && cmp -s $TMP/fp1.model $TMP/fp2.model"
