@@ -33,7 +33,7 @@ LIB_SRC   = $(wildcard common/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC  = $(wildcard tests/unit/test_*.c)
 TEST_BIN  = $(TEST_SRC:tests/unit/%.c=$(O)tests/%)
-TOOL_SRC  = $(wildcard datasets/*.c bench/*.c bench/*/*.c)
+TOOL_SRC  = $(wildcard datasets/*.c bench/*.c bench/*/*.c doc/*.c)
 TOOL_BIN  = $(TOOL_SRC:%.c=$(O)%)
 
 all: $(PROGS:%=$(O)%) $(TOOL_BIN)
