@@ -17,7 +17,8 @@ typedef struct kgroup {
     int ident;        /* map[i] = i: every row distinct, numbered in row order */
 } kgroup;
 
-/* One kernel on its group's distinct values: dense u x u (r < 0) or G (u x r), K_u = G G'. */
+/* One kernel on its group's distinct values: dense (r < 0: the upper triangle of K_u packed
+ * by columns, u (u + 1) / 2 values, LAPACK's 'U' packed storage) or G (u x r), K_u = G G'. */
 typedef struct kentry {
     int g;
     int64_t r;
@@ -35,6 +36,25 @@ struct km_kbank {
     double *block;   /* the rank-one factors of groups with distinct rows, l values each, in
                         kernel order: linear RLS2's matrix X, read in one stream */
 };
+
+/* Position of K_u[a, b], a <= b, in the packed upper triangle. */
+static inline int64_t pk(int64_t a, int64_t b) { return a + b * (b + 1) / 2; }
+
+/* K_u[a, b] of a packed upper triangle, any a, b. */
+static inline double pk_get(const double *P, int64_t a, int64_t b)
+{
+    return a <= b ? P[pk(a, b)] : P[pk(b, a)];
+}
+
+/* The packed upper triangle of the u x u column-major M (whose upper triangle is read). */
+static double *pack_upper(const double *M, int64_t u)
+{
+    double *P = malloc((size_t)(u * (u + 1) / 2 > 0 ? u * (u + 1) / 2 : 1) * sizeof *P);
+    if (P)
+        for (int64_t b = 0; b < u; b++)
+            memcpy(P + pk(0, b), M + b * u, (size_t)(b + 1) * sizeof *P);
+    return P;
+}
 
 void km_kbank_free(km_kbank *B)
 {
@@ -397,17 +417,27 @@ static int fill_1d(const km_kernel *k, const double *xs, int64_t u, int lower, d
     return bad == 0 ? 0 : -1;
 }
 
-/* K_u of one kernel (dense, symmetric, column-major). */
+/* K_u of a kernel on one feature, packed upper: column b is K(xs[a], xs[b]), a <= b (the
+ * values of fill_1d: km_kernel_1d is symmetric bit for bit). */
+static double *packed_1d(const km_kernel *k, const double *xs, int64_t u, km_error *err)
+{
+    double *P = malloc((size_t)(u * (u + 1) / 2 > 0 ? u * (u + 1) / 2 : 1) * sizeof *P);
+    if (!P) {
+        km_error_nomem(err, "kernel bank matrix");
+        return NULL;
+    }
+    for (int64_t b = 0; b < u; b++)
+        km_kernel_1d(k, xs, b + 1, xs[b], P + pk(0, b));
+    return P;
+}
+
+/* K_u of a kernel on several features (dense, symmetric, column-major). */
 static double *dense_matrix(const km_kernel *k, const gsrc *src, int64_t u, km_error *err)
 {
     double *M = malloc((size_t)u * (size_t)u * sizeof *M);
     if (!M) {
         km_error_nomem(err, "kernel bank matrix");
         return NULL;
-    }
-    if (src->xs) {
-        fill_1d(k, src->xs, u, 0, M);
-        return M;
     }
     km_kdata *D = km_kdata_new(src->rows, NULL, u, err);
     if (!D || km_kernel_block(k, D, NULL, u, D, NULL, u, M, 1, err) != KM_OK) {
@@ -512,17 +542,23 @@ static int build_entry(const km_basis *b, const gsrc *src, int64_t u, kentry *E,
         E->r = -1;
         psd = 0; /* too high a rank (or not finite): dense, as below without a factor */
     }
+    if (src->xs) { /* one feature: dense (a factor, when there was one, was taken above) */
+        E->M = packed_1d(&b->kernel, src->xs, u, err);
+        return E->M ? KM_OK : err->code;
+    }
     double *M = dense_matrix(&b->kernel, src, u, err);
     if (!M)
         return err->code;
     double *G = psd ? cholesky_factor(M, u, ws, &E->r) : NULL;
     if (G) {
-        free(M);
         E->M = G;
     } else {
         E->r = -1;
-        E->M = M;
+        E->M = pack_upper(M, u);
     }
+    free(M);
+    if (!E->M)
+        return km_error_nomem(err, "kernel bank matrix");
     return KM_OK;
 }
 
@@ -653,7 +689,7 @@ static int whole(const km_kbank *B, const int64_t *rows, int64_t n)
     return 1;
 }
 
-/* K_u = G G' of a factor no longer worth it (upper by dsyrk, then mirrored). */
+/* K_u = G G' of a factor no longer worth it (upper by dsyrk), packed. */
 static double *densify(const double *G, int64_t u, int64_t r)
 {
     double *M = malloc((size_t)u * (size_t)u * sizeof *M);
@@ -661,10 +697,9 @@ static double *densify(const double *G, int64_t u, int64_t r)
         return NULL;
     cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (blasint)u, (blasint)r, 1.0, G,
                 (blasint)u, 0.0, M, (blasint)u);
-    for (int64_t b = 0; b < u; b++)
-        for (int64_t a = 0; a < b; a++)
-            M[b + a * u] = M[a + b * u];
-    return M;
+    double *P = pack_upper(M, u);
+    free(M);
+    return P;
 }
 
 km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_error *err)
@@ -768,28 +803,26 @@ km_kbank *km_kbank_slice(const km_kbank *B, const int64_t *rows, int64_t n, km_e
                         F->M[a + c * u] = E->M[sel[a] + c * Gu];
                 continue;
             }
-            F->M = malloc((size_t)u * (size_t)u * sizeof *F->M);
-            if (!F->M)
-                goto nomem;
             if (E->r < 0) {
+                F->M = malloc((size_t)(u * (u + 1) / 2 > 0 ? u * (u + 1) / 2 : 1) *
+                              sizeof *F->M);
+                if (!F->M)
+                    goto nomem;
                 for (int64_t b = 0; b < u; b++)
-                    for (int64_t a = 0; a < u; a++)
-                        F->M[a + b * u] = E->M[sel[a] + sel[b] * Gu];
+                    for (int64_t a = 0; a <= b; a++)
+                        F->M[pk(a, b)] = pk_get(E->M, sel[a], sel[b]);
             } else {
-                /* a factor no longer worth it on fewer values: K_u = G G' (upper, then
-                 * mirrored) */
+                /* a factor no longer worth it on fewer values: K_u = G G' (packed) */
                 double *Gs = malloc((size_t)u * (size_t)(E->r > 0 ? E->r : 1) * sizeof *Gs);
                 if (!Gs)
                     goto nomem;
                 for (int64_t c = 0; c < E->r; c++)
                     for (int64_t a = 0; a < u; a++)
                         Gs[a + c * u] = E->M[sel[a] + c * Gu];
-                cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (blasint)u,
-                            (blasint)E->r, 1.0, Gs, (blasint)u, 0.0, F->M, (blasint)u);
+                F->M = densify(Gs, u, E->r);
                 free(Gs);
-                for (int64_t b = 0; b < u; b++)
-                    for (int64_t a = 0; a < b; a++)
-                        F->M[b + a * u] = F->M[a + b * u];
+                if (!F->M)
+                    goto nomem;
             }
         }
     }
@@ -818,8 +851,9 @@ static void entry_apply(const kentry *E, int64_t u, double alpha, const double *
                         double beta, double *vu, double *tmp)
 {
     if (E->r < 0) {
-        cblas_dsymv(CblasColMajor, CblasUpper, (blasint)u, alpha, E->M, (blasint)u, cu, 1,
-                    beta, vu, 1);
+        /* packed: half the bytes of a full matrix, read in one stream (31 dense 500 x 500
+         * kernels of the paper set do not stay in cache from one pass to the next) */
+        cblas_dspmv(CblasColMajor, CblasUpper, (blasint)u, alpha, E->M, cu, 1, beta, vu, 1);
     } else if (E->r == 0) {
         if (beta == 0)
             memset(vu, 0, (size_t)u * sizeof *vu);
@@ -960,7 +994,7 @@ int km_kbank_combine(const km_kbank *B, const double *w, double *K, km_error *er
             any = 1;
             if (E->r < 0)
                 for (int64_t b = 0; b < u; b++)
-                    cblas_daxpy((blasint)(b + 1), w[k], E->M + b * u, 1, T + b * u, 1);
+                    cblas_daxpy((blasint)(b + 1), w[k], E->M + pk(0, b), 1, T + b * u, 1);
             else
                 cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (blasint)u,
                             (blasint)E->r, w[k], E->M, (blasint)u, 1.0, T, (blasint)u);
@@ -1067,7 +1101,7 @@ static void entry_sums(const kentry *E, int64_t u, const double *cnt, double *di
             continue;
         double kaa = 0;
         if (E->r < 0)
-            kaa = E->M[a + a * u];
+            kaa = E->M[pk(a, a)];
         else
             for (int64_t t = 0; t < E->r; t++)
                 kaa += E->M[a + t * u] * E->M[a + t * u];
@@ -1165,8 +1199,11 @@ static int set_norms(km_kbank *B)
             if (E->r < 0) {
                 for (int64_t b = 0; b < u; b++) {
                     double sum = 0;
-                    for (int64_t a = 0; a < u; a++)
-                        sum += cnt[a] * fabs(E->M[a + b * u]);
+                    const double *col = E->M + pk(0, b);
+                    for (int64_t a = 0; a <= b; a++)
+                        sum += cnt[a] * fabs(col[a]);
+                    for (int64_t a = b + 1; a < u; a++)
+                        sum += cnt[a] * fabs(E->M[pk(b, a)]);
                     best = sum > best ? sum : best;
                 }
             } else {
@@ -1194,7 +1231,7 @@ void km_kbank_stats(const km_kbank *B, int64_t *doubles, int *dense, int *factor
     for (int k = 0; k < B->m; k++) {
         int64_t u = B->grp[B->ent[k].g].u;
         if (B->ent[k].r < 0) {
-            *doubles += u * u;
+            *doubles += u * (u + 1) / 2;
             (*dense)++;
         } else {
             *doubles += u * B->ent[k].r;

@@ -14,8 +14,8 @@
  * Kernels that look at the same feature subset form a group. A group maps each row i to
  * its distinct value (the row restricted to the subset) map[i] < u, so every kernel of the
  * group is K~ = P K_u P' with K_u the u x u matrix on the distinct values: a kernel on one
- * binary feature is 2 x 2 whatever the number of rows. K_u is stored dense (symmetric,
- * products by dsymv) or, when its rank r is below u / 3, as a factor K_u = G G' (u x r):
+ * binary feature is 2 x 2 whatever the number of rows. K_u is stored dense (its upper
+ * triangle packed, products by dspmv) or, when its rank r is below u / 3, as a factor K_u = G G' (u x r):
  * exactly for a linear or polynomial kernel on one feature (ranks 1 and degree + 1), and by
  * pivoted Cholesky (LAPACK dpstrf, its default tolerance u eps max_a K_u[a,a]) for the
  * other positive semi-definite kernels (a Gaussian kernel with a small gamma on one feature

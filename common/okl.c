@@ -45,6 +45,8 @@ struct km_okl {
     double *pT, *pGT, *pF, *pGF;
     double aH[AA_MEM * AA_MEM];
     int64_t na;          /* steps recorded since the last reset */
+    int extrap;          /* the last trial extrapolated along the step (no Anderson) */
+    double beta;         /* its factor */
     double klambda;
     int kstart, kzero, has_kept;
     double *D, *GD, *S, *X, *R, *HM, *work, *T1, *N, *u;
@@ -373,8 +375,19 @@ static int anderson(km_okl *O, const point *y, point *z)
     }
     for (int i = 0; i < q; i++)
         Hm[i * q + i] += AA_REG * trace + 1e-300;
-    if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', q, 1, Hm, q, gamma, 1))
-        return 0;
+    O->extrap = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', q, 1, Hm, q, gamma, 1) != 0;
+    if (O->extrap) {
+        /* the differences are numerically parallel: the iteration drifts along one
+         * direction (f_k ~ f_k-1, as for 1,000 iterations at one lambda of Experiment 2).
+         * Extrapolate along the last step instead, z = T(x) + beta f, beta doubling while
+         * the trials pay and back to 1 when one does not */
+        for (int64_t t = 0; t < n; t++) {
+            z->M[t] = y->M[t] + O->beta * O->D[t];
+            z->YB[t] = y->YB[t] + O->beta * O->GD[t];
+        }
+        gram(O, z);
+        return 1;
+    }
     memcpy(z->M, y->M, (size_t)n * sizeof(double));
     memcpy(z->YB, y->YB, (size_t)n * sizeof(double));
     for (int i = 0; i < q; i++) {
@@ -533,6 +546,7 @@ int km_okl_solve(km_okl *O, double lambda, km_okl_info *info, km_error *err)
     int rc = a_step(O, x, err);
     double tol = O->par.delta * sqrt(O->alpha);
     O->na = 0;
+    O->beta = 1;
     int escapes = 0;
     while (rc == KM_OK && info->iter < O->par.max_iter) {
         /* the step of Algorithm 1 into y; then, accelerated, Anderson's trial z, kept when
@@ -566,6 +580,8 @@ int km_okl_solve(km_okl *O, double lambda, km_okl_info *info, km_error *err)
                 break;
             if (z->obj < y->obj)
                 O->cur = iz;
+            if (O->extrap)
+                O->beta = O->cur == iz ? 2 * O->beta : 1;
         }
         x = &O->pt[O->cur];
     }
