@@ -1,5 +1,6 @@
 # compat.sh - models written by the previous release (tests/models, commit 0927949) load
-# and predict the same bits; train and rls2-path write the same files byte for byte.
+# and predict the same bits; train writes the same files byte for byte where the solver
+# did not change (test_model also reads and writes every one back byte for byte).
 . "$(dirname "$0")/lib.bash"
 T=$BIN/train P=$BIN/predict R=$BIN/rls2-path H=$DATA/heart_scale
 M=$(cd "$(dirname "$0")/../models" && pwd)
@@ -27,8 +28,8 @@ check "train -s l1svm -t rbf writes the same file" same_file kernel $T -q -s l1s
 check "one-versus-all: the same file" same_file linear_ova $T -q -s l2svm -c 2 "$M/three.txt"
 check "kernel svr: the same file" \
     same_file kernel_svr $T -q -s svr -t poly -d 2 -g 0.2 -r 1 -p 0.2 "$M/three.txt"
-check "rls2-path: the same file" same_file rls2 $R -q -L 1e-2:1e1:3 $H
-check "train -s okl: the same file" same_file okl $T -q -s okl -L 1e-3:1:3 -t rbf -g 2 "$M/okl.txt"
+# (rls2-path's packed kernels and okl's line search since then move the last digits of
+# those two models: test_model reads and writes them back byte for byte instead)
 (cd "$M" && same_file mtl $T -q -s mtl -t expdot -g 0.5 --alpha 0.3 --lambda 0.1 \
     --task-kernels tk.txt mu.train) && ok "train -s mtl (task kernels): the same file" \
     || fail "train -s mtl (task kernels): the same file"
