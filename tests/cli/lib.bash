@@ -19,3 +19,7 @@ expect_fail() {
     if [ "$st" -eq "$want" ] && grep -Eq -- "$pat" "$TMP/err"; then ok "$d"
     else fail "$d (status $st, stderr: $(head -c 300 "$TMP/err"))"; fi
 }
+man_examples() {  # the shell lines of a man page's EXAMPLES (.nf/.fi blocks), unescaped
+    awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { on = 1; next }
+         ex && /^\.fi/ { on = 0; next } ex && on' "$1" | sed -e 's/\\-/-/g' -e 's/\\e/\\/g'
+}

@@ -345,10 +345,6 @@ check "-t rbf --features 19 without -g: gamma 1/19 (train's 1/features)" \
 
 # ---- the EXAMPLES of both man pages, as written, with kmtk-* on the PATH; the server on a
 # free port (the only change: the wrappers add --port), in a directory of their own
-man_examples() {  # the shell lines of a man page's EXAMPLES (.nf/.fi blocks), unescaped
-    awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { on = 1; next }
-         ex && /^\.fi/ { on = 0; next } ex && on' "$1" | sed -e 's/\\-/-/g' -e 's/\\e/\\/g'
-}
 MAN=$(cd "$(dirname "$0")/../../doc" && pwd)
 mkdir -p "$TMP/xbin" "$TMP/ex"
 cat >"$TMP/xbin/kmtk-mtl-server" <<EOS

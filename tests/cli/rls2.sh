@@ -127,10 +127,6 @@ expect_fail "one class only" 2 "one class" $R -q --task class "$TMP/one" "$TMP/x
 check "no model left behind by failures" test ! -e "$TMP/x.model"
 
 # ---- the EXAMPLES of the man page, as written, with kmtk-* on the PATH
-man_examples() {  # the shell lines of a man page's EXAMPLES (.nf/.fi blocks), unescaped
-    awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { on = 1; next }
-         ex && /^\.fi/ { on = 0; next } ex && on' "$1" | sed -e 's/\\-/-/g' -e 's/\\e/\\/g'
-}
 MAN=$(cd "$(dirname "$0")/../../doc" && pwd)
 mkdir -p "$TMP/xbin" "$TMP/ex"
 printf '#!/bin/sh\nexec "%s" "$@"\n' "$R" >"$TMP/xbin/kmtk-rls2-path"

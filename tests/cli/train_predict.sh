@@ -228,3 +228,21 @@ $T -q -t rbf -a fixedpoint --fp-step norm2 --max-iter 50 $H "$TMP/fp1.model" 2>/
 $T -q -t rbf -a fixedpoint --alpha norm2 --max-iter 50 $H "$TMP/fp2.model" 2>"$TMP/fp2.err"
 check "--alpha norm2 (old spelling of --fp-step): a deprecation note, the same model" \
     bash -c "grep -q 'deprecated: use --fp-step norm2' $TMP/fp2.err && cmp -s $TMP/fp1.model $TMP/fp2.model"
+
+# the EXAMPLES of kmtk-train(1), then kmtk-predict(1), as written, with kmtk-* on the PATH
+MAN=$(cd "$(dirname "$0")/../../doc" && pwd)
+mkdir -p "$TMP/mx/bin" "$TMP/mx/run"
+for p in train predict; do printf '#!/bin/sh\nexec "%s" "$@"\n' "$BIN/$p" >"$TMP/mx/bin/kmtk-$p"; done
+chmod +x "$TMP/mx/bin/"*
+ln -s "$BIN/datasets" "$TMP/mx/run/datasets"
+ln -s "$DATA" "$TMP/mx/run/data"
+for page in train predict; do
+    man_examples "$MAN/kmtk-$page.1" >"$TMP/mx/run/$page.sh"
+    check "kmtk-$page.1 has EXAMPLES" test "$(grep -c . "$TMP/mx/run/$page.sh")" -ge 4
+    (cd "$TMP/mx/run" && PATH="$TMP/mx/bin:$PATH" timeout 300 bash -e "$page.sh") \
+        >"$TMP/mx/$page.out" 2>"$TMP/mx/$page.err"
+    st=$?
+    check "every example of kmtk-$page.1 runs (status $st: $(tail -n 2 "$TMP/mx/$page.err" | tr '\n' ' '))" \
+        test "$st" -eq 0
+done
+check "kmtk-predict.1 examples: heart_scale accuracy printed" grep -q '^Accuracy = ' "$TMP/mx/predict.out"
