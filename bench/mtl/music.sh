@@ -21,7 +21,7 @@ trap 'if [ -n "$SPID" ]; then kill -9 $SPID 2>/dev/null || true; fi' EXIT
 start_server() {  # start_server ALPHA LAMBDA EXTRA...: sets SPID and PORT
     local a=$1 l=$2; shift 2
     rm -f "$out/port"
-    "$S" -q -p 0 --port-file "$out/port" -k "$out/secrets" -a "$a" -l "$l" --features 19 "$@" &
+    "$S" -q --port 0 --port-file "$out/port" --secrets "$out/secrets" -t expdot -g 1 --alpha "$a" --lambda "$l" --features 19 "$@" &
     SPID=$!
     for _ in $(seq 200); do [ -s "$out/port" ] && break; sleep 0.05; done
     PORT=$(cat "$out/port")
@@ -52,7 +52,7 @@ echo "== server at alpha $alpha, lambda $lambda: journal, fsync batch"
 rm -f "$out/journal"
 start_server "$alpha" "$lambda" -j "$out/journal" --fsync batch
 t0=$(now)
-"$C" -q -p "$PORT" -K "$out/secrets" send "$out/music.train"
+"$C" -q --port "$PORT" --secrets "$out/secrets" send "$out/music.train"
 t1=$(now)
 "$B" clients "$out/music" -p "$PORT" >"$out/clients.txt"
 t2=$(now)
@@ -74,7 +74,7 @@ for mode in "always" "none" "nojournal"; do
     batch=5
     [ "$mode" = always ] && batch=1
     t0=$(now)
-    "$C" -q -p "$PORT" -K "$out/secrets" --batch "$batch" send "$out/head20k.train"
+    "$C" -q --port "$PORT" --secrets "$out/secrets" --batch "$batch" send "$out/head20k.train"
     t1=$(now)
     stop_server
     echo "20000 triples, $batch per request, fsync $mode: $(echo "20000 / ($t1 - $t0)" | bc) triples/s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/rls2/experiment1.sh - thesis 4.5.1, Experiment 1 (Binary strings, Figure 4.1): lower
 # bounds over the lambda path of the test RMSE against the training-set size, for linear
-# RLS2 with scaling (4.12) (rls2-path -k linear -S trace) and the other methods of the
+# RLS2 with scaling (4.12) (rls2-path --kernels linear -S trace) and the other methods of the
 # figure, and the thesis' claim that after 12 examples RLS2 keeps d_1, d_2, d_3 ~ 1/3 and
 # sets the other d_k to zero. A benchmark, not a test: it never fails on a number.
 #
@@ -92,7 +92,7 @@ lambda_grid() {
 rls2_best() {
     local f=$1 te=$2 tag=$3
     shift 3
-    if "$BIN/rls2-path" -q -k linear -S trace -L "$LAMBDAS" --no-dof --test "$te" \
+    if "$BIN/rls2-path" -q --kernels linear -S trace -L "$LAMBDAS" --no-dof --test "$te" \
             -o "$work/$tag.csv" "$@" "$f" "$work/$tag.model" >"$work/$tag.log" 2>&1; then
         $UTIL best "$work/$tag.csv" test_rmse min
     else
@@ -163,13 +163,13 @@ for n in $SIZES; do
                     END { if (r != "") print r, l, v }' "$work/rls2.csv")
                 first=$(awk -F, 'NR == 2 { print $1 }' "$work/rls2.csv")
                 if [ -n "${r3:-}" ] &&
-                    "$BIN/rls2-path" -q -k linear -S trace -L "$l3:$first:$((r3 + 1))" --no-dof \
+                    "$BIN/rls2-path" -q --kernels linear -S trace -L "$l3:$first:$((r3 + 1))" --no-dof \
                         $NOI "$trm" "$work/three.model" >/dev/null 2>&1 &&
                     [ "$($UTIL coef "$work/three.model" | awk '$1 ~ /^[0-9]+$/ { printf "%s,", $1 }')" = "1,2,3," ]; then
                     three="$l3 $v3"
                 fi
                 # the model of the best lambda: the same path, stopped there
-                "$BIN/rls2-path" -q -k linear -S trace -L "$spec" --no-dof $NOI "$trm" \
+                "$BIN/rls2-path" -q --kernels linear -S trace -L "$spec" --no-dof $NOI "$trm" \
                     "$work/best.model" >/dev/null 2>&1 &&
                 $UTIL coef "$work/best.model" | awk -v n="$n" -v lam="$blam" -v r="$v" -v three="$three" '
                     $1 ~ /^[0-9]+$/ { d[$1] = $5; if ($5 > 0) nz++

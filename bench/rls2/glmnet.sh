@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/rls2/glmnet.sh - the linear RLS2 path (rls2-path -k linear) against R's glmnet lasso
+# bench/rls2/glmnet.sh - the linear RLS2 path (rls2-path --kernels linear) against R's glmnet lasso
 # path on the same 144 x 16,063 Gaussian regression design, the same number of lambdas (30).
 # The target of the issue: RLS2 faster than glmnet (about 0.05 s of compute for 30 lambdas).
 # A benchmark, not a test: a slow ratio is never a failure.
@@ -10,11 +10,11 @@
 # rls2-path's basis kernels.
 #
 # Timed (CPU against CPU, wall against wall; medians):
-#   rls2-path  -k linear -S trace --task reg -L RLS2_LAMBDAS --no-dof -q -o path.csv: compute
+#   rls2-path  --kernels linear -S trace --task reg -L RLS2_LAMBDAS --no-dof -q -o path.csv: compute
 #              CPU = user + system of the whole process (bench/runstat) minus that of the same
 #              process on the first lambda alone (run right after it: reading and set-up
 #              cancel) plus that lambda's own seconds; compute wall = the sum of the "seconds"
-#              column (the solver at each lambda; for -k linear the solver of (4.9),
+#              column (the solver at each lambda; for --kernels linear the solver of (4.9),
 #              common/rls2lin.h, which rls2-path picks for rank-one kernels instead of
 #              Algorithm 3). Medians over RLS2_REPEAT pairs; also the whole process (wall and
 #              CPU), which adds reading the 33 MB file and the kernel set-up. --no-dof skips
@@ -101,17 +101,17 @@ status=0
 # reading and set-up cancelled, and the first lambda's own seconds (tiny: one variable) are
 # added back. Medians over RLS2_REPEAT pairs.
 lmax=$(awk -F: -v l="$RLS2_LAMBDAS" 'BEGIN { split(l, a, ":"); print a[2] }')
-say "rls2-path -k linear -L $RLS2_LAMBDAS, paired with -L $lmax:$lmax:1 ($RREPEAT pair(s))"
+say "rls2-path --kernels linear -L $RLS2_LAMBDAS, paired with -L $lmax:$lmax:1 ($RREPEAT pair(s))"
 rpath=() rcpu=() rwall=() rpcpu=() rmb=()
 prun=
 for r in $(seq 1 "$RREPEAT"); do
     tm=()
     [ "$TIMEOUT" != 0 ] && tm=(timeout "$TIMEOUT")
-    run_once "$work/rls2" "${tm[@]}" "$BIN/rls2-path" -q -k linear \
+    run_once "$work/rls2" "${tm[@]}" "$BIN/rls2-path" -q --kernels linear \
         -S trace --task reg -L "$RLS2_LAMBDAS" --no-dof -n 1 -o "$work/r$r.csv" "$data" "$work/r.model"
     rc=$RC full_cpu=$ONE_CPU full_wall=$ONE_SEC full_mb=$ONE_MB
     if [ "$rc" = 0 ]; then
-        run_once "$work/rls2b" "${tm[@]}" "$BIN/rls2-path" -q -k linear \
+        run_once "$work/rls2b" "${tm[@]}" "$BIN/rls2-path" -q --kernels linear \
             -S trace --task reg -L "$lmax:$lmax:1" --no-dof -n 1 -o "$work/b$r.csv" "$data" "$work/b.model"
         rc=$RC base_cpu=$ONE_CPU
     fi
@@ -167,7 +167,7 @@ ratio() {
 if [ -n "$best" ]; then
     read -r k1 kn dev < <(awk -F, -v v0="$var0" 'NR == 2 { a = $3 } NR > 1 { b = $3; r = $7 }
         END { printf "%s %s %.5f", a, b, 1 - r * r / v0 }' "$work/r$prun.csv")
-    echo "| rls2-path -k linear -L $RLS2_LAMBDAS | $NL | $k1 -> $kn | $dev | $(fmt_spread "$pcpu_med" "$pcpu_lo" "$pcpu_hi") | $(fmt_spread "$path_med" "$path_lo" "$path_hi") | $pw / $pc | $(ratio "$pcpu_med" "$gcpu") | $(ratio "$path_med" "$gwall") |"
+    echo "| rls2-path --kernels linear -L $RLS2_LAMBDAS | $NL | $k1 -> $kn | $dev | $(fmt_spread "$pcpu_med" "$pcpu_lo" "$pcpu_hi") | $(fmt_spread "$path_med" "$path_lo" "$path_hi") | $pw / $pc | $(ratio "$pcpu_med" "$gcpu") | $(ratio "$path_med" "$gwall") |"
 fi
 for force in 0 1; do
     [ -n "${G[$force.lambdas]:-}" ] || continue

@@ -15,7 +15,7 @@
 #
 # Steps: standardize the genes with the training statistics (datasets/standardize; or see
 # MICRO_STD), then
-#   rls2-path -k linear -S microarray -L MICRO_LAMBDAS -v 8 --seed S --no-dof --test TEST
+#   rls2-path --kernels linear -S microarray -L MICRO_LAMBDAS -v 8 --seed S --no-dof --test TEST
 # whose model is the largest lambda with the best mean validation accuracy (the thesis:
 # "the highest value of lambda maximizing the validation accuracy"). Reported: test errors
 # out of 54 at that lambda, the thesis' figure (the mean of the test errors over all the
@@ -122,10 +122,10 @@ cv=()
 [ "$FOLDS" != 0 ] && cv=(-v "$FOLDS" --seed "$FSEED")
 tm=()
 [ "$TIMEOUT" != 0 ] && tm=(timeout "$TIMEOUT")
-cmd=(rls2-path -k linear -S microarray -L "$LAMBDAS" "${cv[@]}" --no-dof -n "$THREADS"
+cmd=(rls2-path --kernels linear -S microarray -L "$LAMBDAS" "${cv[@]}" --no-dof -n "$THREADS"
      "${OPTS[@]}" --test TEST -o path.csv TRAIN model)
 say "${cmd[*]} (on $KIND)"
-"$TIME" -f '%e %U %S %M' -o "$work/time" "${tm[@]}" "$BIN/rls2-path" -k linear -S microarray \
+"$TIME" -f '%e %U %S %M' -o "$work/time" "${tm[@]}" "$BIN/rls2-path" --kernels linear -S microarray \
     -L "$LAMBDAS" "${cv[@]}" --no-dof -n "$THREADS" "${OPTS[@]}" --test "$te" \
     -o "$work/path.csv" "$tr" "$work/model" >"$work/out" 2>"$work/err"
 rc=$?

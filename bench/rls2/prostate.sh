@@ -11,7 +11,7 @@
 #      the statistics of all 97 rows (PROSTATE_STATS=all, the default: what ESL does, so the
 #      coefficients are in the units of ESL's Table 3.3 and the thesis' Table 4.1) or of the
 #      67 training rows only (PROSTATE_STATS=train).
-#   3. rls2-path -k linear -S trace -L 1e-4:1e4:N -v 10 --one-se --seed S --test: rls2-path
+#   3. rls2-path --kernels linear -S trace -L 1e-4:1e4:N -v 10 --one-se --seed S --test: rls2-path
 #      subtracts the training mean of y (the intercept), runs the 10-fold CV path (the metric
 #      of each fold is its RMSE; the thesis and ESL average fold MSEs) and writes the model of
 #      the largest lambda within one standard error of the best.
@@ -74,7 +74,7 @@ status=0
 # run SEED TAG: the CV path and its model; sets CH_LAMBDA, CH_K, MSE, SE.
 run() {
     local seed=$1 tag=$2
-    if ! "$BIN/rls2-path" -q -k linear -S trace -L "$LAMBDAS" -v 10 --one-se --seed "$seed" \
+    if ! "$BIN/rls2-path" -q --kernels linear -S trace -L "$LAMBDAS" -v 10 --one-se --seed "$seed" \
             --test "$work/test" -o "$work/$tag.csv" "$work/train" "$work/$tag.model" \
             >"$work/$tag.log" 2>&1; then
         say "rls2-path failed (seed $seed): $(tail -n 1 "$work/$tag.log")"
@@ -99,7 +99,7 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$repo" status --porcelain -- rls2-path.c common 2>/dev/null | head -c1)
 echo "Prostate cancer (thesis 4.5.1, Experiment 2; Table 4.1): 67 training / 30 test rows,"
 echo "inputs standardized with the statistics of $([ "$STATS" = all ] && echo "all 97 rows (as ESL)" || echo "the 67 training rows"),"
-echo "rls2-path -k linear -S trace -L $LAMBDAS -v 10 --one-se --seed $SEED;"
+echo "rls2-path --kernels linear -S trace -L $LAMBDAS -v 10 --one-se --seed $SEED;"
 echo "kmtk $commit${dirty:+ (rls2-path.c/common modified)}, $(date -u +%Y-%m-%d)."
 echo
 echo "Chosen lambda $CH_LAMBDA ($CH_K variables). Coefficients in standardized units"
@@ -137,7 +137,7 @@ echo "| lambda | dof | $(echo "$NAMES" | sed 's/,/ | /g') | test MSE |"
 echo "|---:|---:|$(echo "$NAMES" | sed 's/[^,]*/---:/g; s/,/|/g')|---:|"
 first=$(awk -F, 'NR == 2 { print $1 }' "$work/main.csv")
 awk -F, 'NR > 1 { print NR - 2, $1, $6, $10 }' "$work/main.csv" | while read -r t lam dof rmse; do
-    "$BIN/rls2-path" -q -k linear -S trace -L "$lam:$first:$((t + 1))" --no-dof "$work/train" \
+    "$BIN/rls2-path" -q --kernels linear -S trace -L "$lam:$first:$((t + 1))" --no-dof "$work/train" \
         "$work/prof.model" >/dev/null 2>&1 || { echo "| $lam | failed |"; status=1; continue; }
     $UTIL coef "$work/prof.model" "$NAMES" | awk -v lam="$lam" -v dof="$dof" -v r="$rmse" -v names="$NAMES" '
         $1 ~ /^[0-9]+$/ { w[$1] = $7 }
