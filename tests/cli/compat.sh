@@ -9,12 +9,12 @@ same_dec() {  # same_dec NAME TEST_FILE [predict options]: predict -d = the stor
     # (to 1e-13 relative: the sanitizer build's kernel loops round differently from -O2's)
     local name=$1 test=$2; shift 2
     "$P" -q "$@" "$test" "$M/$name.model" "$TMP/$name.now" &&
-    paste -d' ' "$TMP/$name.now" "$M/$name.${OUT:-dec}" | awk '
+    paste -d' ' "$TMP/$name.now" "$M/$name.${EXT:-dec}" | awk '
         { h = NF / 2; if (NF % 2) bad = 1
           for (k = 1; k <= h; k++) { a = $k; b = $(k + h); d = a - b; s = b < 0 ? -b : b
                                     if ((d < 0 ? -d : d) > 1e-13 * (s > 1 ? s : 1)) bad = 1 } }
         END { exit bad || NR == 0 }' &&
-    test "$(wc -l <"$TMP/$name.now")" -eq "$(wc -l <"$M/$name.${OUT:-dec}")"
+    test "$(wc -l <"$TMP/$name.now")" -eq "$(wc -l <"$M/$name.${EXT:-dec}")"
 }
 check "linear model of the previous release: the same decision values" same_dec linear $H -d
 check "kernel model: same decision values" same_dec kernel $H -d
@@ -22,7 +22,7 @@ check "one-versus-all linear model: same decision values" same_dec linear_ova "$
 check "kernel svr model: same decision values" same_dec kernel_svr "$M/three.txt" -d
 check "rls2 model: same decision values" same_dec rls2 $H -d
 check "mtl model (task kernels, qid): same predictions" same_dec mtl "$M/mu.train"
-OUT=out check "okl model: same outputs" same_dec okl "$M/okl_test.txt"
+EXT=out check "okl model: same outputs" same_dec okl "$M/okl_test.txt"
 
 same_file() {  # same_file NAME command...: the command's model = the stored file
     local name=$1; shift
