@@ -87,6 +87,14 @@ typedef struct km_mtl_body {
     double *task_coef;
 } km_mtl_body;
 
+/* mtmkl (seed 004, mtmkl.h): the task kernels' factors, theta and the vectors g_k. */
+extern const km_model_kind km_kind_mtmkl;
+struct km_mtmkl_tasks;
+/* Turns m (nr_class 2, nr_w 1) into an mtmkl model: the tasks k (moved: the caller's struct
+ * is zeroed), theta (M) and g (nr_factor * n), owned by m from now on, also on failure. */
+int km_model_set_mtmkl(km_model *m, struct km_mtmkl_tasks *k, double p, double *theta,
+                       double *g, km_error *err);
+
 /* The body of m when it is of that kind, else NULL. */
 double *km_model_w(const km_model *m);
 km_expansion *km_model_expansion(const km_model *m);   /* kernel, okl and mtl models */

@@ -1,0 +1,285 @@
+/* model_mtmkl.c - the mtmkl model kind (seed 004, mtmkl.h): the task kernels as factors,
+ * theta, and per factor the vector g_k; f_t(x) = x'U[:, t], U[:, t] = sum_m theta_m
+ * sum_{k in m} lambda_k q_k[t] g_k. A row's task is its qid; a task the model does not
+ * have (or no qid) gets the average task (1/T) sum_t U[:, t].
+ * Body after the section line "tasks": a line of the T task ids; M lines "THETA NAME";
+ * nr_factor lines "KERNEL LAMBDA ID:Q ..." (KERNEL from 1); nr_factor lines of g_k as
+ * "INDEX:VALUE ..." pairs (1-based, non-zeros only; may be empty). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "mtmkl.h"
+#include "dtoa.h"
+#include "numparse.h"
+
+typedef struct mtmkl_body {
+    km_mtmkl_tasks k;
+    double p;             /* the l_p norm theta was learned in */
+    double *theta;        /* M */
+    double *g;            /* nf * n */
+} mtmkl_body;
+
+static void free_body(km_model *m)
+{
+    mtmkl_body *b = m->body;
+    km_mtmkl_tasks_free(&b->k);
+    free(b->theta);
+    free(b->g);
+    free(b);
+    m->body = NULL;
+}
+
+static int write_head(const km_model *m, FILE *f)
+{
+    const mtmkl_body *b = m->body;
+    km_mio_put(f, "mkl_norm", b->p);
+    fprintf(f, "nr_task %d\nnr_kernel %d\nnr_factor %d\n", (int)b->k.T, b->k.M, (int)b->k.nf);
+    return 0;
+}
+
+/* x in the shortest text that reads back bit for bit. */
+static void put_num(FILE *f, const char *sep, double x)
+{
+    char b[KM_DTOA_SIZE];
+    km_dtoa(x, b);
+    fprintf(f, "%s%s", sep, b);
+}
+
+static int write_body(const km_model *m, FILE *f)
+{
+    const mtmkl_body *b = m->body;
+    const km_mtmkl_tasks *k = &b->k;
+    int32_t d = m->n;
+    fprintf(f, "nr_w %d\ntasks\n", m->nr_w);
+    for (int32_t t = 0; t < k->T; t++)
+        fprintf(f, t ? " %lld" : "%lld", (long long)k->task_id[t]);
+    fputc('\n', f);
+    for (int q = 0; q < k->M; q++)
+        km_model_put_line(f, NULL, &b->theta[q], 1, k->name[q][0] ? k->name[q] : "-");
+    for (int32_t q = 0; q < k->nf; q++) {
+        const km_mtmkl_factor *F = &k->f[q];
+        fprintf(f, "%d", F->m + 1);
+        put_num(f, " ", F->lambda);
+        for (int32_t a = 0; a < F->nq; a++) {
+            fprintf(f, " %lld", (long long)k->task_id[F->task[a]]);
+            put_num(f, ":", F->q[a]);
+        }
+        fputc('\n', f);
+    }
+    int64_t *idx = malloc((size_t)(d > 0 ? d : 1) * sizeof *idx);
+    double *val = malloc((size_t)(d > 0 ? d : 1) * sizeof *val);
+    if (!idx || !val) {
+        free(idx);
+        free(val);
+        return -1;
+    }
+    for (int32_t q = 0; q < k->nf; q++) {
+        int64_t nz = 0;
+        for (int32_t j = 0; j < d; j++)
+            if (b->g[(int64_t)q * d + j] != 0) {
+                idx[nz] = j;
+                val[nz++] = b->g[(int64_t)q * d + j];
+            }
+        if (nz == 0)
+            fputc('\n', f);
+        else {   /* " 1:x 5:y": drop the leading space of the first pair */
+            char *line = NULL;
+            size_t len = 0;
+            FILE *mem = open_memstream(&line, &len);
+            if (!mem) {
+                free(idx);
+                free(val);
+                return -1;
+            }
+            km_model_put_pairs(mem, idx, val, nz);
+            fclose(mem);
+            fputs(line + 1, f);
+            free(line);
+        }
+    }
+    free(idx);
+    free(val);
+    return 0;
+}
+
+/* Reads one line of the body or sets the truncation error. */
+static const char *need_line(km_mio *io, const char *what)
+{
+    const char *line = km_mio_line(io);
+    if (!line)
+        km_mio_truncated(io, "%s", what);
+    return line;
+}
+
+static int read_body(km_mio *io, km_model *m, km_error *err)
+{
+    const char *v;
+    long long T, M, nf;
+    double p;
+    if (!(v = km_mio_key(io, "mkl_norm")) || km_mio_number(v, &p) || !(p >= 1))
+        return km_mio_bad(io, "mtmkl model: need mkl_norm >= 1");
+    if (!(v = km_mio_key(io, "nr_task")) || km_model_parse_int(v, 1, INT32_MAX / 2, &T) ||
+        !(v = km_mio_key(io, "nr_kernel")) || km_model_parse_int(v, 1, 1000000, &M) ||
+        !(v = km_mio_key(io, "nr_factor")) || km_model_parse_int(v, 1, INT32_MAX / 2, &nf))
+        return km_mio_bad(io, "mtmkl model: need nr_task, nr_kernel, nr_factor");
+    if (m->nr_class != 2 || m->nr_w != 1)
+        return km_mio_bad(io, "mtmkl model: need nr_class 2 and nr_w 1");
+    mtmkl_body *b = calloc(1, sizeof *b);
+    if (!b)
+        return km_error_nomem(err, "mtmkl model");
+    m->body = b;
+    b->p = p;
+    km_mtmkl_tasks *k = &b->k;
+    /* the task ids: one line; counts grow with what the file holds */
+    const char *line = need_line(io, "no task line");
+    if (!line)
+        return err->code;
+    int64_t cap = 0;
+    for (const char *s = line; *s;) {
+        char *end;
+        errno = 0;
+        long long id = strtoll(s, &end, 10);
+        if (errno || end == s || (*end && *end != ' ') || (k->T && id <= k->task_id[k->T - 1]))
+            return km_mio_bad(io, "expected increasing task ids");
+        if (k->T == cap) {
+            int64_t *grown = realloc(k->task_id, (size_t)(cap = cap ? 2 * cap : 64) *
+                                                 sizeof *grown);
+            if (!grown)
+                return km_error_nomem(err, "mtmkl model");
+            k->task_id = grown;
+        }
+        k->task_id[k->T++] = id;
+        s = *end ? end + 1 : end;
+        if (k->T > T)
+            break;
+    }
+    if (k->T != T)
+        return km_mio_bad(io, "expected nr_task = %lld task ids", T);
+    if (!(k->name = calloc((size_t)M, sizeof *k->name)) ||
+        !(b->theta = malloc((size_t)M * sizeof *b->theta)))
+        return km_error_nomem(err, "mtmkl model");
+    for (k->M = 0; k->M < M; k->M++) {
+        if (!(line = need_line(io, "fewer kernel lines than nr_kernel")))
+            return err->code;
+        int status;
+        const char *s = km_parse_double(line, &b->theta[k->M], &status);
+        if (status != KM_NUM_OK || *s != ' ' || !(b->theta[k->M] >= 0))
+            return km_mio_bad(io, "expected 'THETA NAME' (theta finite, >= 0)");
+        if (!(k->name[k->M] = strdup(strcmp(s + 1, "-") ? s + 1 : "")))
+            return km_error_nomem(err, "mtmkl model");
+    }
+    if (!(k->f = calloc((size_t)nf, sizeof *k->f)))
+        return km_error_nomem(err, "mtmkl model");
+    for (k->nf = 0; k->nf < nf; k->nf++) {
+        if (!(line = need_line(io, "fewer factor lines than nr_factor")))
+            return err->code;
+        km_mtmkl_factor *F = &k->f[k->nf];
+        char *end;
+        errno = 0;
+        long long km = strtoll(line, &end, 10);
+        int status;
+        const char *s = end;
+        if (errno || end == line || km < 1 || km > M || *s != ' ' ||
+            (s = km_parse_double(s + 1, &F->lambda, &status), status != KM_NUM_OK) ||
+            !(F->lambda > 0))
+            return km_mio_bad(io, "expected 'KERNEL LAMBDA ID:Q ...' (KERNEL in 1..nr_kernel, "
+                              "LAMBDA > 0)");
+        F->m = (int)km - 1;
+        int32_t fcap = 0;
+        while (*s == ' ') {
+            long long id = strtoll(s + 1, &end, 10);
+            int32_t t = km_mtmkl_task(k, id);
+            double q;
+            if (end == s + 1 || *end != ':' || t < 0 || (F->nq && t <= F->task[F->nq - 1]) ||
+                (s = km_parse_double(end + 1, &q, &status), status != KM_NUM_OK))
+                return km_mio_bad(io, "expected ID:Q pairs of the model's tasks, increasing");
+            if (F->nq == fcap) {
+                fcap = fcap ? 2 * fcap : 8;
+                int32_t *gt = realloc(F->task, (size_t)fcap * sizeof *gt);
+                if (gt)
+                    F->task = gt;
+                double *gq = realloc(F->q, (size_t)fcap * sizeof *gq);
+                if (gq)
+                    F->q = gq;
+                if (!gt || !gq)
+                    return km_error_nomem(err, "mtmkl model");
+            }
+            F->task[F->nq] = t;
+            F->q[F->nq++] = q;
+        }
+        if (*s != '\0' || F->nq == 0)
+            return km_mio_bad(io, "expected ID:Q pairs of the model's tasks, increasing");
+    }
+    int32_t d = m->n;
+    if (!(b->g = calloc((size_t)nf * (size_t)(d > 0 ? d : 1), sizeof *b->g)))
+        return km_error_nomem(err, "mtmkl model");
+    for (int32_t q = 0; q < nf; q++) {
+        if (!(line = need_line(io, "fewer vector lines than nr_factor")))
+            return err->code;
+        const char *s = line;
+        int64_t prev = 0;
+        while (*s) {
+            uint64_t idx;
+            int status;
+            double x;
+            s = km_parse_uint(s, (uint64_t)d, &idx, &status);
+            if (status != KM_NUM_OK || idx == 0 || (int64_t)idx <= prev || *s++ != ':' ||
+                (s = km_parse_double(s, &x, &status), status != KM_NUM_OK) ||
+                (*s && *s++ != ' '))
+                return km_mio_bad(io, "expected increasing INDEX:VALUE pairs within "
+                                  "nr_feature");
+            b->g[(int64_t)q * d + (int64_t)idx - 1] = x;
+            prev = (int64_t)idx;
+        }
+    }
+    return KM_OK;
+}
+
+static int decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
+                         int64_t count, double *dec, int threads, km_error *err)
+{
+    const mtmkl_body *b = m->body;
+    (void)threads;
+    (void)err;
+    for (int64_t a = 0; a < count; a++) {
+        int64_t i = rows ? rows[a] : a, p0 = X->row_ptr[i];
+        int32_t t = X->qid && X->qid[i] != INT64_MIN ? km_mtmkl_task(&b->k, X->qid[i]) : -1;
+        dec[a] = km_mtmkl_decision(&b->k, b->theta, b->g, m->n, t, X->index + p0,
+                                   X->value + p0, X->row_ptr[i + 1] - p0);
+    }
+    return KM_OK;
+}
+
+const km_model_kind km_kind_mtmkl = {
+    .name = "mtmkl",
+    .section = "tasks",
+    .body_name = "vectors",
+    .write_head = write_head,
+    .write_body = write_body,
+    .read = read_body,
+    .free_body = free_body,
+    .decision_rows = decision_rows,
+};
+
+int km_model_set_mtmkl(km_model *m, km_mtmkl_tasks *k, double p, double *theta, double *g,
+                       km_error *err)
+{
+    mtmkl_body *b = calloc(1, sizeof *b);
+    if (!b) {
+        km_mtmkl_tasks_free(k);
+        free(theta);
+        free(g);
+        return km_error_nomem(err, "mtmkl model");
+    }
+    km_model_set_body(m, &km_kind_mtmkl, b);
+    b->k = *k;
+    memset(k, 0, sizeof *k);
+    b->p = p;
+    b->theta = theta;
+    b->g = g;
+    m->bias = -1;
+    return KM_OK;
+}

@@ -1,0 +1,643 @@
+/* mtmkl.c - see mtmkl.h. */
+#include "mtmkl.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "numparse.h"
+#include "rng.h"
+
+void km_mtmkl_tasks_free(km_mtmkl_tasks *k)
+{
+    if (!k)
+        return;
+    for (int32_t f = 0; f < k->nf; f++) {
+        free(k->f[f].task);
+        free(k->f[f].q);
+    }
+    for (int m = 0; m < k->M; m++)
+        free(k->name[m]);
+    free(k->name);
+    free(k->f);
+    free(k->task_id);
+    memset(k, 0, sizeof *k);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int km_mtmkl_tasks_init(km_mtmkl_tasks *k, const km_problem *P, const int64_t *ids,
+                        int64_t nids, km_error *err)
+{
+    memset(k, 0, sizeof *k);
+    if (!P->qid)
+        return km_error_set(err, KM_EINPUT, "-s mtmkl needs task ids (qid:) on the rows");
+    int64_t n = P->l + nids;
+    int64_t *all = malloc((size_t)(n > 0 ? n : 1) * sizeof *all);
+    if (!all)
+        return km_error_nomem(err, "tasks");
+    for (int64_t i = 0; i < P->l; i++) {
+        if (P->qid[i] == INT64_MIN) {
+            free(all);
+            return km_error_set(err, KM_EINPUT, "row %lld has no qid: -s mtmkl needs the task "
+                                "of every row", (long long)i + 1);
+        }
+        all[i] = P->qid[i];
+    }
+    memcpy(all + P->l, ids, (size_t)nids * sizeof *ids);
+    qsort(all, (size_t)n, sizeof *all, cmp_i64);
+    int64_t T = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (i == 0 || all[i] != all[T - 1])
+            all[T++] = all[i];
+    if (T > INT32_MAX / 2) {
+        free(all);
+        return km_error_set(err, KM_EINPUT, "%lld tasks: too many", (long long)T);
+    }
+    k->T = (int32_t)T;
+    k->task_id = all;
+    return KM_OK;
+}
+
+int32_t km_mtmkl_task(const km_mtmkl_tasks *k, int64_t id)
+{
+    int32_t lo = 0, hi = k->T;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (k->task_id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k->T && k->task_id[lo] == id ? lo : -1;
+}
+
+/* Appends an empty kernel named name; its index, or -1 when out of memory. */
+static int add_kernel(km_mtmkl_tasks *k, const char *name)
+{
+    char **grown = realloc(k->name, (size_t)(k->M + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    k->name = grown;
+    if (!(k->name[k->M] = strdup(name ? name : "")))
+        return -1;
+    return k->M++;
+}
+
+/* Appends a factor lambda q q' of kernel m (q: nq entries at tasks, moved in). */
+static int add_factor(km_mtmkl_tasks *k, int m, double lambda, int32_t nq, int32_t *task,
+                      double *q)
+{
+    km_mtmkl_factor *grown = realloc(k->f, (size_t)(k->nf + 1) * sizeof *grown);
+    if (!grown) {
+        free(task);
+        free(q);
+        return -1;
+    }
+    k->f = grown;
+    k->f[k->nf++] = (km_mtmkl_factor){m, lambda, nq, task, q};
+    return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int km_mtmkl_add_group(km_mtmkl_tasks *k, const int64_t *S, int64_t n, const char *name,
+                       km_error *err)
+{
+    int32_t *task = malloc((size_t)(n > 0 ? n : 1) * sizeof *task);
+    double *q = malloc((size_t)(n > 0 ? n : 1) * sizeof *q);
+    int m = task && q ? add_kernel(k, name) : -1;
+    if (m < 0) {
+        free(task);
+        free(q);
+        return km_error_nomem(err, "task groups");
+    }
+    int32_t nq = 0;
+    for (int64_t a = 0; a < n; a++) {
+        int32_t t = km_mtmkl_task(k, S[a]);
+        if (t < 0) {
+            free(task);
+            free(q);
+            return km_error_set(err, KM_EINPUT, "group '%s': task %lld unknown", name,
+                                (long long)S[a]);
+        }
+        task[nq++] = t;
+    }
+    qsort(task, (size_t)nq, sizeof *task, cmp_i32);
+    int32_t u = 0;
+    for (int32_t a = 0; a < nq; a++)   /* a task twice in a group counts once: 1_S 1_S' */
+        if (a == 0 || task[a] != task[u - 1])
+            task[u++] = task[a];
+    if (u == 0) {
+        free(task);
+        free(q);
+        return km_error_set(err, KM_EINPUT, "group '%s' is empty", name);
+    }
+    for (int32_t a = 0; a < u; a++)
+        q[a] = 1;
+    return add_factor(k, m, 1, u, task, q) ? km_error_nomem(err, "task groups") : KM_OK;
+}
+
+int km_mtmkl_add_identity(km_mtmkl_tasks *k, const char *name, km_error *err)
+{
+    int m = add_kernel(k, name);
+    if (m < 0)
+        return km_error_nomem(err, "task kernel");
+    for (int32_t t = 0; t < k->T; t++) {
+        int32_t *task = malloc(sizeof *task);
+        double *q = malloc(sizeof *q);
+        if (!task || !q) {
+            free(task);
+            free(q);
+            return km_error_nomem(err, "task kernel");
+        }
+        task[0] = t;
+        q[0] = 1;
+        if (add_factor(k, m, 1, 1, task, q))
+            return km_error_nomem(err, "task kernel");
+    }
+    return KM_OK;
+}
+
+int km_mtmkl_add_matrix(km_mtmkl_tasks *k, const double *G, const char *name, km_error *err)
+{
+    int32_t T = k->T;
+    double *A = malloc((size_t)T * (size_t)T * sizeof *A), *w = malloc((size_t)T * sizeof *w);
+    int m = A && w ? add_kernel(k, name) : -1;
+    if (m < 0) {
+        free(A);
+        free(w);
+        return km_error_nomem(err, "task kernel");
+    }
+    for (int64_t a = 0; a < (int64_t)T * T; a++) {
+        if (!isfinite(G[a]) || G[a] != G[(a % T) * T + a / T]) {
+            free(A);
+            free(w);
+            return km_error_set(err, KM_EINPUT, "task kernel '%s': not finite or not "
+                                "symmetric at tasks %lld, %lld", name,
+                                (long long)k->task_id[a / T], (long long)k->task_id[a % T]);
+        }
+        A[a] = G[a];
+    }
+    /* G = sum_k lambda_k q_k q_k' over the eigenpairs with lambda_k > 0 */
+    lapack_int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', T, A, T, w);
+    int rc = info == 0 ? KM_OK : km_error_set(err, KM_EINTERNAL, "task kernel '%s': dsyevd "
+                                              "failed (%d)", name, (int)info);
+    double top = 0;
+    for (int32_t j = 0; j < T && rc == KM_OK; j++)
+        top = fmax(top, fabs(w[j]));
+    for (int32_t j = 0; j < T && rc == KM_OK; j++) {
+        if (w[j] < -1e-10 * top) {
+            rc = km_error_set(err, KM_EINPUT, "task kernel '%s' is not positive semi-definite "
+                              "(eigenvalue %.3g)", name, w[j]);
+            break;
+        }
+        if (w[j] <= 1e-12 * top)
+            continue;
+        int32_t *task = malloc((size_t)T * sizeof *task);
+        double *q = malloc((size_t)T * sizeof *q);
+        int32_t nq = 0;
+        if (task && q)
+            for (int32_t t = 0; t < T; t++)
+                if (A[(int64_t)t * T + j] != 0) {
+                    task[nq] = t;
+                    q[nq++] = A[(int64_t)t * T + j];
+                }
+        if (!task || !q || add_factor(k, m, w[j], nq, task, q)) {
+            if (!task || !q) {
+                free(task);
+                free(q);
+            }
+            rc = km_error_nomem(err, "task kernel");
+        }
+    }
+    free(A);
+    free(w);
+    return rc;
+}
+
+/* Parses a task id or range "A" / "A-B" at *p; advances *p. 0 on success. */
+static int parse_range(const char **p, int64_t *a, int64_t *b)
+{
+    char *end;
+    errno = 0;
+    *a = strtoll(*p, &end, 10);
+    if (errno || end == *p)
+        return -1;
+    *b = *a;
+    if (*end == '-' && isdigit((unsigned char)end[1])) {
+        const char *q = end + 1;
+        *b = strtoll(q, &end, 10);
+        if (errno || *b < *a || *b - *a > 10000000)
+            return -1;
+    }
+    *p = end;
+    return 0;
+}
+
+int km_mtmkl_read_groups(const char *path, int64_t **ids, int64_t **ptr, int64_t *nlines,
+                         km_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    int64_t n = 0, nl = 0, icap = 64, pcap = 16, lineno = 0;
+    int64_t *gid = malloc((size_t)icap * sizeof *gid), *goff = malloc((size_t)pcap * sizeof *goff);
+    int rc = gid && goff ? KM_OK : km_error_nomem(err, "groups");
+    if (goff)
+        goff[0] = 0;
+    while (rc == KM_OK && getline(&line, &cap, f) >= 0) {
+        lineno++;
+        const char *p = line;
+        int64_t start = n;
+        for (;;) {
+            while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\r' || *p == '\n')
+                p++;
+            if (*p == '\0' || *p == '#')
+                break;
+            int64_t a, b;
+            if (parse_range(&p, &a, &b) || (*p && !strchr(" \t,\r\n#", *p))) {
+                rc = km_error_set(err, KM_EINPUT, "%s:%lld:%lld: expected a task id or a range "
+                                  "A-B", path, (long long)lineno, (long long)(p - line) + 1);
+                break;
+            }
+            for (int64_t v = a; v <= b && rc == KM_OK; v++) {
+                if (n == icap) {
+                    int64_t *g = realloc(gid, (size_t)(icap *= 2) * sizeof *g);
+                    if (!g) {
+                        rc = km_error_nomem(err, "groups");
+                        break;
+                    }
+                    gid = g;
+                }
+                gid[n++] = v;
+            }
+        }
+        if (rc != KM_OK || n == start)
+            continue;
+        if (nl + 2 > pcap) {
+            int64_t *g = realloc(goff, (size_t)(pcap *= 2) * sizeof *g);
+            if (!g) {
+                rc = km_error_nomem(err, "groups");
+                break;
+            }
+            goff = g;
+        }
+        goff[++nl] = n;
+    }
+    if (rc == KM_OK && ferror(f))
+        rc = km_error_set(err, KM_EINPUT, "%s: read error", path);
+    if (rc == KM_OK && nl == 0)
+        rc = km_error_set(err, KM_EINPUT, "%s: no groups", path);
+    free(line);
+    fclose(f);
+    if (rc != KM_OK) {
+        free(gid);
+        free(goff);
+        return rc;
+    }
+    *ids = gid;
+    *ptr = goff;
+    *nlines = nl;
+    return KM_OK;
+}
+
+int km_mtmkl_read_sim(const char *path, double **trip, int64_t *ntrip, int *M, km_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    int64_t n = 0, tcap = 64, lineno = 0;
+    double *t = malloc((size_t)tcap * 4 * sizeof *t);
+    int rc = t ? KM_OK : km_error_nomem(err, "task similarities"), maxm = 0;
+    while (rc == KM_OK && getline(&line, &cap, f) >= 0) {
+        lineno++;
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+            continue;
+        long long m, a, b;
+        char tail[2];
+        double v;
+        if (sscanf(p, "%lld %lld %lld %lf %1s", &m, &a, &b, &v, tail) != 4 || m < 1 ||
+            m > 100000 || !isfinite(v)) {
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: expected 'KERNEL TASK TASK VALUE' "
+                              "(KERNEL from 1, VALUE finite)", path, (long long)lineno);
+            break;
+        }
+        if (n == tcap) {
+            double *g = realloc(t, (size_t)(tcap *= 2) * 4 * sizeof *g);
+            if (!g) {
+                rc = km_error_nomem(err, "task similarities");
+                break;
+            }
+            t = g;
+        }
+        t[4 * n] = (double)m - 1;
+        t[4 * n + 1] = (double)a;
+        t[4 * n + 2] = (double)b;
+        t[4 * n + 3] = v;
+        n++;
+        maxm = m > maxm ? (int)m : maxm;
+    }
+    free(line);
+    fclose(f);
+    if (rc == KM_OK && n == 0)
+        rc = km_error_set(err, KM_EINPUT, "%s: no similarities", path);
+    if (rc != KM_OK) {
+        free(t);
+        return rc;
+    }
+    *trip = t;
+    *ntrip = n;
+    *M = maxm;
+    return KM_OK;
+}
+
+void km_mtmkl_result_free(km_mtmkl_result *r)
+{
+    if (!r)
+        return;
+    free(r->theta);
+    free(r->beta);
+    free(r->g);
+    free(r->alpha);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the solver ---- */
+
+/* Per task: the factors with q[t] != 0 and their weights w = theta_m lambda_k q_k[t] (for
+ * z) and q_k[t] (for the updates of g_k). */
+typedef struct task_factors {
+    int64_t *ptr;        /* T + 1 */
+    int32_t *fac;
+    double *q, *w;
+    double *gdiag;       /* T: G_theta[t, t] = sum theta_m lambda_k q_k[t]^2 */
+} task_factors;
+
+static void tf_free(task_factors *tf)
+{
+    free(tf->ptr);
+    free(tf->fac);
+    free(tf->q);
+    free(tf->w);
+    free(tf->gdiag);
+}
+
+static int tf_build(const km_mtmkl_tasks *k, task_factors *tf, km_error *err)
+{
+    memset(tf, 0, sizeof *tf);
+    int64_t total = 0;
+    for (int32_t f = 0; f < k->nf; f++)
+        total += k->f[f].nq;
+    tf->ptr = calloc((size_t)k->T + 1, sizeof *tf->ptr);
+    tf->fac = malloc((size_t)(total > 0 ? total : 1) * sizeof *tf->fac);
+    tf->q = malloc((size_t)(total > 0 ? total : 1) * sizeof *tf->q);
+    tf->w = malloc((size_t)(total > 0 ? total : 1) * sizeof *tf->w);
+    tf->gdiag = malloc((size_t)(k->T > 0 ? k->T : 1) * sizeof *tf->gdiag);
+    if (!tf->ptr || !tf->fac || !tf->q || !tf->w || !tf->gdiag) {
+        tf_free(tf);
+        return km_error_nomem(err, "task factors");
+    }
+    for (int32_t f = 0; f < k->nf; f++)
+        for (int32_t a = 0; a < k->f[f].nq; a++)
+            tf->ptr[k->f[f].task[a] + 1]++;
+    for (int32_t t = 0; t < k->T; t++)
+        tf->ptr[t + 1] += tf->ptr[t];
+    int64_t *at = malloc((size_t)(k->T > 0 ? k->T : 1) * sizeof *at);
+    if (!at) {
+        tf_free(tf);
+        return km_error_nomem(err, "task factors");
+    }
+    memcpy(at, tf->ptr, (size_t)k->T * sizeof *at);
+    for (int32_t f = 0; f < k->nf; f++)
+        for (int32_t a = 0; a < k->f[f].nq; a++) {
+            int64_t s = at[k->f[f].task[a]]++;
+            tf->fac[s] = f;
+            tf->q[s] = k->f[f].q[a];
+        }
+    free(at);
+    return KM_OK;
+}
+
+/* The weights of theta: w = theta_m lambda_k q_k[t], and G_theta[t, t]. */
+static void tf_weigh(const km_mtmkl_tasks *k, task_factors *tf, const double *theta)
+{
+    for (int32_t t = 0; t < k->T; t++) {
+        double gd = 0;
+        for (int64_t s = tf->ptr[t]; s < tf->ptr[t + 1]; s++) {
+            const km_mtmkl_factor *F = &k->f[tf->fac[s]];
+            tf->w[s] = theta[F->m] * F->lambda * tf->q[s];
+            gd += tf->w[s] * tf->q[s];
+        }
+        tf->gdiag[t] = gd;
+    }
+}
+
+/* x_i'g for a sparse row (features >= d ignored). */
+static inline double dot(const double *g, int32_t d, const int32_t *ix, const double *v,
+                         int64_t nnz)
+{
+    double s = 0;
+    for (int64_t j = 0; j < nnz; j++)
+        if (ix[j] < d)
+            s += v[j] * g[ix[j]];
+    return s;
+}
+
+/* z_i = x_i'U[:, t]. */
+static double row_z(const task_factors *tf, const double *g, int32_t d, int32_t t,
+                    const int32_t *ix, const double *v, int64_t nnz)
+{
+    double z = 0;
+    for (int64_t s = tf->ptr[t]; s < tf->ptr[t + 1]; s++)
+        z += tf->w[s] * dot(g + (int64_t)tf->fac[s] * d, d, ix, v, nnz);
+    return z;
+}
+
+/* ||beta||_{p*}, p* = p / (p - 1) (p = 1: the largest beta). */
+static double dual_norm(const double *beta, int M, double p)
+{
+    double top = 0;
+    for (int m = 0; m < M; m++)
+        top = fmax(top, beta[m]);
+    if (p <= 1 || top == 0)
+        return top;
+    double ps = p / (p - 1), s = 0;
+    for (int m = 0; m < M; m++)
+        s += pow(beta[m] / top, ps);
+    return top * pow(s, 1 / ps);
+}
+
+int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks *k,
+                   const km_mtmkl_param *par, km_mtmkl_result *r, km_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!(par->C > 0) || !(par->p >= 1) || !isfinite(par->p) || !(par->eps > 0) ||
+        par->max_iter < 1)
+        return km_error_set(err, KM_EUSAGE, "mtmkl: need C > 0, p >= 1, eps > 0, a cap >= 1");
+    if (k->M < 1 || k->nf < 1)
+        return km_error_set(err, KM_EUSAGE, "mtmkl: no task kernels");
+    int64_t l = P->l;
+    int32_t d = P->n, M = k->M;
+    double C = par->C, p = par->p;
+    task_factors tf;
+    int rc = tf_build(k, &tf, err);
+    if (rc)
+        return rc;
+    int32_t *tau = malloc((size_t)(l > 0 ? l : 1) * sizeof *tau);
+    double *xsq = malloc((size_t)(l > 0 ? l : 1) * sizeof *xsq);
+    int64_t *perm = malloc((size_t)(l > 0 ? l : 1) * sizeof *perm);
+    r->theta = malloc((size_t)M * sizeof *r->theta);
+    r->beta = calloc((size_t)M, sizeof *r->beta);
+    r->g = calloc((size_t)k->nf * (size_t)(d > 0 ? d : 1), sizeof *r->g);
+    r->alpha = calloc((size_t)(l > 0 ? l : 1), sizeof *r->alpha);
+    r->d = d;
+    if (!tau || !xsq || !perm || !r->theta || !r->beta || !r->g || !r->alpha) {
+        rc = km_error_nomem(err, "mtmkl");
+        goto done;
+    }
+    for (int64_t i = 0; i < l; i++) {
+        tau[i] = km_mtmkl_task(k, P->qid[i]);
+        double s = 0;
+        for (int64_t j = P->row_ptr[i]; j < P->row_ptr[i + 1]; j++)
+            s += P->value[j] * P->value[j];
+        xsq[i] = s;
+        perm[i] = i;
+    }
+    for (int m = 0; m < M; m++)   /* the initial theta on the sphere of the l_p ball */
+        r->theta[m] = pow((double)M, -1 / p);
+    tf_weigh(k, &tf, r->theta);
+    km_rng rng;
+    km_rng_seed(&rng, par->seed);
+    double prev_primal = INFINITY;
+    double *g = r->g, *alpha = r->alpha, *theta = r->theta, *beta = r->beta;
+    for (r->passes = 1; r->passes <= par->max_iter; r->passes++) {
+        /* one pass of dual coordinate ascent, (E.3)-(E.4) corrected: the l1svm step with
+         * 1/k~_ii, k~_ii = G_theta[t, t] ||x_i||^2 */
+        km_rng_shuffle(&rng, perm, l);
+        for (int64_t a = 0; a < l; a++) {
+            int64_t i = perm[a], b = P->row_ptr[i], nnz = P->row_ptr[i + 1] - b;
+            int32_t t = tau[i];
+            const int32_t *ix = P->index + b;
+            const double *v = P->value + b;
+            double kii = tf.gdiag[t] * xsq[i], y = ylab[i], an;
+            if (!(kii > 0)) {   /* a zero row (or task weight): the hinge's dual argmin */
+                an = C;
+            } else {
+                double z = row_z(&tf, g, d, t, ix, v, nnz);
+                an = alpha[i] + (1 - y * z) / kii;
+                an = an < 0 ? 0 : an > C ? C : an;
+            }
+            double h = y * (an - alpha[i]);   /* the change of c_i = y_i alpha_i */
+            alpha[i] = an;
+            if (h == 0 || !(kii > 0))
+                continue;
+            for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1]; s++) {
+                double *gk = g + (int64_t)tf.fac[s] * d, hq = h * tf.q[s];
+                for (int64_t j = 0; j < nnz; j++)
+                    gk[ix[j]] += hq * v[j];
+            }
+        }
+        /* beta_m = sum_k lambda_k ||g_k||^2; primal at (theta, c); dual of Problem 3 */
+        memset(beta, 0, (size_t)M * sizeof *beta);
+        for (int32_t f = 0; f < k->nf; f++) {
+            const double *gk = g + (int64_t)f * d;
+            double s = 0;
+            for (int32_t j = 0; j < d; j++)
+                s += gk[j] * gk[j];
+            beta[k->f[f].m] += k->f[f].lambda * s;
+        }
+        double reg = 0, loss = 0, sa = 0;
+        for (int m = 0; m < M; m++)
+            reg += theta[m] * beta[m];
+        for (int64_t i = 0; i < l; i++) {
+            int64_t b = P->row_ptr[i];
+            double z = row_z(&tf, g, d, tau[i], P->index + b, P->value + b,
+                             P->row_ptr[i + 1] - b);
+            loss += fmax(0, 1 - ylab[i] * z);
+            sa += alpha[i];
+        }
+        r->primal = reg / 2 + C * loss;
+        r->dual = sa - (par->fixed ? reg : dual_norm(beta, M, p)) / 2;
+        r->gap = r->primal > 0 ? (r->primal - r->dual) / r->primal : 0;
+        if (par->progress)
+            par->progress(par->user, r->passes, r->primal, r->gap);
+        if (r->gap <= par->eps) {
+            r->converged = 1;
+            break;
+        }
+        /* the theta step (E.1) corrected, after a pass that lowered the primal:
+         * a_m = theta_m^2 beta_m, theta_m = a_m^{1/(p+1)} / (sum a^{p/(p+1)})^{1/p} */
+        if (!par->fixed && r->primal < prev_primal) {
+            double norm = 0;
+            for (int m = 0; m < M; m++)
+                norm += pow(theta[m] * theta[m] * beta[m], p / (p + 1));
+            if (norm > 0) {
+                norm = pow(norm, 1 / p);
+                for (int m = 0; m < M; m++)
+                    theta[m] = pow(theta[m] * theta[m] * beta[m], 1 / (p + 1)) / norm;
+                tf_weigh(k, &tf, theta);
+            }
+        }
+        prev_primal = r->primal;
+    }
+    if (r->passes > par->max_iter)
+        r->passes = par->max_iter;
+done:
+    free(tau);
+    free(xsq);
+    free(perm);
+    tf_free(&tf);
+    if (rc)
+        km_mtmkl_result_free(r);
+    return rc;
+}
+
+double km_mtmkl_decision(const km_mtmkl_tasks *k, const double *theta, const double *g,
+                         int32_t d, int32_t t, const int32_t *index, const double *value,
+                         int64_t nnz)
+{
+    double z = 0;
+    for (int32_t f = 0; f < k->nf; f++) {
+        const km_mtmkl_factor *F = &k->f[f];
+        double qt = 0;
+        if (t >= 0) {   /* q_k[t] by binary search over the factor's tasks */
+            int32_t lo = 0, hi = F->nq;
+            while (lo < hi) {
+                int32_t mid = lo + (hi - lo) / 2;
+                if (F->task[mid] < t)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            qt = lo < F->nq && F->task[lo] == t ? F->q[lo] : 0;
+        } else {        /* the average task: (1/T) sum_t q_k[t] */
+            for (int32_t a = 0; a < F->nq; a++)
+                qt += F->q[a];
+            qt /= k->T;
+        }
+        if (qt != 0)
+            z += theta[F->m] * F->lambda * qt * dot(g + (int64_t)f * d, d, index, value, nnz);
+    }
+    return z;
+}

@@ -1,0 +1,440 @@
+/* test_mtmkl.c - multi-task MKL (seed 004) against independent solutions: the l1svm solver
+ * for the cases that reduce to it, a dense recomputation of the primal and the dual, a
+ * projected-gradient solve of Problem 3 written here, the optimality conditions of theta,
+ * and the step as printed (which stalls). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmtk.h"
+#include "model.h"
+#include "mtmkl.h"
+#include "rng.h"
+#include "test.h"
+
+/* n rows, d dense features, tasks qid 1..T, labels +-1 from a per-task noisy rule. */
+static km_problem *make(int64_t n, int32_t d, int T, uint64_t seed)
+{
+    km_rng r;
+    km_rng_seed(&r, seed);
+    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp), *qid = malloc((size_t)n * sizeof *qid);
+    int32_t *ix = malloc((size_t)(n * d) * sizeof *ix);
+    double *v = malloc((size_t)(n * d) * sizeof *v), *y = malloc((size_t)n * sizeof *y);
+    rp[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        qid[i] = 1 + (int64_t)(i % T);
+        double s = 0;
+        for (int32_t j = 0; j < d; j++) {
+            ix[i * d + j] = j;
+            v[i * d + j] = km_rng_normal(&r);
+            s += v[i * d + j] * (j == (int32_t)(qid[i] % d) ? 2 : 0.5);
+        }
+        y[i] = s + 0.8 * km_rng_normal(&r) > 0 ? 1 : -1;
+        rp[i + 1] = (i + 1) * d;
+    }
+    km_problem *P = NULL;
+    km_error err;
+    km_problem_from_csr(n, d, rp, ix, v, y, qid, &P, &err);
+    free(rp);
+    free(qid);
+    free(ix);
+    free(v);
+    free(y);
+    return P;
+}
+
+/* Dense K~_m(i, j) = G_m[t_i, t_j] x_i'x_j from the factors. */
+static double *dense_kernel(const km_problem *P, const km_mtmkl_tasks *k, int m)
+{
+    int64_t n = P->l;
+    int32_t T = k->T;
+    double *G = calloc((size_t)T * (size_t)T, sizeof *G), *K = malloc((size_t)(n * n) *
+                                                                      sizeof *K);
+    for (int32_t f = 0; f < k->nf; f++)
+        if (k->f[f].m == m)
+            for (int32_t a = 0; a < k->f[f].nq; a++)
+                for (int32_t b = 0; b < k->f[f].nq; b++)
+                    G[(int64_t)k->f[f].task[a] * T + k->f[f].task[b]] +=
+                        k->f[f].lambda * k->f[f].q[a] * k->f[f].q[b];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double dotp = 0;
+            for (int64_t a = P->row_ptr[i]; a < P->row_ptr[i + 1]; a++)
+                for (int64_t b = P->row_ptr[j]; b < P->row_ptr[j + 1]; b++)
+                    dotp += P->index[a] == P->index[b] ? P->value[a] * P->value[b] : 0;
+            K[i * n + j] = G[(int64_t)km_mtmkl_task(k, P->qid[i]) * T +
+                             km_mtmkl_task(k, P->qid[j])] * dotp;
+        }
+    free(G);
+    return K;
+}
+
+static double pnorm_dual(const double *beta, int M, double p)
+{
+    if (p == 1) {
+        double t = 0;
+        for (int m = 0; m < M; m++)
+            t = fmax(t, beta[m]);
+        return t;
+    }
+    double ps = p / (p - 1), s = 0;
+    for (int m = 0; m < M; m++)
+        s += pow(beta[m], ps);
+    return pow(s, 1 / ps);
+}
+
+/* Problem 3's dual value at alpha, from the dense kernels; beta out. */
+static double dual_value(double *const *K, int M, int64_t n, const double *y,
+                         const double *alpha, double p, double *beta)
+{
+    double sa = 0;
+    for (int64_t i = 0; i < n; i++)
+        sa += alpha[i];
+    for (int m = 0; m < M; m++) {
+        double s = 0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++)
+                s += y[i] * alpha[i] * K[m][i * n + j] * y[j] * alpha[j];
+        beta[m] = s;
+    }
+    return sa - pnorm_dual(beta, M, p) / 2;
+}
+
+/* An independent solve of Problem 3: FISTA projected-gradient ascent on [0, C]^n with
+ * adaptive restart and a backtracking step. */
+static double solve_dual_pg(double *const *K, int M, int64_t n, const double *y, double C,
+                            double p, int iters)
+{
+    double *a = calloc((size_t)n, sizeof *a), *b = calloc((size_t)n, sizeof *b);
+    double *x = malloc((size_t)n * sizeof *x), *gr = malloc((size_t)n * sizeof *gr);
+    double *beta = malloc((size_t)M * sizeof *beta), *w = malloc((size_t)M * sizeof *w);
+    double L = 1, tk = 1, fa = dual_value(K, M, n, y, a, p, beta);
+    for (int it = 0; it < iters; it++) {
+        double fb = dual_value(K, M, n, y, b, p, beta), nb = pnorm_dual(beta, M, p);
+        double ps = p > 1 ? p / (p - 1) : INFINITY;
+        for (int m = 0; m < M; m++)   /* d||beta||_{p*} / d beta_m */
+            w[m] = nb > 0 ? (p > 1 ? pow(beta[m] / nb, ps - 1) : (beta[m] == nb)) : 1.0 / M;
+        for (int64_t i = 0; i < n; i++) {
+            double s = 0;
+            for (int m = 0; m < M; m++)
+                for (int64_t j = 0; j < n; j++)
+                    s += w[m] * K[m][i * n + j] * y[j] * b[j];
+            gr[i] = 1 - y[i] * s;
+        }
+        double fx;
+        for (;;) {   /* backtracking: the quadratic model must lie below f */
+            double lin = 0, quad = 0;
+            for (int64_t i = 0; i < n; i++) {
+                x[i] = fmin(C, fmax(0, b[i] + gr[i] / L));
+                lin += gr[i] * (x[i] - b[i]);
+                quad += (x[i] - b[i]) * (x[i] - b[i]);
+            }
+            fx = dual_value(K, M, n, y, x, p, beta);
+            if (fx >= fb + lin - L / 2 * quad - 1e-15 * fabs(fb))
+                break;
+            L *= 2;
+        }
+        double tn = (1 + sqrt(1 + 4 * tk * tk)) / 2;
+        if (fx < fa) {   /* restart */
+            tk = 1;
+            memcpy(b, a, (size_t)n * sizeof *b);
+            continue;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double xn = x[i];
+            b[i] = xn + (tk - 1) / tn * (xn - a[i]);
+            a[i] = xn;
+        }
+        fa = fx;
+        tk = tn;
+        L *= 0.9;
+    }
+    free(a);
+    free(b);
+    free(x);
+    free(gr);
+    free(beta);
+    free(w);
+    return fa;
+}
+
+/* Groups {all}, {1, 2}, {3} over tasks 1..3. */
+static void three_groups(const km_problem *P, km_mtmkl_tasks *k)
+{
+    km_error err;
+    int64_t all[] = {1, 2, 3}, two[] = {1, 2}, one[] = {3};
+    km_mtmkl_tasks_init(k, P, NULL, 0, &err);
+    km_mtmkl_add_group(k, all, 3, "all", &err);
+    km_mtmkl_add_group(k, two, 2, "12", &err);
+    km_mtmkl_add_group(k, one, 1, "3", &err);
+}
+
+static void test_against_independent(void)
+{
+    km_problem *P = make(40, 4, 3, 5);
+    km_mtmkl_tasks k;
+    three_groups(P, &k);
+    double *K[3];
+    for (int m = 0; m < 3; m++)
+        K[m] = dense_kernel(P, &k, m);
+    const double ps[] = {1.5, 2, 3};
+    for (int q = 0; q < 3; q++) {
+        double p = ps[q], C = 1;
+        km_mtmkl_param par = {C, p, 1e-11, 200000, 1, 0, NULL, NULL};
+        km_mtmkl_result r;
+        km_error err;
+        int rc = km_mtmkl_train(P, P->y, &k, &par, &r, &err);
+        CHECK(rc == KM_OK && r.converged && r.gap <= 1e-10, "p = %g: converged to gap %.3g <= "
+              "1e-10 in %lld passes", p, r.gap, (long long)r.passes);
+        /* the primal and the dual recomputed from dense matrices */
+        double beta[3], z, loss = 0, reg = 0;
+        double D = dual_value(K, 3, P->l, P->y, r.alpha, p, beta);
+        for (int64_t i = 0; i < P->l; i++) {
+            z = 0;
+            for (int m = 0; m < 3; m++)
+                for (int64_t j = 0; j < P->l; j++)
+                    z += r.theta[m] * K[m][i * P->l + j] * P->y[j] * r.alpha[j];
+            loss += fmax(0, 1 - P->y[i] * z);
+        }
+        for (int m = 0; m < 3; m++)
+            reg += r.theta[m] * beta[m];
+        double Pr = reg / 2 + C * loss;
+        CHECK(fabs(Pr - r.primal) <= 1e-9 * Pr && fabs(D - r.dual) <= 1e-9 * fabs(D) &&
+              (Pr - D) / Pr <= 2e-10, "p = %g: primal %.12g and dual %.12g recomputed densely "
+              "(gap %.3g)", p, Pr, D, (Pr - D) / Pr);
+        /* theta: on the sphere of the l_p ball, proportional to beta^{1/(p-1)} */
+        double tn = 0, bn = 0, dev = 0;
+        for (int m = 0; m < 3; m++) {
+            tn += pow(r.theta[m], p);
+            bn += pow(beta[m], p / (p - 1));
+        }
+        bn = pow(bn, 1 / p);
+        for (int m = 0; m < 3; m++)
+            dev = fmax(dev, fabs(r.theta[m] - pow(beta[m], 1 / (p - 1)) / bn));
+        CHECK(fabs(pow(tn, 1 / p) - 1) < 1e-9 && dev < 1e-4, "p = %g: ||theta||_p = 1, theta "
+              "proportional to beta^(1/(p-1)) (largest deviation %.2g)", p, dev);
+        /* an independent solve of Problem 3 */
+        double Dpg = solve_dual_pg(K, 3, P->l, P->y, C, p, 20000);
+        CHECK(fabs(Dpg - r.dual) <= 1e-8 * fabs(r.dual), "p = %g: the dual = projected "
+              "gradient's %.12g (ours %.12g, rel %.2g)", p, Dpg, r.dual,
+              fabs(Dpg - r.dual) / fabs(r.dual));
+        km_mtmkl_result_free(&r);
+    }
+    for (int m = 0; m < 3; m++)
+        free(K[m]);
+    km_mtmkl_tasks_free(&k);
+    km_problem_free(P);
+}
+
+/* Algorithm E.1 with (E.3) as printed: numerator 1 - y_i sum_m theta_m <w_mt, x_i> with
+ * w_mt carrying theta_m already (so theta_m twice), denominator sum_m theta_m k~_m(x_i,
+ * x_i); the theta step as corrected. Returns the final primal. */
+static double printed_step(double *const *K, int M, int64_t n, const double *y, double C,
+                           double p, int passes)
+{
+    double *alpha = calloc((size_t)n, sizeof *alpha), theta[8], beta[8];
+    for (int m = 0; m < M; m++)
+        theta[m] = pow(M, -1 / p);
+    double primal = INFINITY;
+    for (int it = 0; it < passes; it++) {
+        for (int64_t i = 0; i < n; i++) {
+            double num = 1, den = 0;
+            for (int m = 0; m < M; m++) {
+                double zm = 0;
+                for (int64_t j = 0; j < n; j++)
+                    zm += K[m][i * n + j] * y[j] * alpha[j];
+                num -= y[i] * theta[m] * theta[m] * zm;
+                den += theta[m] * K[m][i * n + i];
+            }
+            alpha[i] = fmin(C, fmax(0, alpha[i] + num / den));
+        }
+        dual_value(K, M, n, y, alpha, p, beta);
+        double loss = 0, reg = 0;
+        for (int m = 0; m < M; m++)
+            reg += theta[m] * beta[m];
+        for (int64_t i = 0; i < n; i++) {
+            double z = 0;
+            for (int m = 0; m < M; m++)
+                for (int64_t j = 0; j < n; j++)
+                    z += theta[m] * K[m][i * n + j] * y[j] * alpha[j];
+            loss += fmax(0, 1 - y[i] * z);
+        }
+        double pr = reg / 2 + C * loss;
+        if (pr < primal) {
+            double norm = 0;
+            for (int m = 0; m < M; m++)
+                norm += pow(theta[m] * theta[m] * beta[m], p / (p + 1));
+            norm = pow(norm, 1 / p);
+            for (int m = 0; m < M; m++)
+                theta[m] = pow(theta[m] * theta[m] * beta[m], 1 / (p + 1)) / norm;
+        }
+        primal = fmin(primal, pr);
+    }
+    free(alpha);
+    return primal;
+}
+
+static void test_printed_step(void)
+{
+    km_problem *P = make(40, 4, 3, 5);
+    km_mtmkl_tasks k;
+    three_groups(P, &k);
+    double *K[3];
+    for (int m = 0; m < 3; m++)
+        K[m] = dense_kernel(P, &k, m);
+    km_mtmkl_param par = {1, 2, 1e-11, 200000, 1, 0, NULL, NULL};
+    km_mtmkl_result r;
+    km_error err;
+    km_mtmkl_train(P, P->y, &k, &par, &r, &err);
+    double printed = printed_step(K, 3, P->l, P->y, 1, 2, 2000);
+    CHECK(printed > (1 + 1e-3) * r.primal, "(E.3) as printed stalls above the optimum: its "
+          "best primal %.8g after 2,000 passes vs %.8g (+%.2g%%); the corrected step reaches "
+          "a gap of %.2g", printed, r.primal, 100 * (printed / r.primal - 1), r.gap);
+    km_mtmkl_result_free(&r);
+    for (int m = 0; m < 3; m++)
+        free(K[m]);
+    km_mtmkl_tasks_free(&k);
+    km_problem_free(P);
+}
+
+/* Trains a method through the public API; returns the objective (NaN on failure). */
+static double objective(const char *method, const km_problem *P, const char *const *kv,
+                        km_model **model)
+{
+    km_params *par = km_params_new();
+    km_error err;
+    for (; *kv; kv += 2)
+        km_params_set(par, kv[0], kv[1], &err);
+    km_model *m = NULL;
+    km_report rep;
+    int rc = km_method_train(km_method_find(method), P, par, &m, &rep, &err);
+    if (rc)
+        printf("  %s: %s\n", method, err.msg);
+    double obj = rc ? NAN : rep.objective;
+    km_report_free(&rep);
+    km_params_free(par);
+    if (model)
+        *model = m;
+    else
+        km_model_free(m);
+    return obj;
+}
+
+static void test_reductions(void)
+{
+    static const char *const tight[] = {"tolerance", "1e-12", "max_iter", "100000", NULL};
+    static const char *const unionb[] = {"baseline", "union", "tolerance", "1e-12", "max_iter",
+                                         "100000", NULL};
+    static const char *const indiv[] = {"baseline", "individual", "tolerance", "1e-12",
+                                        "max_iter", "100000", NULL};
+    /* one task, one kernel G = [1]: l1svm */
+    km_problem *P = make(60, 5, 1, 7);
+    km_model *a = NULL, *b = NULL;
+    double f1 = objective("mtmkl", P, unionb, &a), f2 = objective("l1svm", P, tight, &b);
+    CHECK(fabs(f1 - f2) <= 1e-6 * f2, "T = M = 1, G = [1]: the objective of l1svm (%.10g vs "
+          "%.10g)", f1, f2);
+    double *da = malloc((size_t)P->l * sizeof *da), *db = malloc((size_t)P->l * sizeof *db);
+    km_error err;
+    km_model_decision_rows(a, P, NULL, P->l, da, 1, &err);
+    km_model_decision_rows(b, P, NULL, P->l, db, 1, &err);
+    double dev = 0, scale = 0;
+    for (int64_t i = 0; i < P->l; i++) {
+        dev = fmax(dev, fabs(da[i] - db[i]));
+        scale = fmax(scale, fabs(db[i]));
+    }
+    CHECK(dev <= 1e-5 * scale, "... and its decision values (w) to %.2g of their range", dev /
+          scale);
+    km_model_free(a);
+    km_model_free(b);
+    free(da);
+    free(db);
+    km_problem_free(P);
+    /* three tasks, G = 11': l1svm on all rows; G = I: the sum of l1svm per task */
+    P = make(90, 5, 3, 8);
+    f1 = objective("mtmkl", P, unionb, NULL);
+    f2 = objective("l1svm", P, tight, NULL);
+    CHECK(fabs(f1 - f2) <= 1e-6 * f2, "G = 11' (union): l1svm on all rows (%.10g vs %.10g)",
+          f1, f2);
+    f1 = objective("mtmkl", P, indiv, NULL);
+    double sum = 0;
+    for (int t = 1; t <= 3; t++) {
+        int64_t rows[30], n = 0;
+        for (int64_t i = 0; i < P->l; i++)
+            if (P->qid[i] == t)
+                rows[n++] = i;
+        km_problem *S = NULL;
+        int64_t rp[31];
+        int32_t ix[30 * 5];
+        double v[30 * 5], y[30];
+        rp[0] = 0;
+        for (int64_t a2 = 0; a2 < n; a2++) {
+            int64_t i = rows[a2], len = P->row_ptr[i + 1] - P->row_ptr[i];
+            memcpy(ix + rp[a2], P->index + P->row_ptr[i], (size_t)len * sizeof *ix);
+            memcpy(v + rp[a2], P->value + P->row_ptr[i], (size_t)len * sizeof *v);
+            y[a2] = P->y[i];
+            rp[a2 + 1] = rp[a2] + len;
+        }
+        km_problem_from_csr(n, P->n, rp, ix, v, y, NULL, &S, &err);
+        sum += objective("l1svm", S, tight, NULL);
+        km_problem_free(S);
+    }
+    CHECK(fabs(f1 - sum) <= 1e-6 * sum, "G = I (individual): the sum of l1svm on each task's "
+          "rows (%.10g vs %.10g)", f1, sum);
+    km_problem_free(P);
+}
+
+static void test_model_round_trip(void)
+{
+    km_problem *P = make(60, 4, 3, 9);
+    static const char *const def[] = {"tolerance", "1e-9", NULL};
+    km_model *m = NULL, *back = NULL;
+    double f = objective("mtmkl", P, def, &m);
+    km_error err;
+    const char *path = "test_mtmkl.tmp.model";
+    int rc = km_model_write(m, path, &err) || km_model_read(path, &back, &err);
+    CHECK(!rc && isfinite(f) && back->kind == &km_kind_mtmkl, "an mtmkl model (default "
+          "groups: all + each task) is written and read back (%s)", rc ? err.msg : "ok");
+    /* the decision values of the loaded model = z of the solver, recomputed densely */
+    km_mtmkl_tasks k;
+    km_mtmkl_tasks_init(&k, P, NULL, 0, &err);
+    int64_t all[] = {1, 2, 3};
+    km_mtmkl_add_group(&k, all, 3, "all", &err);
+    for (int64_t t = 1; t <= 3; t++)
+        km_mtmkl_add_group(&k, &t, 1, "one", &err);
+    km_mtmkl_param par = {1, 2, 1e-9, 10000, 1, 0, NULL, NULL};
+    km_mtmkl_result r;
+    km_mtmkl_train(P, P->y, &k, &par, &r, &err);
+    double *K[4], *dec = malloc((size_t)P->l * sizeof *dec), dev = 0, scale = 0;
+    for (int q = 0; q < 4; q++)
+        K[q] = dense_kernel(P, &k, q);
+    km_model_decision_rows(back, P, NULL, P->l, dec, 1, &err);
+    for (int64_t i = 0; i < P->l; i++) {
+        double z = 0;
+        for (int q = 0; q < 4; q++)
+            for (int64_t j = 0; j < P->l; j++)
+                z += r.theta[q] * K[q][i * P->l + j] * P->y[j] * r.alpha[j];
+        dev = fmax(dev, fabs(z - dec[i]));
+        scale = fmax(scale, fabs(z));
+    }
+    CHECK(dev <= 1e-12 * scale, "the reloaded model's decision values = the solver's z "
+          "recomputed densely (%.2g of the range)", dev / scale);
+    for (int q = 0; q < 4; q++)
+        free(K[q]);
+    free(dec);
+    km_mtmkl_result_free(&r);
+    km_mtmkl_tasks_free(&k);
+    km_model_free(m);
+    km_model_free(back);
+    remove(path);
+    km_problem_free(P);
+}
+
+int main(void)
+{
+    test_against_independent();
+    test_printed_step();
+    test_reductions();
+    test_model_round_trip();
+    TEST_EXIT();
+}
