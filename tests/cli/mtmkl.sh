@@ -1,0 +1,48 @@
+# mtmkl.sh - command-line tests of train -s mtmkl (seed 004) with datasets/gen_mtl_tree.
+. "$(dirname "$0")/lib.bash"
+T=$BIN/train P=$BIN/predict G=$BIN/datasets/gen_mtl_tree
+
+$G --depth 3 --dim 20 --flips 3 --sigma 3 --train 15 --test 100 "$TMP/tree"
+check "gen_mtl_tree: 8 tasks, 15 nodes in the groups file, rows per class per task" bash -c \
+    "test \$(wc -l <$TMP/tree.groups) -eq 15 && test \$(wc -l <$TMP/tree.train) -eq 240 && test \$(wc -l <$TMP/tree.test) -eq 1600 && head -n 1 $TMP/tree.groups | grep -qx '1-8'"
+$G --depth 3 --dim 20 --flips 3 --sigma 3 --train 15 --test 100 "$TMP/again"
+check "gen_mtl_tree: the same seeds, the same files" cmp -s "$TMP/tree.train" "$TMP/again.train"
+$G --depth 3 --dim 20 --flips 3 --sigma 3 --train 15 --test 100 --seed 2 "$TMP/other"
+check "gen_mtl_tree: --seed draws other rows of the same tree" bash -c \
+    "cmp -s $TMP/tree.groups $TMP/other.groups && ! cmp -s $TMP/tree.train $TMP/other.train"
+
+$T -s mtmkl -c 0.01 --task-groups "$TMP/tree.groups" "$TMP/tree.train" "$TMP/tree.model" >"$TMP/tree.out"
+check "train -s mtmkl: 8 tasks, 15 task kernels, converged (gap <= 1e-5)" bash -c \
+    "grep -q '^mtmkl: 240 rows, 8 tasks, 15 task kernels' $TMP/tree.out && awk '/^gap = / { exit !(\$3 <= 1e-5) }' $TMP/tree.out"
+$P "$TMP/tree.test" "$TMP/tree.model" "$TMP/tree.pred" >"$TMP/tree.acc"
+check "predict: the tasks' rows by their qid, accuracy above 65% (Bayes: 77%)" \
+    awk '/^Accuracy = / { sub("%", "", $3); exit !($3 > 65) }' "$TMP/tree.acc"
+sed 's/ qid:[0-9]*//' "$TMP/tree.test" >"$TMP/noqid.test"
+$P -q -d "$TMP/noqid.test" "$TMP/tree.model" "$TMP/noqid.dec"
+check "rows without qid: the average task (finite decision values)" \
+    awk '!($1 == $1 + 0) { exit 1 }' "$TMP/noqid.dec"
+$T -q -s mtmkl --task-groups "$TMP/tree.groups" -n 1 "$TMP/tree.train" "$TMP/n1.model"
+$T -q -s mtmkl --task-groups "$TMP/tree.groups" -n 2 "$TMP/tree.train" "$TMP/n2.model"
+check "-n 1 and -n 2: the same model file" cmp -s "$TMP/n1.model" "$TMP/n2.model"
+$T -s mtmkl --task-groups "$TMP/tree.groups" -v 3 "$TMP/tree.train" >"$TMP/cv.out"
+check "-v 3: a cross-validated accuracy" grep -Eq '^Cross Validation Accuracy = [0-9.]+%$' "$TMP/cv.out"
+$T -s mtmkl --task-groups "$TMP/tree.groups" --fixed-weights "$TMP/tree.train" "$TMP/v.model" >"$TMP/v.out"
+check "--fixed-weights (Vanilla): theta stays M^(-1/2) = 1/sqrt(15)" \
+    grep -q 'theta: group1 0.2582 ' "$TMP/v.out"
+for b in individual union; do
+    check "--baseline $b trains" $T -q -s mtmkl --baseline $b "$TMP/tree.train" "$TMP/$b.model"
+done
+printf '1 1 1 1\n1 1 2 0.5\n1 2 2 1\n2 3 3 1\n' >"$TMP/sim"
+check "--task-sim: general PSD kernels (here on tasks 1-3 of 8) train" \
+    $T -q -s mtmkl --task-sim "$TMP/sim" "$TMP/tree.train" "$TMP/sim.model"
+printf '1 1 1 1\n1 1 2 2\n1 2 2 1\n' >"$TMP/notpsd"
+expect_fail "--task-sim: a kernel that is not PSD is refused" 2 "not positive semi-definite" \
+    $T -s mtmkl --task-sim "$TMP/notpsd" "$TMP/tree.train" "$TMP/x.model"
+printf '1-4\n5-x\n' >"$TMP/badgroups"
+expect_fail "--task-groups: a bad line names file, line and column" 2 "badgroups:2:2: expected a task id" \
+    $T -s mtmkl --task-groups "$TMP/badgroups" "$TMP/tree.train" "$TMP/x.model"
+expect_fail "-s mtmkl without qid: input error" 2 "needs task ids \\(qid:\\)" \
+    $T -s mtmkl "$TMP/noqid.test" "$TMP/x.model"
+expect_fail "-s mtmkl needs two classes" 2 "two classes" $T -s mtmkl "$BIN/tests/../tests/models/mu.train" "$TMP/x.model"
+expect_fail "options of other methods are refused" 1 "-t \\(kernel\\) does not apply to -s mtmkl" \
+    $T -s mtmkl -t rbf "$TMP/tree.train" "$TMP/x.model"
