@@ -464,13 +464,19 @@ static inline double dot(const double *g, int32_t d, const int32_t *ix, const do
     return s;
 }
 
-/* z_i = x_i'U[:, t]. */
-static double row_z(const task_factors *tf, const double *g, int32_t d, int32_t t,
-                    const int32_t *ix, const double *v, int64_t nnz)
+/* z_i = x_i'U[:, t] for a training row (every index below d). */
+static inline double row_z(const task_factors *tf, const double *restrict g, int32_t d,
+                           int32_t t, const int32_t *restrict ix, const double *restrict v,
+                           int64_t nnz)
 {
     double z = 0;
-    for (int64_t s = tf->ptr[t]; s < tf->ptr[t + 1]; s++)
-        z += tf->w[s] * dot(g + (int64_t)tf->fac[s] * d, d, ix, v, nnz);
+    for (int64_t s = tf->ptr[t]; s < tf->ptr[t + 1]; s++) {
+        const double *restrict gk = g + (int64_t)tf->fac[s] * d;
+        double dp = 0;
+        for (int64_t j = 0; j < nnz; j++)
+            dp += v[j] * gk[ix[j]];
+        z += tf->w[s] * dp;
+    }
     return z;
 }
 
@@ -531,26 +537,57 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
     km_rng_seed(&rng, par->seed);
     double prev_primal = INFINITY;
     double *g = r->g, *alpha = r->alpha, *theta = r->theta, *beta = r->beta;
+    /* LIBLINEAR's shrinking for the hinge: a coefficient at a bound whose gradient pushes
+     * outward beyond last pass's extremes leaves the active set perm[0..na); a checkpoint
+     * (the active set's projected gradients within tol_pg, or every CHECK_EVERY or more
+     * passes)
+     * brings all back, computes the primal and the dual over all rows and takes the theta
+     * step: Algorithm E.1 with the W step made to tol_pg between theta steps */
+    enum { CHECK_EVERY = 10 };
+    int64_t na = l, since = 0;
+    double pgmax_old = INFINITY, pgmin_old = -INFINITY, tol_pg = 0.1;
     for (r->passes = 1; r->passes <= par->max_iter; r->passes++) {
         /* one pass of dual coordinate ascent, (E.3)-(E.4) corrected: the l1svm step with
          * 1/k~_ii, k~_ii = G_theta[t, t] ||x_i||^2 */
-        km_rng_shuffle(&rng, perm, l);
-        for (int64_t a = 0; a < l; a++) {
+        km_rng_shuffle(&rng, perm, na);
+        double pgmax = -INFINITY, pgmin = INFINITY;
+        for (int64_t a = 0; a < na; a++) {
             int64_t i = perm[a], b = P->row_ptr[i], nnz = P->row_ptr[i + 1] - b;
             int32_t t = tau[i];
             const int32_t *ix = P->index + b;
             const double *v = P->value + b;
-            double kii = tf.gdiag[t] * xsq[i], y = ylab[i], an;
+            double kii = tf.gdiag[t] * xsq[i], y = ylab[i], ai = alpha[i];
             if (!(kii > 0)) {   /* a zero row (or task weight): the hinge's dual argmin */
-                an = C;
-            } else {
-                double z = row_z(&tf, g, d, t, ix, v, nnz);
-                an = alpha[i] + (1 - y * z) / kii;
-                an = an < 0 ? 0 : an > C ? C : an;
+                alpha[i] = C;
+                continue;
             }
-            double h = y * (an - alpha[i]);   /* the change of c_i = y_i alpha_i */
+            double G = y * row_z(&tf, g, d, t, ix, v, nnz) - 1, pg = 0;
+            if (ai == 0) {
+                if (G > pgmax_old) {
+                    perm[a--] = perm[--na];
+                    perm[na] = i;
+                    continue;
+                }
+                pg = G < 0 ? G : 0;
+            } else if (ai == C) {
+                if (G < pgmin_old) {
+                    perm[a--] = perm[--na];
+                    perm[na] = i;
+                    continue;
+                }
+                pg = G > 0 ? G : 0;
+            } else {
+                pg = G;
+            }
+            pgmax = pg > pgmax ? pg : pgmax;
+            pgmin = pg < pgmin ? pg : pgmin;
+            if (pg == 0)
+                continue;
+            double an = ai - G / kii;
+            an = an < 0 ? 0 : an > C ? C : an;
+            double h = y * (an - ai);   /* the change of c_i = y_i alpha_i */
             alpha[i] = an;
-            if (h == 0 || !(kii > 0))
+            if (h == 0)
                 continue;
             for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1]; s++) {
                 double *gk = g + (int64_t)tf.fac[s] * d, hq = h * tf.q[s];
@@ -558,7 +595,18 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
                     gk[ix[j]] += hq * v[j];
             }
         }
-        /* beta_m = sum_k lambda_k ||g_k||^2; primal at (theta, c); dual of Problem 3 */
+        int inner = pgmax - pgmin <= tol_pg || na == 0;
+        pgmax_old = pgmax > 0 ? pgmax : INFINITY;
+        pgmin_old = pgmin < 0 ? pgmin : -INFINITY;
+        /* between checkpoints at least CHECK_EVERY passes, more while the active set is
+         * small: a checkpoint costs a pass over all rows, about 10% of the work */
+        int64_t every = na > 0 ? CHECK_EVERY * (l / na) : CHECK_EVERY;
+        every = every < CHECK_EVERY ? CHECK_EVERY : every > 1000 ? 1000 : every;
+        if (!inner && ++since < every && r->passes < par->max_iter)
+            continue;
+        /* a checkpoint: beta_m = sum_k lambda_k ||g_k||^2; the primal at (theta, c) and the
+         * dual of Problem 3 over all rows */
+        since = 0;
         memset(beta, 0, (size_t)M * sizeof *beta);
         for (int32_t f = 0; f < k->nf; f++) {
             const double *gk = g + (int64_t)f * d;
@@ -574,7 +622,8 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             int64_t b = P->row_ptr[i];
             double z = row_z(&tf, g, d, tau[i], P->index + b, P->value + b,
                              P->row_ptr[i + 1] - b);
-            loss += fmax(0, 1 - ylab[i] * z);
+            double xi = 1 - ylab[i] * z;
+            loss += xi > 0 ? xi : 0;
             sa += alpha[i];
         }
         r->primal = reg / 2 + C * loss;
@@ -586,7 +635,12 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             r->converged = 1;
             break;
         }
-        /* the theta step (E.1) corrected, after a pass that lowered the primal:
+        if (inner)   /* the W step met its tolerance and the gap is still open: tighten */
+            tol_pg = fmax(tol_pg * 0.1, 1e-14);
+        na = l;      /* every coefficient active again, no bounds from the old theta */
+        pgmax_old = INFINITY;
+        pgmin_old = -INFINITY;
+        /* the theta step (E.1) corrected, after a checkpoint that lowered the primal:
          * a_m = theta_m^2 beta_m, theta_m = a_m^{1/(p+1)} / (sum a^{p/(p+1)})^{1/p} */
         if (!par->fixed && r->primal < prev_primal) {
             double norm = 0;
