@@ -6,7 +6,7 @@
 # and method on a validation draw (same tree, other rows), for the noise's standard
 # deviation s = 20 as printed (Bayes AUC about 0.64) and s = sqrt(20). Prints a markdown table (mean, standard deviation, median over draws).
 # Usage: bench/mtmkl/tree.sh   (from the top of the tree after make; DRAWS, CS, SIGMAS,
-#        OUT_DIR in the environment)
+#        OUT_DIR, BIN (the programs, default .) in the environment)
 set -eu
 cd "$(dirname "$0")/../.."
 DRAWS=${DRAWS:-10}
@@ -14,7 +14,8 @@ CS=${CS:-"0.001 0.01 0.1 1 10 100"}
 SIGMAS=${SIGMAS:-"20 4.47213595499958"}
 OUT=${OUT_DIR:-${TMPDIR:-/tmp}/kmtk-mtmkl-tree}
 mkdir -p "$OUT"
-T=./train P=./predict G=datasets/gen_mtl_tree
+BIN=${BIN:-.}
+T=$BIN/train P=$BIN/predict G=$BIN/datasets/gen_mtl_tree
 
 # mean over tasks of the ROC AUC: test file and decision values -> one number
 auc() {
