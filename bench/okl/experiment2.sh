@@ -14,7 +14,7 @@
 #   plain     --rank P --plain, PLAIN_REPEATS times
 #   identity  --identity (L = I: independent RLS per output), once
 # Each under /usr/bin/time (wall seconds, peak RSS). Times reported: train's own "path: X s
-# (setup Y s); total Z s (read W s)" (X: the 25 solves; Y: kernel matrix, eigendecomposition
+# (setup Y s)" and "time = Z s (read W s, ...)" (X: the 25 solves; Y: kernel matrix, eigendecomposition
 # and the products of the reduction; W: parsing the file) and the process's wall time
 # (which also counts reading the validation file and writing the model: A, B of m x p).
 # Then predict on the validation file with the chosen model, as a check of the MSE.
@@ -95,10 +95,12 @@ one() {
         echo "$name $i $RC $ONE_SEC $ONE_MB - - - - -" >>"$work/runs"
         return
     fi
-    # "path: N iterations, X s (setup Y s); total Z s (read W s)"
-    grep -h '^path:' "$pre.out" "$pre.err" | head -n 1 | tr -d '(),;' |
+    # "path: N iterations, X s (setup Y s)" and "time = Z s (read W s, train T s)"
+    { grep -h '^path:' "$pre.out" "$pre.err" | head -n 1
+      grep -h '^time = ' "$pre.out" "$pre.err" | head -n 1; } | tr -d '(),;' |
         awk -v n="$name" -v i="$i" -v w="$ONE_SEC" -v mem="$ONE_MB" '
-            { print n, i, 0, w, mem, $2, $4, $7, $10, $13 }' >>"$work/runs"
+            /^path:/ { it = $2; ps = $4; su = $7 } /^time =/ { tot = $3; rd = $6 }
+            END { print n, i, 0, w, mem, it, ps, su, tot, rd }' >>"$work/runs"
 }
 
 for i in $(seq 1 "$REPEATS"); do one default "$i" --rank "$P"; done
