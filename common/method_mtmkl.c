@@ -37,9 +37,19 @@ static const km_option opt_threads = {"threads", "-n", "threads", KM_OPT_INT, 1,
                                       NULL, "threads: -v folds in parallel (default: the online "
                                       "cores)"};
 
+static const km_option opt_kernel = {"kernel", "-t", "kernel", KM_OPT_CHOICE, 0, 0, 0,
+                                     "linear|poly|rbf|sigmoid|laplacian|expdot|spline|0|1|2|3",
+                                     NULL, "the kernel on the inputs: the kernel mode, a "
+                                     "vector K(q_k o c) per factor from the rows of K (default: "
+                                     "none, the linear mode on w)"};
+static const km_option opt_cache = {"cache", "-m", "MB", KM_OPT_NUMBER, 1, 1e9, 0, NULL, "200",
+                                    "kernel row cache in MB"};
+
 static const km_option *const options[] = {&opt_C, &opt_norm, &opt_groups, &opt_sim,
-                                           &opt_baseline, &opt_fixed, &opt_tol, &opt_max_iter,
-                                           &km_opt_seed, &opt_threads, NULL};
+                                           &opt_baseline, &opt_fixed, &opt_kernel,
+                                           &km_opt_gamma, &km_opt_degree, &km_opt_coef0,
+                                           &opt_cache, &opt_tol, &opt_max_iter, &km_opt_seed,
+                                           &opt_threads, NULL};
 static const km_model_kind *const kinds[] = {&km_kind_mtmkl, NULL};
 
 static void on_progress(void *user, int64_t pass, double primal, double gap)
@@ -150,7 +160,20 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
     km_mtmkl_param par = {km_param_number(p, "C"), km_param_number(p, "mkl_norm"),
                           km_param_number(p, "tolerance"), km_param_int(p, "max_iter"),
                           (uint64_t)km_param_int(p, "seed"), km_param_switch(p, "fixed_weights"),
-                          on_progress, (void *)p};
+                          on_progress, (void *)p, NULL,
+                          (size_t)(km_param_number(p, "cache") * 1048576)};
+    km_kernel kern;
+    int kmode = km_param_is_set(p, "kernel");
+    static const char *const kernel_only[] = {"gamma", "degree", "coef0", "cache"};
+    for (size_t q = 0; q < sizeof kernel_only / sizeof *kernel_only && !kmode && rc == KM_OK;
+         q++)
+        if (km_param_is_set(p, kernel_only[q]))
+            rc = km_error_set(err, KM_EUSAGE, "%s needs a kernel (-t)",
+                              km_option_find(kernel_only[q])->flag);
+    if (rc == KM_OK && kmode &&
+        !(rc = km_params_kernel(p, KM_KERNEL_LINEAR, P->n > 0 ? 1.0 / P->n : 1, P->n, &kern,
+                                err)))
+        par.kernel = &kern;
     if (rc == KM_OK)
         rc = km_mtmkl_train(P, y, &k, &par, &r, err);
     km_model *m = NULL;
@@ -179,7 +202,32 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
                            par.p == 1 ? " (p = 1 converges slowly)" : "");
         double *theta = r.theta, *g = r.g;
         r.theta = r.g = NULL;
-        rc = km_model_set_mtmkl(m, &k, par.p, theta, g, err);
+        if (!kmode) {
+            rc = km_model_set_mtmkl(m, &k, par.p, theta, g, err);
+        } else {   /* the rows with c_j = y_j alpha_j != 0 */
+            int64_t nsv = 0, *sv_rows = malloc((size_t)(P->l > 0 ? P->l : 1) * sizeof *sv_rows);
+            double *c = malloc((size_t)(P->l > 0 ? P->l : 1) * sizeof *c);
+            int32_t *st = malloc((size_t)(P->l > 0 ? P->l : 1) * sizeof *st);
+            km_problem *sv = NULL;
+            if (sv_rows && c && st) {
+                for (int64_t i = 0; i < P->l; i++)
+                    if (r.alpha[i] != 0) {
+                        c[nsv] = y[i] * r.alpha[i];
+                        st[nsv] = km_mtmkl_task(&k, P->qid[i]);
+                        sv_rows[nsv++] = i;
+                    }
+                sv = km_problem_subset(P, sv_rows, nsv, err);
+            }
+            free(sv_rows);
+            if (!sv) {
+                free(c);
+                free(st);
+                free(theta);
+                rc = km_error_nomem(err, "mtmkl model");
+            } else {
+                rc = km_model_set_mtmkl_kernel(m, &k, par.p, theta, &kern, sv, c, st, err);
+            }
+        }
     }
     if (rc == KM_OK)
         *out = m;

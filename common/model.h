@@ -94,6 +94,11 @@ struct km_mtmkl_tasks;
  * is zeroed), theta (M) and g (nr_factor * n), owned by m from now on, also on failure. */
 int km_model_set_mtmkl(km_model *m, struct km_mtmkl_tasks *k, double p, double *theta,
                        double *g, km_error *err);
+/* The kernel mode: the rows with c_j != 0 (sv), their c and task indices, owned by m from now
+ * on, also on failure. */
+int km_model_set_mtmkl_kernel(km_model *m, struct km_mtmkl_tasks *k, double p, double *theta,
+                              const km_kernel *kern, km_problem *sv, double *c,
+                              int32_t *sv_task, km_error *err);
 
 /* The body of m when it is of that kind, else NULL. */
 double *km_model_w(const km_model *m);
@@ -187,6 +192,11 @@ int km_model_copy_block(const km_problem *X, const int64_t *rows, int64_t a0, in
 
 /* Decision values of a kernel expansion: dec = K(rows, sv) sv_coef in blocks. */
 int km_expansion_rows(const km_model *m, const km_expansion *e, const km_problem *X,
+                      const int64_t *rows, int64_t count, double *dec, int threads,
+                      km_error *err);
+/* The same for a coefficient matrix of nw columns (sv_coef: sv->l * nw), features >= n of
+ * the rows ignored: dec gets count * nw values. */
+int km_expansion_cols(const km_expansion *e, int32_t n, int nw, const km_problem *X,
                       const int64_t *rows, int64_t count, double *dec, int threads,
                       km_error *err);
 int km_expansion_init(km_expansion *e, const km_kernel *k, km_problem *sv, double *sv_coef,

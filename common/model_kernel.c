@@ -29,7 +29,13 @@ int km_expansion_rows(const km_model *m, const km_expansion *e, const km_problem
                       const int64_t *rows, int64_t count, double *dec, int threads,
                       km_error *err)
 {
-    int nw = m->nr_w;
+    return km_expansion_cols(e, m->n, m->nr_w, X, rows, count, dec, threads, err);
+}
+
+int km_expansion_cols(const km_expansion *e, int32_t n, int nw, const km_problem *X,
+                      const int64_t *rows, int64_t count, double *dec, int threads,
+                      km_error *err)
+{
     int64_t nsv = e->sv->l;
     if (nsv == 0) {
         memset(dec, 0, (size_t)(count * nw) * sizeof *dec);
@@ -44,7 +50,7 @@ int km_expansion_rows(const km_model *m, const km_expansion *e, const km_problem
     int rc = Kb && B.row_ptr ? KM_OK : km_error_nomem(err, "prediction block");
     for (int64_t a0 = 0; a0 < count && rc == KM_OK; a0 += bs) {
         int64_t nb = count - a0 < bs ? count - a0 : bs;
-        if ((rc = km_model_copy_block(X, rows, a0, nb, m->n, &B, &cap, err)))
+        if ((rc = km_model_copy_block(X, rows, a0, nb, n, &B, &cap, err)))
             break;
         km_kdata *T = km_kdata_new(&B, NULL, nb, err);
         if (!T) {

@@ -19,7 +19,11 @@ typedef struct mtmkl_body {
     km_mtmkl_tasks k;
     double p;             /* the l_p norm theta was learned in */
     double *theta;        /* M */
-    double *g;            /* nf * n */
+    double *g;            /* linear mode: nf * n */
+    km_expansion e;       /* kernel mode (e.sv != NULL): the rows with c_j != 0 and
+                             e.sv_coef = A, A[j * nf + k] = q_k[t_j] c_j */
+    double *c;            /* kernel mode: c_j of the support vectors */
+    int32_t *sv_task;     /* kernel mode: their task indices */
 } mtmkl_body;
 
 static void free_body(km_model *m)
@@ -28,8 +32,46 @@ static void free_body(km_model *m)
     km_mtmkl_tasks_free(&b->k);
     free(b->theta);
     free(b->g);
+    km_expansion_free(&b->e);
+    free(b->c);
+    free(b->sv_task);
     free(b);
     m->body = NULL;
+}
+
+/* q_k[t] (0 when the factor does not touch task t); t < 0: the mean over the tasks. */
+static double factor_q(const km_mtmkl_tasks *k, const km_mtmkl_factor *F, int32_t t)
+{
+    if (t < 0) {
+        double s = 0;
+        for (int32_t a = 0; a < F->nq; a++)
+            s += F->q[a];
+        return s / k->T;
+    }
+    int32_t lo = 0, hi = F->nq;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (F->task[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < F->nq && F->task[lo] == t ? F->q[lo] : 0;
+}
+
+/* Kernel mode: the expansion's coefficients A from c and the tasks of the rows. */
+static int build_coef(mtmkl_body *b, km_error *err)
+{
+    int64_t nsv = b->e.sv->l, nf = b->k.nf;
+    double *A = malloc((size_t)(nsv * nf + 1) * sizeof *A);
+    if (!A)
+        return km_error_nomem(err, "mtmkl model");
+    for (int64_t j = 0; j < nsv; j++)
+        for (int64_t q = 0; q < nf; q++)
+            A[j * nf + q] = factor_q(&b->k, &b->k.f[q], b->sv_task[j]) * b->c[j];
+    free(b->e.sv_coef);
+    b->e.sv_coef = A;
+    return KM_OK;
 }
 
 static int write_head(const km_model *m, FILE *f)
@@ -37,6 +79,10 @@ static int write_head(const km_model *m, FILE *f)
     const mtmkl_body *b = m->body;
     km_mio_put(f, "mkl_norm", b->p);
     fprintf(f, "nr_task %d\nnr_kernel %d\nnr_factor %d\n", (int)b->k.T, b->k.M, (int)b->k.nf);
+    if (b->e.sv) {
+        km_model_put_kernel(f, "", &b->e.kernel);
+        fprintf(f, "nr_sv %lld\n", (long long)b->e.sv->l);
+    }
     return 0;
 }
 
@@ -68,6 +114,13 @@ static int write_body(const km_model *m, FILE *f)
             put_num(f, ":", F->q[a]);
         }
         fputc('\n', f);
+    }
+    if (b->e.sv) {   /* kernel mode: the support vectors' tasks, then c_j and the rows */
+        for (int64_t j = 0; j < b->e.sv->l; j++)
+            fprintf(f, j ? " %lld" : "%lld", (long long)k->task_id[b->sv_task[j]]);
+        fputc('\n', f);
+        km_model_put_svs(f, b->e.sv, b->c, 1);
+        return 0;
     }
     int64_t *idx = malloc((size_t)(d > 0 ? d : 1) * sizeof *idx);
     double *val = malloc((size_t)(d > 0 ? d : 1) * sizeof *val);
@@ -127,6 +180,12 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
         return km_mio_bad(io, "mtmkl model: need nr_task, nr_kernel, nr_factor");
     if (m->nr_class != 2 || m->nr_w != 1)
         return km_mio_bad(io, "mtmkl model: need nr_class 2 and nr_w 1");
+    km_kernel kern;
+    long long nr_sv = -1;
+    int kmode = km_mio_key(io, "kernel") != NULL;
+    if (kmode && (km_model_get_kernel(io, "", &kern, err) || !(v = km_mio_key(io, "nr_sv")) ||
+                  km_model_parse_int(v, 0, INT64_MAX / 2, &nr_sv)))
+        return err->code ? err->code : km_mio_bad(io, "mtmkl kernel model: need nr_sv");
     mtmkl_body *b = calloc(1, sizeof *b);
     if (!b)
         return km_error_nomem(err, "mtmkl model");
@@ -213,6 +272,30 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
         if (*s != '\0' || F->nq == 0)
             return km_mio_bad(io, "expected ID:Q pairs of the model's tasks, increasing");
     }
+    if (kmode) {   /* the support vectors' task ids, then the support vectors */
+        if (!(line = need_line(io, "no line of support vector tasks")))
+            return err->code;
+        if (!(b->sv_task = malloc((size_t)(nr_sv > 0 ? nr_sv : 1) * sizeof *b->sv_task)))
+            return km_error_nomem(err, "mtmkl model");
+        const char *s = line;
+        for (long long j = 0; j < nr_sv; j++) {
+            char *end;
+            errno = 0;
+            long long id = strtoll(s, &end, 10);
+            int32_t t = end == s || errno ? -1 : km_mtmkl_task(k, id);
+            if (t < 0 || (*end && *end != ' '))
+                return km_mio_bad(io, "expected nr_sv task ids of the model's tasks");
+            b->sv_task[j] = t;
+            s = *end ? end + 1 : end;
+        }
+        if (*s)
+            return km_mio_bad(io, "more task ids than nr_sv");
+        km_problem *sv;
+        int rc = km_model_get_svs(io, m, nr_sv, &sv, &b->c, err);
+        if (rc == KM_OK)
+            rc = km_expansion_init(&b->e, &kern, sv, NULL, err);
+        return rc == KM_OK ? build_coef(b, err) : rc;
+    }
     int32_t d = m->n;
     if (!(b->g = calloc((size_t)nf * (size_t)(d > 0 ? d : 1), sizeof *b->g)))
         return km_error_nomem(err, "mtmkl model");
@@ -242,8 +325,27 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
                          int64_t count, double *dec, int threads, km_error *err)
 {
     const mtmkl_body *b = m->body;
-    (void)threads;
-    (void)err;
+    if (b->e.sv) {   /* kernel mode: per factor K(x, sv) A, then the row's task weights */
+        int32_t nf = b->k.nf;
+        double *D = malloc((size_t)(count * nf + 1) * sizeof *D);
+        if (!D)
+            return km_error_nomem(err, "mtmkl prediction");
+        int rc = km_expansion_cols(&b->e, m->n, nf, X, rows, count, D, threads, err);
+        for (int64_t a = 0; a < count && rc == KM_OK; a++) {
+            int64_t i = rows ? rows[a] : a;
+            int32_t t = X->qid && X->qid[i] != INT64_MIN ? km_mtmkl_task(&b->k, X->qid[i])
+                        : -1;
+            double z = 0;
+            for (int32_t q = 0; q < nf; q++) {
+                const km_mtmkl_factor *F = &b->k.f[q];
+                double w = factor_q(&b->k, F, t);
+                z += w != 0 ? b->theta[F->m] * F->lambda * w * D[a * nf + q] : 0;
+            }
+            dec[a] = z;
+        }
+        free(D);
+        return rc;
+    }
     for (int64_t a = 0; a < count; a++) {
         int64_t i = rows ? rows[a] : a, p0 = X->row_ptr[i];
         int32_t t = X->qid && X->qid[i] != INT64_MIN ? km_mtmkl_task(&b->k, X->qid[i]) : -1;
@@ -282,4 +384,22 @@ int km_model_set_mtmkl(km_model *m, km_mtmkl_tasks *k, double p, double *theta, 
     b->g = g;
     m->bias = -1;
     return KM_OK;
+}
+
+int km_model_set_mtmkl_kernel(km_model *m, km_mtmkl_tasks *k, double p, double *theta,
+                              const km_kernel *kern, km_problem *sv, double *c,
+                              int32_t *sv_task, km_error *err)
+{
+    int rc = km_model_set_mtmkl(m, k, p, theta, NULL, err);
+    if (rc) {
+        km_problem_free(sv);
+        free(c);
+        free(sv_task);
+        return rc;
+    }
+    mtmkl_body *b = m->body;
+    b->c = c;
+    b->sv_task = sv_task;
+    rc = km_expansion_init(&b->e, kern, sv, NULL, err);
+    return rc == KM_OK ? build_coef(b, err) : rc;
 }

@@ -480,6 +480,16 @@ static inline double row_z(const task_factors *tf, const double *restrict g, int
     return z;
 }
 
+/* Kernel mode: z_i = sum_k w(t, k) s_k[i]. */
+static inline double s_z(const task_factors *tf, const double *S, int64_t l, int32_t t,
+                         int64_t i)
+{
+    double z = 0;
+    for (int64_t s = tf->ptr[t]; s < tf->ptr[t + 1]; s++)
+        z += tf->w[s] * S[(int64_t)tf->fac[s] * l + i];
+    return z;
+}
+
 /* ||beta||_{p*}, p* = p / (p - 1) (p = 1: the largest beta). */
 static double dual_norm(const double *beta, int M, double p)
 {
@@ -515,11 +525,24 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
     int64_t *perm = malloc((size_t)(l > 0 ? l : 1) * sizeof *perm);
     r->theta = malloc((size_t)M * sizeof *r->theta);
     r->beta = calloc((size_t)M, sizeof *r->beta);
-    r->g = calloc((size_t)k->nf * (size_t)(d > 0 ? d : 1), sizeof *r->g);
+    const int kmode = par->kernel != NULL;
+    km_kdata *X = NULL;
+    km_kmatrix *K = NULL;
+    double *S = NULL;   /* kernel mode: nf * l, S[k * l + i] = (K (q_k o c))_i */
+    if (kmode)
+        S = calloc((size_t)k->nf * (size_t)(l > 0 ? l : 1), sizeof *S);
+    else
+        r->g = calloc((size_t)k->nf * (size_t)(d > 0 ? d : 1), sizeof *r->g);
     r->alpha = calloc((size_t)(l > 0 ? l : 1), sizeof *r->alpha);
     r->d = d;
-    if (!tau || !xsq || !perm || !r->theta || !r->beta || !r->g || !r->alpha) {
+    if (!tau || !xsq || !perm || !r->theta || !r->beta || !(kmode ? !!S : !!r->g) ||
+        !r->alpha) {
         rc = km_error_nomem(err, "mtmkl");
+        goto done;
+    }
+    if (kmode && (!(X = km_kdata_new(P, NULL, l, err)) ||
+                  !(K = km_kmatrix_new(par->kernel, X, par->cache_bytes, 1, err)))) {
+        rc = err->code;
         goto done;
     }
     for (int64_t i = 0; i < l; i++) {
@@ -527,7 +550,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         double s = 0;
         for (int64_t j = P->row_ptr[i]; j < P->row_ptr[i + 1]; j++)
             s += P->value[j] * P->value[j];
-        xsq[i] = s;
+        xsq[i] = kmode ? km_kmatrix_diag(K, i) : s;   /* k(x_i, x_i) */
         perm[i] = i;
     }
     for (int m = 0; m < M; m++)   /* the initial theta on the sphere of the l_p ball */
@@ -561,7 +584,8 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
                 alpha[i] = C;
                 continue;
             }
-            double G = y * row_z(&tf, g, d, t, ix, v, nnz) - 1, pg = 0;
+            double G = y * (kmode ? s_z(&tf, S, l, t, i) : row_z(&tf, g, d, t, ix, v, nnz)) - 1;
+            double pg = 0;
             if (ai == 0) {
                 if (G > pgmax_old) {
                     perm[a--] = perm[--na];
@@ -589,7 +613,10 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             alpha[i] = an;
             if (h == 0)
                 continue;
-            for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1]; s++) {
+            for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1] && kmode; s++)   /* s_k += h q K_i */
+                if ((rc = km_kmatrix_axpy(K, i, h * tf.q[s], S + (int64_t)tf.fac[s] * l, err)))
+                    goto done;
+            for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1] && !kmode; s++) {
                 double *gk = g + (int64_t)tf.fac[s] * d, hq = h * tf.q[s];
                 for (int64_t j = 0; j < nnz; j++)
                     gk[ix[j]] += hq * v[j];
@@ -608,20 +635,27 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
          * dual of Problem 3 over all rows */
         since = 0;
         memset(beta, 0, (size_t)M * sizeof *beta);
-        for (int32_t f = 0; f < k->nf; f++) {
+        for (int32_t f = 0; f < k->nf && !kmode; f++) {
             const double *gk = g + (int64_t)f * d;
             double s = 0;
             for (int32_t j = 0; j < d; j++)
                 s += gk[j] * gk[j];
             beta[k->f[f].m] += k->f[f].lambda * s;
         }
+        for (int64_t i = 0; i < l && kmode; i++)   /* beta_m = sum_k lambda (q_k o c)'s_k */
+            for (int64_t s = tf.ptr[tau[i]]; s < tf.ptr[tau[i] + 1]; s++) {
+                const km_mtmkl_factor *F = &k->f[tf.fac[s]];
+                beta[F->m] += F->lambda * tf.q[s] * ylab[i] * alpha[i] *
+                              S[(int64_t)tf.fac[s] * l + i];
+            }
         double reg = 0, loss = 0, sa = 0;
         for (int m = 0; m < M; m++)
             reg += theta[m] * beta[m];
         for (int64_t i = 0; i < l; i++) {
             int64_t b = P->row_ptr[i];
-            double z = row_z(&tf, g, d, tau[i], P->index + b, P->value + b,
-                             P->row_ptr[i + 1] - b);
+            double z = kmode ? s_z(&tf, S, l, tau[i], i)
+                             : row_z(&tf, g, d, tau[i], P->index + b, P->value + b,
+                                     P->row_ptr[i + 1] - b);
             double xi = 1 - ylab[i] * z;
             loss += xi > 0 ? xi : 0;
             sa += alpha[i];
@@ -661,6 +695,9 @@ done:
     free(tau);
     free(xsq);
     free(perm);
+    free(S);
+    km_kmatrix_free(K);
+    km_kdata_free(X);
     tf_free(&tf);
     if (rc)
         km_mtmkl_result_free(r);

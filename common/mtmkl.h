@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "kernel.h"
 #include "problem.h"
 
 /* One factor lambda q q' of the task kernel G_m. */
@@ -77,13 +78,17 @@ typedef struct km_mtmkl_param {
     int fixed;           /* 1: theta = M^{-1/p} fixed (Vanilla): no theta step, the SVM dual */
     void (*progress)(void *user, int64_t pass, double primal, double gap);
     void *user;
+    const km_kernel *kernel;   /* NULL: the linear mode above (g_k); else the kernel mode:
+                                  per factor s_k = K (q_k o c) over the rows, kept up to date
+                                  from the rows of K (a cache of cache_bytes) */
+    size_t cache_bytes;
 } km_mtmkl_param;
 
 typedef struct km_mtmkl_result {
     int32_t d;           /* input dimension (features) */
     double *theta;       /* M kernel weights */
     double *beta;        /* M values c'K~_m c */
-    double *g;           /* nf * d: the factors' vectors g_k, row-major */
+    double *g;           /* nf * d: the factors' vectors g_k, row-major (linear mode) */
     double *alpha;       /* l dual coefficients in [0, C] */
     double primal, dual, gap;
     int64_t passes;

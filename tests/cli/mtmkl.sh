@@ -44,5 +44,11 @@ expect_fail "--task-groups: a bad line names file, line and column" 2 "badgroups
 expect_fail "-s mtmkl without qid: input error" 2 "needs task ids \\(qid:\\)" \
     $T -s mtmkl "$TMP/noqid.test" "$TMP/x.model"
 expect_fail "-s mtmkl needs two classes" 2 "two classes" $T -s mtmkl "$BIN/tests/../tests/models/mu.train" "$TMP/x.model"
-expect_fail "options of other methods are refused" 1 "-t \\(kernel\\) does not apply to -s mtmkl" \
-    $T -s mtmkl -t rbf "$TMP/tree.train" "$TMP/x.model"
+expect_fail "options of other methods are refused" 1 "-p \\(epsilon\\) does not apply to -s mtmkl" \
+    $T -s mtmkl -p 0.1 "$TMP/tree.train" "$TMP/x.model"
+expect_fail "-g without -t is refused" 1 "-g needs a kernel \\(-t\\)" \
+    $T -s mtmkl -g 0.1 "$TMP/tree.train" "$TMP/x.model"
+$T -q -s mtmkl -c 0.01 --task-groups "$TMP/tree.groups" -t rbf -g 0.05 "$TMP/tree.train" "$TMP/rbf.model"
+$P -q -d "$TMP/tree.test" "$TMP/rbf.model" "$TMP/rbf.dec"
+check "kernel mode (-t rbf): a model with support vectors that predicts" bash -c \
+    "grep -q '^kernel rbf' $TMP/rbf.model && grep -q '^nr_sv ' $TMP/rbf.model && test \$(wc -l <$TMP/rbf.dec) -eq 1600"

@@ -44,7 +44,10 @@ static km_problem *make(int64_t n, int32_t d, int T, uint64_t seed)
     return P;
 }
 
-/* Dense K~_m(i, j) = G_m[t_i, t_j] x_i'x_j from the factors. */
+/* The kernel of the inputs for dense_kernel (NULL: x_i'x_j). */
+static const km_kernel *input_kernel;
+
+/* Dense K~_m(i, j) = G_m[t_i, t_j] k(x_i, x_j) from the factors. */
 static double *dense_kernel(const km_problem *P, const km_mtmkl_tasks *k, int m)
 {
     int64_t n = P->l;
@@ -59,10 +62,16 @@ static double *dense_kernel(const km_problem *P, const km_mtmkl_tasks *k, int m)
                         k->f[f].lambda * k->f[f].q[a] * k->f[f].q[b];
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {
-            double dotp = 0;
+            double dotp = 0, si = 0, sj = 0;
             for (int64_t a = P->row_ptr[i]; a < P->row_ptr[i + 1]; a++)
                 for (int64_t b = P->row_ptr[j]; b < P->row_ptr[j + 1]; b++)
                     dotp += P->index[a] == P->index[b] ? P->value[a] * P->value[b] : 0;
+            for (int64_t a = P->row_ptr[i]; a < P->row_ptr[i + 1]; a++)
+                si += P->value[a] * P->value[a];
+            for (int64_t b = P->row_ptr[j]; b < P->row_ptr[j + 1]; b++)
+                sj += P->value[b] * P->value[b];
+            if (input_kernel)   /* here: rbf exp(-gamma ||x_i - x_j||^2) */
+                dotp = exp(-input_kernel->gamma * (si + sj - 2 * dotp));
             K[i * n + j] = G[(int64_t)km_mtmkl_task(k, P->qid[i]) * T +
                              km_mtmkl_task(k, P->qid[j])] * dotp;
         }
@@ -170,8 +179,10 @@ static void three_groups(const km_problem *P, km_mtmkl_tasks *k)
     km_mtmkl_add_group(k, one, 1, "3", &err);
 }
 
-static void test_against_independent(void)
+static void test_against_independent(const km_kernel *kern)
 {
+    input_kernel = kern;
+    const char *mode = kern ? "rbf kernel mode" : "linear mode";
     km_problem *P = make(40, 4, 3, 5);
     km_mtmkl_tasks k;
     three_groups(P, &k);
@@ -181,12 +192,12 @@ static void test_against_independent(void)
     const double ps[] = {1.5, 2, 3};
     for (int q = 0; q < 3; q++) {
         double p = ps[q], C = 1;
-        km_mtmkl_param par = {C, p, 1e-11, 200000, 1, 0, NULL, NULL};
+        km_mtmkl_param par = {C, p, 1e-11, 200000, 1, 0, NULL, NULL, kern, 1 << 20};
         km_mtmkl_result r;
         km_error err;
         int rc = km_mtmkl_train(P, P->y, &k, &par, &r, &err);
-        CHECK(rc == KM_OK && r.converged && r.gap <= 1e-10, "p = %g: converged to gap %.3g <= "
-              "1e-10 in %lld passes", p, r.gap, (long long)r.passes);
+        CHECK(rc == KM_OK && r.converged && r.gap <= 1e-10, "%s, p = %g: converged to gap %.3g "
+              "<= 1e-10 in %lld passes", mode, p, r.gap, (long long)r.passes);
         /* the primal and the dual recomputed from dense matrices */
         double beta[3], z, loss = 0, reg = 0;
         double D = dual_value(K, 3, P->l, P->y, r.alpha, p, beta);
@@ -201,8 +212,8 @@ static void test_against_independent(void)
             reg += r.theta[m] * beta[m];
         double Pr = reg / 2 + C * loss;
         CHECK(fabs(Pr - r.primal) <= 1e-9 * Pr && fabs(D - r.dual) <= 1e-9 * fabs(D) &&
-              (Pr - D) / Pr <= 2e-10, "p = %g: primal %.12g and dual %.12g recomputed densely "
-              "(gap %.3g)", p, Pr, D, (Pr - D) / Pr);
+              (Pr - D) / Pr <= 2e-10, "%s, p = %g: primal %.12g and dual %.12g "
+              "recomputed densely (gap %.3g)", mode, p, Pr, D, (Pr - D) / Pr);
         /* theta: on the sphere of the l_p ball, proportional to beta^{1/(p-1)} */
         double tn = 0, bn = 0, dev = 0;
         for (int m = 0; m < 3; m++) {
@@ -212,12 +223,12 @@ static void test_against_independent(void)
         bn = pow(bn, 1 / p);
         for (int m = 0; m < 3; m++)
             dev = fmax(dev, fabs(r.theta[m] - pow(beta[m], 1 / (p - 1)) / bn));
-        CHECK(fabs(pow(tn, 1 / p) - 1) < 1e-9 && dev < 1e-4, "p = %g: ||theta||_p = 1, theta "
-              "proportional to beta^(1/(p-1)) (largest deviation %.2g)", p, dev);
+        CHECK(fabs(pow(tn, 1 / p) - 1) < 1e-9 && dev < 1e-4, "%s, p = %g: ||theta||_p = 1, theta "
+              "proportional to beta^(1/(p-1)) (largest deviation %.2g)", mode, p, dev);
         /* an independent solve of Problem 3 */
         double Dpg = solve_dual_pg(K, 3, P->l, P->y, C, p, 20000);
-        CHECK(fabs(Dpg - r.dual) <= 1e-8 * fabs(r.dual), "p = %g: the dual = projected "
-              "gradient's %.12g (ours %.12g, rel %.2g)", p, Dpg, r.dual,
+        CHECK(fabs(Dpg - r.dual) <= 1e-8 * fabs(r.dual), "%s, p = %g: the dual = projected "
+              "gradient's %.12g (ours %.12g, rel %.2g)", mode, p, Dpg, r.dual,
               fabs(Dpg - r.dual) / fabs(r.dual));
         km_mtmkl_result_free(&r);
     }
@@ -225,6 +236,7 @@ static void test_against_independent(void)
         free(K[m]);
     km_mtmkl_tasks_free(&k);
     km_problem_free(P);
+    input_kernel = NULL;
 }
 
 /* Algorithm E.1 with (E.3) as printed: numerator 1 - y_i sum_m theta_m <w_mt, x_i> with
@@ -283,7 +295,7 @@ static void test_printed_step(void)
     double *K[3];
     for (int m = 0; m < 3; m++)
         K[m] = dense_kernel(P, &k, m);
-    km_mtmkl_param par = {1, 2, 1e-11, 200000, 1, 0, NULL, NULL};
+    km_mtmkl_param par = {1, 2, 1e-11, 200000, 1, 0, NULL, NULL, NULL, 0};
     km_mtmkl_result r;
     km_error err;
     km_mtmkl_train(P, P->y, &k, &par, &r, &err);
@@ -402,7 +414,7 @@ static void test_model_round_trip(void)
     km_mtmkl_add_group(&k, all, 3, "all", &err);
     for (int64_t t = 1; t <= 3; t++)
         km_mtmkl_add_group(&k, &t, 1, "one", &err);
-    km_mtmkl_param par = {1, 2, 1e-9, 10000, 1, 0, NULL, NULL};
+    km_mtmkl_param par = {1, 2, 1e-9, 10000, 1, 0, NULL, NULL, NULL, 0};
     km_mtmkl_result r;
     km_mtmkl_train(P, P->y, &k, &par, &r, &err);
     double *K[4], *dec = malloc((size_t)P->l * sizeof *dec), dev = 0, scale = 0;
@@ -430,9 +442,48 @@ static void test_model_round_trip(void)
     km_problem_free(P);
 }
 
+/* -t linear (the kernel mode on the linear kernel) = the linear mode; a kernel model
+ * written and read back predicts the same. */
+static void test_kernel_mode(void)
+{
+    km_problem *P = make(60, 4, 3, 11);
+    static const char *const lin[] = {"tolerance", "1e-10", NULL};
+    static const char *const ker[] = {"kernel", "linear", "tolerance", "1e-10", NULL};
+    km_model *a = NULL, *b = NULL, *back = NULL;
+    double fa = objective("mtmkl", P, lin, &a), fb = objective("mtmkl", P, ker, &b);
+    CHECK(fabs(fa - fb) <= 1e-9 * fa, "-t linear = the linear mode: objectives %.12g, %.12g",
+          fb, fa);
+    double *da = malloc((size_t)P->l * sizeof *da), *db = malloc((size_t)P->l * sizeof *db);
+    km_error err;
+    km_model_decision_rows(a, P, NULL, P->l, da, 1, &err);
+    km_model_decision_rows(b, P, NULL, P->l, db, 1, &err);
+    double dev = 0, scale = 0;
+    for (int64_t i = 0; i < P->l; i++) {
+        dev = fmax(dev, fabs(da[i] - db[i]));
+        scale = fmax(scale, fabs(da[i]));
+    }
+    CHECK(dev <= 1e-8 * scale, "... and decision values (%.2g of the range)", dev / scale);
+    const char *path = "test_mtmkl.kernel.tmp.model";
+    int rc = km_model_write(b, path, &err) || km_model_read(path, &back, &err);
+    if (!rc)
+        km_model_decision_rows(back, P, NULL, P->l, da, 1, &err);
+    CHECK(!rc && memcmp(da, db, (size_t)P->l * sizeof *da) == 0, "a kernel-mode model read "
+          "back: the same decision values, bit for bit (%s)", rc ? err.msg : "ok");
+    remove(path);
+    free(da);
+    free(db);
+    km_model_free(a);
+    km_model_free(b);
+    km_model_free(back);
+    km_problem_free(P);
+}
+
 int main(void)
 {
-    test_against_independent();
+    test_against_independent(NULL);
+    static const km_kernel rbf = {KM_KERNEL_RBF, 0.3, 0, 3};
+    test_against_independent(&rbf);
+    test_kernel_mode();
     test_printed_step();
     test_reductions();
     test_model_round_trip();
