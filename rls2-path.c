@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "plot.h"
 #include "rls2path.h"
+#include "sizelimit.h"
 #include "svmlight.h"
 
 static const char usage[] =
@@ -269,8 +270,15 @@ int main(int argc, char **argv)
         task = looks_like_classes(P);
 
     km_basis_set basis = {0};
-    int rc;
-    if (!strcmp(kset, "paper"))
+    int rc = KM_OK;
+    /* the paper and linear sets have kernels per feature (13 and 1, about 8 doubles each):
+     * the data must justify their index range */
+    if (!strcmp(kset, "paper") || !strcmp(kset, "linear"))
+        rc = km_limit_features(X, NULL, 0, (int64_t)X->n + 1, strcmp(kset, "paper") ? 8 : 104,
+                               "the basis kernels", &err);
+    if (rc)
+        ;
+    else if (!strcmp(kset, "paper"))
         rc = km_basis_paper(X->n, &basis, &err);
     else if (!strcmp(kset, "linear"))
         rc = km_basis_linear(X->n, &basis, &err);
