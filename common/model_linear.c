@@ -22,6 +22,10 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     int rc = km_model_check_nr_w(io, m);
     if (rc)
         return rc;
+    /* a line of nr_w weights has at least 2 nr_w characters */
+    if ((rc = km_mio_count(io, "nr_feature", weight_rows(m), 2 * (int64_t)m->nr_w,
+                           "weight lines")))
+        return rc;
     double *w = calloc(((size_t)m->n + 1) * (size_t)m->nr_w, sizeof *w);
     if (!w)
         return km_error_nomem(err, "model weights");
