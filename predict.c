@@ -89,9 +89,11 @@ static int add_row(block *b, const km_row *row)
     km_problem *P = &b->P;
     if (km_problem_reserve(P, &b->cap, P->nnz + row->nnz))
         return -1;
-    memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *row->index);
-    memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *row->value);
-    P->nnz += row->nnz;
+    if (row->nnz > 0) {   /* (a block of empty rows has no arrays yet) */
+        memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *row->index);
+        memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *row->value);
+        P->nnz += row->nnz;
+    }
     if (b->ys) {
         b->has[P->l] = row->nout == b->nout;
         if (b->has[P->l])

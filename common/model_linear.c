@@ -69,9 +69,9 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     (void)threads;
     (void)err;
     for (int64_t a = 0; a < count; a++) {
-        int64_t i = rows ? rows[a] : a, b = X->row_ptr[i];
-        km_model_decision(m, X->index + b, X->value + b, X->row_ptr[i + 1] - b,
-                          dec + a * m->nr_w);
+        int64_t i = rows ? rows[a] : a, b = X->row_ptr[i], nnz = X->row_ptr[i + 1] - b;
+        km_model_decision(m, nnz ? X->index + b : NULL, nnz ? X->value + b : NULL, nnz,
+                          dec + a * m->nr_w);   /* (empty rows may have no arrays) */
     }
     return KM_OK;
 }

@@ -293,13 +293,17 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
         const km_kernel *kt = t >= 0 && b->task_kern ? &b->task_kern[t] : &b->task_kernel;
         for (int64_t q = p0; q < p0 + nnz; q++)
             sq += X->value[q] * X->value[q];
+        /* rows (and support vectors) without entries may have no arrays: no NULL + 0 */
+        const int32_t *xi = nnz ? X->index + p0 : NULL;
+        const double *xv = nnz ? X->value + p0 : NULL;
         for (int64_t k = t < 0 ? 0 : b->task_ptr[t]; t >= 0 && k < b->task_ptr[t + 1]; k++) {
             int64_t r = b->task_row[k], c = S->row_ptr[r], cn = S->row_ptr[r + 1] - c;
             double sr = 0;
             for (int64_t q = c; q < c + cn; q++)
                 sr += S->value[q] * S->value[q];
-            gt += b->task_coef[k] * km_kernel_eval(kt, S->index + c, S->value + c, cn, sr,
-                                                   X->index + p0, X->value + p0, nnz, sq);
+            gt += b->task_coef[k] * km_kernel_eval(kt, cn ? S->index + c : NULL,
+                                                   cn ? S->value + c : NULL, cn, sr, xi, xv,
+                                                   nnz, sq);
         }
         dec[a] = b->alpha * dec[a] + (1 - b->alpha) * gt;
     }

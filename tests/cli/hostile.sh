@@ -77,3 +77,17 @@ check "a model from a pipe: read into memory first, then the same check (exit 2)
     bash -c "test $? -eq 2 && grep -q 'nr_sv 868087920 needs at least' $TMP/err"
 check "a model from a pipe still predicts" bash -c \
     "cat $M/kernel.model | $P -q -d $H /dev/stdin - | cmp -s - $M/kernel.dec"
+
+# ---- issue 13 item 10: no NULL + 0 on rows without entries (clang -fsanitize=undefined:
+# make check-asan CC=clang) ----
+printf '1\n-1\n' >"$TMP/empty.svm"
+printf '1 qid:3\n-1 qid:4\n' >"$TMP/emptyq.svm"
+printf '1 40:1\n' >"$TMP/beyond.svm"
+for m in linear linear_ova kernel kernel_svr rls2 okl mtl; do
+    for f in empty emptyq beyond; do
+        case $m:$f in mtl:empty | okl:emptyq | linear*:emptyq | kernel*:emptyq | rls2:emptyq)
+            continue ;; esac
+        check "$m model on rows without (known) features ($f)" \
+            $P -q "$TMP/$f.svm" "$M/$m.model" "$TMP/e.out"
+    done
+done
