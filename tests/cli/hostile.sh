@@ -91,3 +91,74 @@ for m in linear linear_ova kernel kernel_svr rls2 okl mtl; do
             $P -q "$TMP/$f.svm" "$M/$m.model" "$TMP/e.out"
     done
 done
+
+# ---- issue 13 item 11: write errors on standard output end with exit 2 and a message ----
+if [ -w /dev/full ]; then
+    expect_fail "train -v 3 > /dev/full" 2 "train: standard output: write error" \
+        bash -c "$T -v 3 $H >/dev/full"
+    expect_fail "train's summary > /dev/full" 2 "standard output: write error" \
+        bash -c "$T $H $TMP/full.model >/dev/full"
+    expect_fail "train -s okl's path table > /dev/full" 2 "standard output: write error" \
+        bash -c "$T -s okl -L 1e-3:1:3 $M/okl.txt $TMP/full.model >/dev/full"
+    expect_fail "rls2-path's path table > /dev/full" 2 "rls2-path: standard output: write error" \
+        bash -c "$R -L 1:10:2 $H $TMP/full.model >/dev/full"
+    expect_fail "predict's metrics > /dev/full" 2 "predict: standard output: write error" \
+        bash -c "$P $H $M/linear.model $TMP/full.out >/dev/full"
+    expect_fail "predict to - > /dev/full" 2 "write error" \
+        bash -c "$P $H $M/linear.model - >/dev/full"
+    expect_fail "predict output file /dev/full (written in place)" 2 "/dev/full" \
+        $P $H $M/linear.model /dev/full
+fi
+check "train -q > /dev/full writes nothing there: exit 0" bash -c "$T -q $H $TMP/q.model >/dev/full"
+
+# predictions appear whole or not at all
+printf 'the previous predictions\n' >"$TMP/keep.out"
+{ head -n 100 $H; printf '1 1:x\n'; } >"$TMP/bad100.svm"
+expect_fail "predict failing at line 101" 2 "bad100.svm:101:5: expected a number" \
+    $P "$TMP/bad100.svm" $M/linear.model "$TMP/keep.out"
+check "... leaves the existing output file as it was" \
+    grep -qx 'the previous predictions' "$TMP/keep.out"
+check "... and no temporary file" bash -c "! ls $TMP | grep -q 'keep.out.tmp'"
+check "predict on success replaces it whole" bash -c \
+    "$P -q $H $M/linear.model $TMP/keep.out && test \$(wc -l <$TMP/keep.out) -eq 270"
+check "predict to /dev/stdout (not a regular file) writes in place" bash -c \
+    "$P -q $H $M/linear.model /dev/stdout | wc -l | grep -qx 270"
+
+# a line is not longer than --max-line (default 1 GiB): a gzip bomb of zeros ends early
+head -c 100000000 /dev/zero | gzip -1 >"$TMP/bomb.gz"
+expect_fail "gzip bomb (100 MB of zeros) with --max-line 1M: refused at 1 MiB" 2 \
+    "bomb.gz:1: a line longer than 1 MiB; --max-line raises the cap" \
+    capped $T --max-line 1M "$TMP/bomb.gz" "$TMP/bomb.model"
+{ printf '1 1:1\n-1 2:1\n1'; for i in $(seq 2 400); do printf ' %d:1' $i; done; echo; } \
+    >"$TMP/long.svm"
+expect_fail "train --max-line 1000: line 3 has 2900 bytes" 2 \
+    "long.svm:3: a line longer than 1000 bytes; --max-line raises the cap" \
+    $T --max-line 1000 "$TMP/long.svm" "$TMP/long.model"
+check "... and --max-line 4k takes it" $T -q --max-line 4k "$TMP/long.svm" "$TMP/long.model"
+expect_fail "predict --max-line 1k" 2 "long.svm:3: a line longer than 1 KiB" \
+    $P --max-line 1k "$TMP/long.svm" "$TMP/long.model" "$TMP/long.out"
+expect_fail "rls2-path --max-line 1000" 2 "long.svm:3: a line longer than 1000 bytes" \
+    $R --max-line 1000 "$TMP/long.svm" "$TMP/long.model"
+expect_fail "--max-line 0 is a usage error" 1 "--max-line: expected a size in bytes" \
+    $T --max-line 0 $H
+avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null)
+if [ "${avail:-0}" -gt 4000 ] && truncate -s 1100M "$TMP/zeros" 2>/dev/null; then
+    expect_fail "1.1 GB of zeros (no newline): refused at the default 1 GiB" 2 \
+        "zeros:1: a line longer than 1 GiB; --max-line raises the cap" \
+        bash -c "ulimit -v $([ "$VMEM" = unlimited ] && echo unlimited || echo 1800000) && $T $TMP/zeros $TMP/z.model"
+    rm -f "$TMP/zeros"
+fi
+
+# predict says once when the test data do not fit the model
+printf '1 1:0.5 20:1\n-1 30:1\n3 2:1\n5 1:1\n' >"$TMP/misfit.svm"
+$P "$TMP/misfit.svm" $M/linear.model "$TMP/misfit.out" >/dev/null 2>"$TMP/err"
+check "predict: a feature beyond nr_feature is named once" bash -c \
+    "grep -c 'misfit.svm:1: feature 20 is beyond the model.s 13 (nr_feature)' $TMP/err | grep -qx 1 && test \$(grep -c 'beyond' $TMP/err) -eq 1"
+check "predict: a label that is not a class is named once" bash -c \
+    "grep -q 'misfit.svm:3: label 3 is not one of the model.s classes (-1, 1)' $TMP/err && test \$(grep -c 'not one of' $TMP/err) -eq 1"
+check "... and predicts every row" test "$(wc -l <"$TMP/misfit.out")" -eq 4
+$P "$TMP/misfit.svm" $M/kernel_svr.model "$TMP/misfit.out" >/dev/null 2>"$TMP/err"
+check "regression models: labels are values, no label warning" bash -c \
+    "! grep -q 'not one of' $TMP/err && grep -q 'beyond' $TMP/err"
+$P -q $H $M/linear.model "$TMP/fit.out" 2>"$TMP/err"
+check "test data that fit: no warning" test ! -s "$TMP/err"
