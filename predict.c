@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic.h"
 #include "cli.h"
 #include "metrics.h"
 #include "model.h"
@@ -24,6 +25,7 @@ static const char usage[] =
     "              the online cores, at most %d)\n"
     "  --codes     multi-output models (okl): write the decision values (the p codes\n"
     "              g1(x) = A'k(x)) instead of the outputs\n"
+    "  --max-line BYTES  refuse test lines longer than this (default 1G; k, M, G)\n"
     "  -h, --help  this help\n"
     "Prints 'Accuracy = x%% (a/b)' for classification models, 'Mean squared error = x'\n"
     "and 'Squared correlation coefficient = x' for regression models. A multi-output\n"
@@ -32,7 +34,10 @@ static const char usage[] =
     "single placeholder label are predicted, not scored). An mtl model (train -s mtl)\n"
     "predicts a row with the estimate of its task (qid:); a row of a task the model does\n"
     "not have gets the average task, a row without qid the model's task when it has one\n"
-    "task (mtl-client estimate), else the average task.\n";
+    "task (mtl-client estimate), else the average task.\n"
+    "output_file appears whole when predict succeeds (a temporary file renamed), never half\n"
+    "written; the first test row with a feature beyond the model's or a label that is not\n"
+    "one of its classes is named in a warning.\n";
 
 /* Test rows are gathered in blocks so that kernel models evaluate them with BLAS;
  * multi-output models take fewer rows per block (about 64 MB of outputs). */
@@ -61,7 +66,36 @@ typedef struct reader_state {
     const km_model *model;
     int got;           /* 1: more rows may follow; 0: end of input; else an error in err */
     km_error err;
+    int warned_feature, warned_label;   /* the test data do not fit the model: said once */
 } reader_state;
+
+/* Warns (once each) about the first row with a feature the model never saw or a label that
+ * is not one of its classes. */
+static void check_fit(reader_state *rs, const km_row *row)
+{
+    const km_model *m = rs->model;
+    if (!rs->warned_feature && row->nnz > 0 && row->index[row->nnz - 1] >= m->n) {
+        rs->warned_feature = 1;
+        km_cli_warn("%s:%lld: feature %lld is beyond the model's %d (nr_feature): the model "
+                    "ignores such features (said once)", rs->name, (long long)row->line,
+                    (long long)row->index[row->nnz - 1] + 1, (int)m->n);
+    }
+    if (!rs->warned_label && m->nr_class > 0 && m->nr_output == 0) {
+        int k = 0;
+        while (k < m->nr_class && m->labels[k] != row->y)
+            k++;
+        if (k == m->nr_class) {
+            char classes[256] = "";
+            for (int c = 0; c < m->nr_class && strlen(classes) < 200; c++)
+                snprintf(classes + strlen(classes), sizeof classes - strlen(classes),
+                         "%s%g", c ? ", " : "", m->labels[c]);
+            rs->warned_label = 1;
+            km_cli_warn("%s:%lld: label %g is not one of the model's classes (%s%s): such "
+                        "rows count as errors (said once)", rs->name, (long long)row->line,
+                        row->y, classes, strlen(classes) >= 200 ? ", ..." : "");
+        }
+    }
+}
 
 /* A pipeline round: the blocks of a batch are predicted and formatted on threads while one
  * task reads the next batch; then they are written and scored in order (the output and the
@@ -89,9 +123,11 @@ static int add_row(block *b, const km_row *row)
     km_problem *P = &b->P;
     if (km_problem_reserve(P, &b->cap, P->nnz + row->nnz))
         return -1;
-    memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *row->index);
-    memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *row->value);
-    P->nnz += row->nnz;
+    if (row->nnz > 0) {   /* (a block of empty rows has no arrays yet) */
+        memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *row->index);
+        memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *row->value);
+        P->nnz += row->nnz;
+    }
     if (b->ys) {
         b->has[P->l] = row->nout == b->nout;
         if (b->has[P->l])
@@ -123,6 +159,8 @@ static int read_blocks(reader_state *rs, block *b, int nb)
                                (long long)row.line, (int)row.nout, (long long)cur->nout);
         else if (got == 1 && add_row(cur, &row))
             got = km_error_nomem(&rs->err, "test rows");
+        if (got == 1)
+            check_fit(rs, &row);
         if (got != 1)
             rs->got = got;
         else if (cur->P.l == cur->rows)
@@ -272,10 +310,19 @@ static void flush_batch(batch *B, int threads, FILE *out, const char *name, km_m
     B->nb = 0;
 }
 
+/* The output file being written (a temporary file until it is complete). */
+static km_atomic_out pending;
+
+static void discard_pending(void)
+{
+    km_atomic_discard(&pending);
+}
+
 int main(int argc, char **argv)
 {
     km_cli_init("predict");
     int decision = 0, codes = 0, quiet = 0, nargs = 0, threads = km_threads_default();
+    size_t max_line = 0;
     const char *args[3] = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -292,6 +339,10 @@ int main(int argc, char **argv)
             if (i + 1 >= argc)
                 km_cli_die(1, "option -n needs a value");
             threads = (int)km_cli_integer(a, argv[++i], 1, 1024);
+        } else if (strcmp(a, "--max-line") == 0) {
+            if (i + 1 >= argc)
+                km_cli_die(1, "option --max-line needs a value");
+            max_line = (size_t)km_cli_size(a, argv[++i]);
         } else if (a[0] == '-' && a[1]) {
             km_cli_die(1, "unknown option '%s'", a);
         } else if (nargs == 3) {
@@ -317,10 +368,15 @@ int main(int argc, char **argv)
     km_svmlight_reader *r = km_svmlight_open(args[0], &err);
     if (!r)
         km_cli_die(err.code, "%s", err.msg);
+    km_svmlight_set_max_line(r, max_line);
     int to_stdout = strcmp(args[2], "-") == 0;
-    FILE *out = to_stdout ? stdout : fopen(args[2], "w");
-    if (!out)
-        km_cli_die(2, "%s: %s", args[2], strerror(errno));
+    FILE *out = stdout;
+    if (!to_stdout) {   /* a temporary file, renamed at the end; removed on any exit before */
+        if (km_atomic_open(args[2], &pending, &err))
+            km_cli_die(err.code, "%s", err.msg);
+        atexit(discard_pending);
+        out = pending.f;
+    }
     FILE *info = to_stdout ? stderr : stdout;
     km_metrics mt = {0};
     out_score sc = {0};
@@ -336,7 +392,7 @@ int main(int argc, char **argv)
         km_cli_die(3, "out of memory");
     for (int t = 0; t < 2 * nb; t++)
         block_init(&bl[t], model);
-    reader_state rs = {r, args[0], model, 1, {0}};
+    reader_state rs = {r, args[0], model, 1, {0}, 0, 0};
     batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision};
     if (multi) {
         while (read_blocks(&rs, bl, 1) > 0)
@@ -358,8 +414,10 @@ int main(int argc, char **argv)
         km_cli_die(rs.err.code, "%s", rs.err.msg);
     }
     km_svmlight_close(r);
-    if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0))
+    if (to_stdout && (fflush(out) != 0 || ferror(out)))
         km_cli_die(2, "%s: write error: %s", args[2], strerror(errno));
+    if (!to_stdout && km_atomic_commit(&pending, args[2], "predictions", &err))
+        km_cli_die(err.code, "%s", err.msg);
     if (!quiet && multi) {
         if (sc.rows > 0)
             fprintf(info, "Mean squared error = %g (%lld outputs x %lld rows)\n",
@@ -382,5 +440,7 @@ int main(int argc, char **argv)
         block_free(&bl[t]);
     free(bl);
     km_model_free(model);
+    if (!to_stdout)
+        km_cli_check_stdout();   /* the metrics */
     return 0;
 }

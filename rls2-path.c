@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "plot.h"
 #include "rls2path.h"
+#include "sizelimit.h"
 #include "svmlight.h"
 
 static const char usage[] =
@@ -52,6 +53,7 @@ static const char usage[] =
     "  --no-dof       skip the degrees of freedom (an l^3 inverse per lambda)\n"
     "  -n threads     threads for kernel products (default 1)\n"
     "  -q             quiet: no progress or table\n"
+    "  --max-line BYTES  refuse lines longer than this (default 1G; k, M, G)\n"
     "  -h, --help     this help\n"
     "The model is at the lambda -v chooses; without -v, the best on --valid, else the\n"
     "best on --test, else the last (smallest) lambda. It goes to model_file (default:\n"
@@ -168,6 +170,7 @@ int main(int argc, char **argv)
     S.dof = 1;
     double lmin = 1e-6, lmax = 1e6;
     int nl = 30, quiet = 0, task = -1;
+    size_t max_line = 0;
     const char *kset = "paper", *test_path = NULL, *csv_path = NULL, *svg_path = NULL;
     const char *valid_path = NULL, *sel_path = NULL;
     const char *args[2] = {0};
@@ -227,6 +230,8 @@ int main(int argc, char **argv)
             S.solver.threads = (int)km_cli_integer(a, NEXT(), 1, 1024);
         } else if (!strcmp(a, "-q")) {
             quiet = 1;
+        } else if (!strcmp(a, "--max-line")) {
+            max_line = (size_t)km_cli_size(a, NEXT());
         } else if (a[0] == '-' && a[1]) {
             km_cli_die(1, "unknown option '%s'", a);
         } else {
@@ -250,17 +255,20 @@ int main(int argc, char **argv)
     double t0 = km_cli_now();
     km_error err = {0};
     km_problem *P = NULL, *Q = NULL, *V = NULL, *X, *PQ;
-    if (km_svmlight_read(args[0], &P, &err) || km_problem_single(P, args[0], &err))
+    if (km_svmlight_read_max(args[0], max_line, &P, &err) ||
+        km_problem_single(P, args[0], &err))
         km_cli_die(err.code, "%s", err.msg);
     PQ = X = P;
     if (test_path) {   /* rows: training, then test, then validation */
-        if (km_svmlight_read(test_path, &Q, &err) || km_problem_single(Q, test_path, &err))
+        if (km_svmlight_read_max(test_path, max_line, &Q, &err) ||
+            km_problem_single(Q, test_path, &err))
             km_cli_die(err.code, "%s", err.msg);
         if (!(PQ = X = km_problem_concat(P, Q)))
             km_cli_die(3, "out of memory");
     }
     if (valid_path) {
-        if (km_svmlight_read(valid_path, &V, &err) || km_problem_single(V, valid_path, &err))
+        if (km_svmlight_read_max(valid_path, max_line, &V, &err) ||
+            km_problem_single(V, valid_path, &err))
             km_cli_die(err.code, "%s", err.msg);
         if (!(X = km_problem_concat(PQ, V)))
             km_cli_die(3, "out of memory");
@@ -269,8 +277,15 @@ int main(int argc, char **argv)
         task = looks_like_classes(P);
 
     km_basis_set basis = {0};
-    int rc;
-    if (!strcmp(kset, "paper"))
+    int rc = KM_OK;
+    /* the paper and linear sets have kernels per feature (13 and 1, about 8 doubles each):
+     * the data must justify their index range */
+    if (!strcmp(kset, "paper") || !strcmp(kset, "linear"))
+        rc = km_limit_features(X, NULL, 0, (int64_t)X->n + 1, strcmp(kset, "paper") ? 8 : 104,
+                               "the basis kernels", &err);
+    if (rc)
+        ;
+    else if (!strcmp(kset, "paper"))
         rc = km_basis_paper(X->n, &basis, &err);
     else if (!strcmp(kset, "linear"))
         rc = km_basis_linear(X->n, &basis, &err);
@@ -376,5 +391,6 @@ int main(int argc, char **argv)
     free(train);
     free(lambda);
     free(model_path);
+    km_cli_check_stdout();   /* the path table */
     return 0;
 }

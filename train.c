@@ -28,6 +28,7 @@ static void usage(void)
                km_method_summary(km_method_at(i)));
     printf("  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
            "  -q           quiet: no progress, warnings or summary\n"
+           "  --max-line BYTES  refuse lines longer than this (default 1G; k, M, G)\n"
            "  -h, --help   this help; with -s METHOD: the method's options and defaults\n"
            "The options of the default method (train -s NAME -h for another):\n");
     char *h = km_method_help(km_method_find(DEFAULT_METHOD));
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
         km_cli_die(3, "out of memory");
     const char *method_name = DEFAULT_METHOD, *args[2] = {0};
     int quiet = 0, folds = 0, help = 0, nargs = 0, have_s = 0;
+    size_t max_line = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
@@ -85,6 +87,8 @@ int main(int argc, char **argv)
             folds = (int)km_cli_integer(a, NEXT(), 2, 1000000);
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "--max-line") == 0) {
+            max_line = (size_t)km_cli_size(a, NEXT());
         } else if (strncmp(a, "-w", 2) == 0 && a[2]) {   /* -wLABEL W */
             char v[256];
             snprintf(v, sizeof v, "%s:%s", a + 2, NEXT());
@@ -143,7 +147,7 @@ int main(int argc, char **argv)
     if (!quiet)
         km_params_progress(par, on_progress, &prog);
     km_problem *P = NULL;
-    if (km_svmlight_read(args[0], &P, &err))
+    if (km_svmlight_read_max(args[0], max_line, &P, &err))
         km_cli_die(err.code, "%s", err.msg);
     double t_read = km_cli_now();
     km_report rep;
@@ -169,6 +173,7 @@ int main(int argc, char **argv)
         free(pred);
         km_problem_free(P);
         km_params_free(par);
+        km_cli_check_stdout();
         return 0;
     }
     km_model *model = NULL;
@@ -189,5 +194,6 @@ int main(int argc, char **argv)
         km_cli_die(err.code, "%s", err.msg);
     km_model_free(model);
     free(model_path);
+    km_cli_check_stdout();   /* the summary */
     return 0;
 }

@@ -30,12 +30,16 @@ static int write_in_place(const char *path, const char *what,
     return KM_OK;
 }
 
-int km_write_atomic(const char *path, const char *what, int (*write)(FILE *f, const void *ctx),
-                    const void *ctx, km_error *err)
+int km_atomic_open(const char *path, km_atomic_out *o, km_error *err)
 {
     struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return write_in_place(path, what, write, ctx, err);
+    o->f = NULL;
+    o->tmp = NULL;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (!(o->f = fopen(path, "w")))
+            return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+        return KM_OK;
+    }
     static atomic_uint counter;
     size_t size = strlen(path) + 48;
     char *tmp = malloc(size);
@@ -55,26 +59,68 @@ int km_write_atomic(const char *path, const char *what, int (*write)(FILE *f, co
         free(tmp);
         return KM_EINPUT;
     }
-    FILE *f = fdopen(fd, "w");
-    int e = 0;
-    if (!f) {
-        e = errno;
+    if (!(o->f = fdopen(fd, "w"))) {
+        int e = errno;
         close(fd);
-    } else {
-        static _Thread_local char buf[1 << 16];
-        setvbuf(f, buf, _IOFBF, sizeof buf);
-        errno = 0;
-        if (write(f, ctx) != 0 || ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
-            e = errno ? errno : EIO;
-        if (fclose(f) != 0 && !e)
-            e = errno ? errno : EIO;
-    }
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
-    if (e) {
         unlink(tmp);
-        km_error_set(err, KM_EINPUT, "%s: cannot write %s: %s", path, what, strerror(e));
+        free(tmp);
+        return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(e));
     }
-    free(tmp);
-    return e ? KM_EINPUT : KM_OK;
+    o->tmp = tmp;
+    return KM_OK;
+}
+
+int km_atomic_commit(km_atomic_out *o, const char *path, const char *what, km_error *err)
+{
+    int e = 0;
+    errno = 0;
+    if (ferror(o->f) || fflush(o->f) != 0 || (o->tmp && fsync(fileno(o->f)) != 0))
+        e = errno ? errno : EIO;
+    if (fclose(o->f) != 0 && !e)
+        e = errno ? errno : EIO;
+    o->f = NULL;
+    if (!e && o->tmp && rename(o->tmp, path) != 0)
+        e = errno;
+    if (e && o->tmp)
+        unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    if (e)
+        return km_error_set(err, KM_EINPUT, "%s: cannot write %s: %s", path, what, strerror(e));
+    return KM_OK;
+}
+
+void km_atomic_discard(km_atomic_out *o)
+{
+    if (!o)
+        return;
+    if (o->f)
+        fclose(o->f);
+    if (o->tmp)
+        unlink(o->tmp);
+    free(o->tmp);
+    o->f = NULL;
+    o->tmp = NULL;
+}
+
+int km_write_atomic(const char *path, const char *what, int (*write)(FILE *f, const void *ctx),
+                    const void *ctx, km_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return write_in_place(path, what, write, ctx, err);
+    km_atomic_out o;
+    int rc = km_atomic_open(path, &o, err);
+    if (rc)
+        return rc;
+    static _Thread_local char buf[1 << 16];
+    setvbuf(o.f, buf, _IOFBF, sizeof buf);
+    errno = 0;
+    if (write(o.f, ctx) != 0) {
+        int e = errno ? errno : EIO;
+        km_atomic_discard(&o);
+        return km_error_set(err, KM_EINPUT, "%s: cannot write %s: %s", path, what,
+                            strerror(e));
+    }
+    return km_atomic_commit(&o, path, what, err);
 }

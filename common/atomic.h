@@ -14,4 +14,21 @@
 int km_write_atomic(const char *path, const char *what, int (*write)(FILE *f, const void *ctx),
                     const void *ctx, km_error *err);
 
+/* The same for a file written as it goes (predictions): *o gets f, a temporary file in the
+ * same directory (or path itself, opened in place, when it exists and is not a regular
+ * file); km_atomic_commit puts it in place, km_atomic_discard removes it. */
+typedef struct km_atomic_out {
+    FILE *f;
+    char *tmp;    /* the temporary file's name; NULL when written in place */
+} km_atomic_out;
+
+int km_atomic_open(const char *path, km_atomic_out *o, km_error *err);
+
+/* Flushes, fsyncs and closes o->f and renames the temporary file to path; on any failure
+ * removes it: "PATH: cannot write WHAT: reason" (KM_EINPUT). */
+int km_atomic_commit(km_atomic_out *o, const char *path, const char *what, km_error *err);
+
+/* Closes o->f and removes the temporary file (path is left as it was); NULL-safe. */
+void km_atomic_discard(km_atomic_out *o);
+
 #endif

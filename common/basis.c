@@ -541,7 +541,8 @@ km_problem *km_basis_project(const km_basis *b, const km_problem *P, const int64
     int64_t nnz = 0;
     for (int64_t a = 0; a < l; a++) {
         int64_t i = rows ? rows[a] : a, p0 = P->row_ptr[i], len = P->row_ptr[i + 1] - p0;
-        nnz += nf ? project_row(P->index + p0, P->value + p0, len, F, nf, NULL, NULL) : len;
+        if (len > 0)   /* (rows without entries may have no arrays: no NULL + 0) */
+            nnz += nf ? project_row(P->index + p0, P->value + p0, len, F, nf, NULL, NULL) : len;
     }
     km_problem *Q = calloc(1, sizeof *Q);
     if (!Q || !(Q->row_ptr = malloc((size_t)(l + 1) * sizeof *Q->row_ptr)) ||
@@ -559,7 +560,8 @@ km_problem *km_basis_project(const km_basis *b, const km_problem *P, const int64
     Q->row_ptr[0] = 0;
     for (int64_t a = 0; a < l; a++) {
         int64_t i = rows ? rows[a] : a, p0 = P->row_ptr[i], len = P->row_ptr[i + 1] - p0;
-        if (nf) {
+        if (len == 0) {
+        } else if (nf) {
             k += project_row(P->index + p0, P->value + p0, len, F, nf, Q->index + k,
                              Q->value + k);
         } else {

@@ -62,6 +62,35 @@ long long km_cli_integer(const char *opt, const char *s, long long lo, long long
     return v;
 }
 
+long long km_cli_size(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    int shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10;
+    else if (*end == 'M')
+        shift = 20;
+    else if (*end == 'G')
+        shift = 30;
+    if (shift)
+        end++;
+    if (errno || end == s || *end || v < 1 || v > ((long long)1 << (62 - shift)))
+        km_cli_die(1, "%s: expected a size in bytes (an integer >= 1, or with k, M or G), "
+                   "got '%s'", opt, s);
+    return v << shift;
+}
+
+void km_cli_check_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno ? errno : EIO;
+        km_cli_die(2, "standard output: write error: %s", strerror(e));
+    }
+}
+
 void km_cli_range(const char *opt, const char *s, double *lo, double *hi, int *count)
 {
     char buf[256];

@@ -22,6 +22,14 @@ double km_cli_number(const char *opt, const char *s);
 /* The whole of s as an integer in [lo, hi], or a usage error naming opt. */
 long long km_cli_integer(const char *opt, const char *s, long long lo, long long hi);
 
+/* A size in bytes: an integer with an optional suffix k, M or G (powers of 1024), in
+ * [1, 2^62], or a usage error naming opt. */
+long long km_cli_size(const char *opt, const char *s);
+
+/* Flushes standard output; on a write error (a full disk, /dev/full) exits 2 with
+ * "PROG: standard output: write error: reason". Front ends call it before exit 0. */
+void km_cli_check_stdout(void);
+
 /* MIN:MAX:COUNT (0 < MIN <= MAX, MIN = MAX only with COUNT 1), or a usage error naming
  * opt. */
 void km_cli_range(const char *opt, const char *s, double *lo, double *hi, int *count);

@@ -9,6 +9,8 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "sizelimit.h"
+
 /* A group: the rows' distinct values on one feature subset. */
 typedef struct kgroup {
     int64_t u;       /* distinct values */
@@ -566,6 +568,9 @@ km_kbank *km_kbank_new(const km_problem *X, const km_basis_set *basis, int threa
                        km_error *err)
 {
     int m = basis->m;
+    /* the single-feature columns are indexed by feature: the data must justify them */
+    if (km_limit_features(X, NULL, 0, (int64_t)X->n + 2, 1, "the kernel bank's columns", err))
+        return NULL;
     int *order = malloc((size_t)(m > 0 ? m : 1) * sizeof *order);
     if (!order) {
         km_error_nomem(err, "kernel bank");

@@ -24,6 +24,7 @@
 
 #include <sys/mman.h>
 #include "simd.h"
+#include "sizelimit.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -72,7 +73,8 @@
 #define KM_CACHE_MIN_ROWS 2
 #endif
 /* Scatter vectors and column copies exist for at most this many features (a double each,
- * per thread); wider data merge sparse rows. */
+ * per thread), and only when the data justify them (sizelimit.h); wider data merge sparse
+ * rows. */
 #ifndef KM_MAX_SCATTER
 #define KM_MAX_SCATTER ((int32_t)1 << 23)
 #endif
@@ -509,7 +511,7 @@ void km_kernel_1d(const km_kernel *k, const double *x, int64_t n, double y, doub
 static void kdata_columns(km_kdata *d)
 {
     const km_problem *P = d->P;
-    if (d->m > INT32_MAX || d->n > KM_MAX_SCATTER)
+    if (d->m > INT32_MAX || d->n > KM_MAX_SCATTER || !km_dense_ok(d->n, d->nnz))
         return;
     d->col_ptr = alloc_n((int64_t)d->n + 1, sizeof *d->col_ptr, 1);
     d->col_row = alloc_n(d->nnz, sizeof *d->col_row, 0);
@@ -660,7 +662,7 @@ static int needs_scatter(const km_kernel *k, const km_kdata *B, const int64_t *i
 static int64_t scatter_len(const km_kdata *A, const km_kdata *B)
 {
     int64_t n = A->n > B->n ? A->n : B->n;
-    return n > KM_MAX_SCATTER ? 0 : n > 0 ? n : 1;
+    return n > KM_MAX_SCATTER || !km_dense_ok(n, A->nnz + B->nnz) ? 0 : n > 0 ? n : 1;
 }
 
 /* First position p in [lo, hi) of an increasing array with v[p] >= key (hi if none). */

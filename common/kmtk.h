@@ -236,6 +236,12 @@ const char *km_mio_line(km_mio *io);
 int km_mio_truncated(km_mio *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* KM_EINPUT "PATH:LINE: what" at the last line read (printf-style); returns the code. */
 int km_mio_bad(km_mio *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Checks a count read from the file before anything is allocated for it: KM_OK when the
+ * bytes left in the file can hold count items of at least bytes_each bytes, else KM_EINPUT
+ * "PATH:LINE: NAME COUNT needs at least B bytes of WHAT; the file has L left" (the line
+ * last read or keyed); returns the code. */
+int km_mio_count(km_mio *io, const char *name, int64_t count, int64_t bytes_each,
+                 const char *what);
 /* Writes "key x\n" with x in the shortest text that reads back bit for bit. */
 void km_mio_put(FILE *f, const char *key, double x);
 /* Parses a number written by km_mio_put (or any decimal); 0 on success. */

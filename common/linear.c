@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kcd.h"
+#include "sizelimit.h"
 #include "rng.h"
 #include "tasks.h"
 
@@ -297,11 +298,19 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
         return rc;
     }
     int nr_w = nc > 2 ? nc : 1;
+    /* w and the model are dense in the features: the data must justify their size (a
+     * kernel model has no w) */
+    if (!par->use_kernel &&
+        (rc = km_limit_features(P, rows, m, (int64_t)P->n + 1, nr_w, "the weights w", err))) {
+        free(labels);
+        return rc;
+    }
     /* the linear solver trains the classes of one-versus-all on threads; the kernel solver
      * shares K (and its cache) between classes and uses the threads inside */
     int workers = par->use_kernel ? 1 : km_tasks_workers(nr_w, par->threads);
-    km_model *model = km_model_new(loss, P->n, nc, nr_w, err);
-    size_t dim = (size_t)P->n + 1;
+    km_model *model = par->use_kernel ? km_model_alloc(&km_kind_kernel, loss, P->n, nc, nr_w, err)
+                                      : km_model_new(loss, P->n, nc, nr_w, err);
+    size_t dim = par->use_kernel ? 0 : (size_t)P->n + 1;
     locked_progress lp = {par->cd.progress, par->cd.user, PTHREAD_MUTEX_INITIALIZER};
     train_job J = {P, rows, m, par, par->cd, {P, rows, m, par->bias}, NULL, NULL, model, NULL,
                    nc, nr_w, NULL, NULL, 3 * (size_t)m + dim + (size_t)m, NULL, info, NULL};

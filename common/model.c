@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -280,6 +281,7 @@ struct km_mio {
     int nkeys;
     int64_t section_line;  /* the line that ended the header */
     int body;              /* the kind's keys were checked: lines are its body */
+    int64_t size;          /* the file's bytes (counts are checked against those left) */
 };
 
 /* Reads the next line without its newline; returns 0 at end of file. */
@@ -348,6 +350,30 @@ static int check_keys(km_mio *io)
                               io->keys[q].key, io->kind->name);
         }
     return KM_OK;
+}
+
+int km_mio_count(km_mio *io, const char *name, int64_t count, int64_t bytes_each,
+                 const char *what)
+{
+    if (!io->body && check_keys(io))   /* a key the kind does not take is said first */
+        return io->err->code;
+    off_t pos = ftello(io->f);
+    int64_t left = pos < 0 || pos > io->size ? 0 : io->size - (int64_t)pos;
+    if (bytes_each < 1)
+        bytes_each = 1;
+    if (count >= 0 && count <= left / bytes_each)
+        return KM_OK;
+    int64_t at = io->lineno;
+    mkey *k = find_key(io, name);
+    if (k)
+        io->lineno = k->line;   /* a header count: said at its line */
+    int rc = km_mio_bad(io, "%s %lld needs at least %lld bytes of %s; the file has %lld left",
+                        name, (long long)count,
+                        count > INT64_MAX / bytes_each ? (long long)INT64_MAX
+                                                       : (long long)(count * bytes_each),
+                        what, (long long)left);
+    io->lineno = at;
+    return rc;
 }
 
 const char *km_mio_line(km_mio *io)
@@ -441,6 +467,10 @@ int km_model_check_nr_w(km_mio *io, const km_model *m)
 int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **sv,
                      double **sv_coef, km_error *err)
 {
+    /* a line of nr_w coefficients has at least 2 nr_w characters */
+    int rc = km_mio_count(io, "nr_sv", nr_sv, 2 * (int64_t)m->nr_w, "support vector lines");
+    if (rc)
+        return rc;
     km_problem *S = calloc(1, sizeof *S);
     double *coef = malloc(((size_t)nr_sv * (size_t)m->nr_w + 1) * sizeof *coef);
     int64_t cap = 0;
@@ -452,7 +482,6 @@ int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **
     }
     S->l = nr_sv;
     S->n = m->n;
-    int rc = KM_OK;
     for (int64_t s = 0; s < nr_sv && rc == KM_OK; s++) {
         const char *p = km_mio_line(io);
         if (!p) {
@@ -513,7 +542,7 @@ static int read_envelope(km_mio *io, km_model **out)
     int loss = -1;
     if ((v = km_mio_key(io, "loss")) && (loss = km_loss_from_name(v)) < 0)
         return km_mio_bad(io, "unknown loss");
-    if ((v = km_mio_key(io, "nr_feature")) && km_model_parse_int(v, 0, INT32_MAX - 1, &n))
+    if ((v = km_mio_key(io, "nr_feature")) && km_model_parse_int(v, 0, INT32_MAX, &n))
         return km_mio_bad(io, "bad nr_feature");
     if ((v = km_mio_key(io, "nr_class")) &&
         (km_model_parse_int(v, 0, 1 << 24, &nr_class) || nr_class == 1))
@@ -533,6 +562,12 @@ static int read_envelope(km_mio *io, km_model **out)
     if (nr_class == 0 && (vl || vw)) {
         km_mio_key(io, vl ? "labels" : "label_weights");
         return km_mio_bad(io, "labels given with nr_class 0");
+    }
+    /* nr_class numbers take at least 2 nr_class - 1 characters: no allocation before */
+    if (nr_class > 0 && ((int64_t)strlen(vl) < 2 * nr_class - 1 ||
+                         (int64_t)strlen(vw) < 2 * nr_class - 1)) {
+        km_mio_key(io, (int64_t)strlen(vl) < 2 * nr_class - 1 ? "labels" : "label_weights");
+        return km_mio_bad(io, "expected nr_class numbers");
     }
     km_model *m = km_model_alloc(io->kind, loss, (int32_t)n, (int)nr_class, (int)nr_w, io->err);
     if (!m)
@@ -634,6 +669,59 @@ static int read_model(km_mio *io, km_model **out)
     return KM_OK;
 }
 
+/* Opens a model file knowing its size (*size): a regular file as it is, anything else (a
+ * pipe) read into memory first (*mem, grown as it comes, freed by the caller after
+ * fclose). */
+static FILE *open_sized(const char *path, int64_t *size, char **mem, km_error *err)
+{
+    struct stat sb;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) {
+        *size = (int64_t)sb.st_size;
+        return f;
+    }
+    size_t len = 0, cap = 0;
+    char *b = NULL;
+    for (;;) {
+        if (len == cap) {
+            size_t nc = cap ? 2 * cap : 65536;
+            char *g = nc > cap ? realloc(b, nc) : NULL;
+            if (!g) {
+                free(b);
+                fclose(f);
+                km_error_nomem(err, "model file");
+                return NULL;
+            }
+            b = g;
+            cap = nc;
+        }
+        size_t k = fread(b + len, 1, cap - len, f);
+        len += k;
+        if (k == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b);
+        km_error_set(err, KM_EINPUT, "%s: read error", path);
+        return NULL;
+    }
+    FILE *m = len ? fmemopen(b, len, "r") : fopen("/dev/null", "r");
+    if (!m) {
+        free(b);
+        km_error_set(err, KM_EINTERNAL, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    *size = (int64_t)len;
+    *mem = b;
+    return m;
+}
+
 int km_model_read(const char *path, km_model **out, km_error *err)
 {
     km_error local;
@@ -641,9 +729,10 @@ int km_model_read(const char *path, km_model **out, km_error *err)
     io.path = path;
     io.err = err ? err : &local;
     km_error_clear(io.err);
-    io.f = fopen(path, "r");
+    char *mem = NULL;
+    io.f = open_sized(path, &io.size, &mem, io.err);
     if (!io.f)
-        return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
+        return io.err->code;
     int rc = read_model(&io, out);
     if (rc == KM_OK && ferror(io.f))
         rc = km_error_set(err, KM_EINPUT, "%s: read error", path);
@@ -654,6 +743,7 @@ int km_model_read(const char *path, km_model **out, km_error *err)
     free(io.keys);
     free(io.line);
     fclose(io.f);
+    free(mem);
     return rc;
 }
 

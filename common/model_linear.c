@@ -22,6 +22,10 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     int rc = km_model_check_nr_w(io, m);
     if (rc)
         return rc;
+    /* a line of nr_w weights has at least 2 nr_w characters */
+    if ((rc = km_mio_count(io, "nr_feature", weight_rows(m), 2 * (int64_t)m->nr_w,
+                           "weight lines")))
+        return rc;
     double *w = calloc(((size_t)m->n + 1) * (size_t)m->nr_w, sizeof *w);
     if (!w)
         return km_error_nomem(err, "model weights");
@@ -65,9 +69,9 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     (void)threads;
     (void)err;
     for (int64_t a = 0; a < count; a++) {
-        int64_t i = rows ? rows[a] : a, b = X->row_ptr[i];
-        km_model_decision(m, X->index + b, X->value + b, X->row_ptr[i + 1] - b,
-                          dec + a * m->nr_w);
+        int64_t i = rows ? rows[a] : a, b = X->row_ptr[i], nnz = X->row_ptr[i + 1] - b;
+        km_model_decision(m, nnz ? X->index + b : NULL, nnz ? X->value + b : NULL, nnz,
+                          dec + a * m->nr_w);   /* (empty rows may have no arrays) */
     }
     return KM_OK;
 }

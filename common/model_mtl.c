@@ -78,6 +78,9 @@ static int read_task_kernels(km_mio *io, const char **line, int64_t *nk, int64_t
         return KM_OK;
     if (km_model_parse_int(*line + 13, 1, INT64_MAX / 64, &k))
         return km_mio_bad(io, "bad task_kernels count");
+    int rc = km_mio_count(io, "task_kernels", k, 4, "task kernel lines");   /* "1 k\n" */
+    if (rc)
+        return rc;
     if (!(*kid = malloc((size_t)k * sizeof **kid)) || !(*kk = malloc((size_t)k * sizeof **kk)) ||
         !(*kline = malloc((size_t)k * sizeof **kline)))
         return km_error_nomem(err, "mtl task kernels");
@@ -125,7 +128,9 @@ static int read_tasks(km_mio *io, km_model *m, const km_kernel *K, const km_kern
         rc = km_mio_bad(io, "expected 'nr_task M' after the support vectors");
     else if (rc == KM_OK && (!(line = km_mio_line(io)) || strcmp(line, "tasks")))
         rc = km_mio_bad(io, "expected 'tasks'");
-    else if (rc == KM_OK && (!(id = malloc(((size_t)nt + 1) * sizeof *id)) ||
+    else if (rc == KM_OK)   /* a task line "ID L" has at least 4 characters */
+        rc = km_mio_count(io, "nr_task", nt, 4, "task lines");
+    if (rc == KM_OK && (!(id = malloc(((size_t)nt + 1) * sizeof *id)) ||
                              !(ptr = calloc((size_t)nt + 1, sizeof *ptr))))
         rc = km_error_nomem(err, "mtl tasks");
     for (long long t = 0; t < nt && rc == KM_OK; t++) {
@@ -141,8 +146,8 @@ static int read_tasks(km_mio *io, km_model *m, const km_kernel *K, const km_kern
             rc = km_mio_bad(io, "expected 'TASK L row:coef ...'");
             break;
         }
-        l = strtoll(p = end + 1, &end, 10);
-        if (errno || end == p || l < 0 || l > sv->l) {
+        l = strtoll(p = end + 1, &end, 10);   /* each " row:coef" has 4 characters or more */
+        if (errno || end == p || l < 0 || l > sv->l || l > (long long)strlen(end) / 4) {
             rc = km_mio_bad(io, "expected 'TASK L row:coef ...'");
             break;
         }
@@ -288,13 +293,17 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
         const km_kernel *kt = t >= 0 && b->task_kern ? &b->task_kern[t] : &b->task_kernel;
         for (int64_t q = p0; q < p0 + nnz; q++)
             sq += X->value[q] * X->value[q];
+        /* rows (and support vectors) without entries may have no arrays: no NULL + 0 */
+        const int32_t *xi = nnz ? X->index + p0 : NULL;
+        const double *xv = nnz ? X->value + p0 : NULL;
         for (int64_t k = t < 0 ? 0 : b->task_ptr[t]; t >= 0 && k < b->task_ptr[t + 1]; k++) {
             int64_t r = b->task_row[k], c = S->row_ptr[r], cn = S->row_ptr[r + 1] - c;
             double sr = 0;
             for (int64_t q = c; q < c + cn; q++)
                 sr += S->value[q] * S->value[q];
-            gt += b->task_coef[k] * km_kernel_eval(kt, S->index + c, S->value + c, cn, sr,
-                                                   X->index + p0, X->value + p0, nnz, sq);
+            gt += b->task_coef[k] * km_kernel_eval(kt, cn ? S->index + c : NULL,
+                                                   cn ? S->value + c : NULL, cn, sr, xi, xv,
+                                                   nnz, sq);
         }
         dec[a] = b->alpha * dec[a] + (1 - b->alpha) * gt;
     }

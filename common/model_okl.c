@@ -45,6 +45,9 @@ static int read_output_map(km_mio *io, int64_t nr_output, int64_t nr_w, double *
                                                       "nr_w = nr_output");
     if (strcmp(line, "output_map") != 0)
         return km_mio_bad(io, "expected 'output_map' or 'output_map identity'");
+    int rc0 = km_mio_count(io, "nr_output", nr_output, 2 * nr_w, "output map lines");
+    if (rc0)
+        return rc0;
     double *B = malloc((size_t)(nr_output * nr_w) * sizeof *B);
     if (!B)
         return km_error_nomem(err, "output map");

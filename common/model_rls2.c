@@ -245,6 +245,9 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     if (rc)
         return rc;
     size_t nw = (size_t)m->nr_w;
+    /* a basis line: 2 nr_w numbers and a kernel, at least 4 nr_w + 1 characters */
+    if ((rc = km_mio_count(io, "nr_basis", nr_basis, 4 * (int64_t)nw + 1, "basis lines")))
+        return rc;
     km_basis_set set = {0, calloc((size_t)nr_basis + 1, sizeof *set.b)};
     double *s = malloc(((size_t)nr_basis * nw + 1) * sizeof *s);
     double *d = malloc(((size_t)nr_basis * nw + 1) * sizeof *d);
@@ -270,6 +273,8 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     else if (rc == KM_OK && (strncmp(line, "nr_sv ", 6) != 0 ||
                              km_model_parse_int(line + 6, 0, INT64_MAX / 2, &nr_sv)))
         rc = km_mio_bad(io, "expected 'nr_sv COUNT'");
+    else if (rc == KM_OK)
+        rc = km_mio_count(io, "nr_sv", nr_sv, 2 * (int64_t)nw, "support vector lines");
     if (rc == KM_OK && !(line = km_mio_line(io)))
         rc = km_mio_truncated(io, "no 'sv' line");
     else if (rc == KM_OK && strcmp(line, "sv") != 0)

@@ -1194,7 +1194,7 @@ int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n, km_
         if (!(rc = km_mtl_task_coef(s, INT64_MIN, &h, coef, &l, &cbar, err)))
             memcpy(cb, cbar, (size_t)s->n * sizeof *cb);
     }
-    if (!rc && !(m = km_model_new(KM_LOSS_RLS, n, 0, 1, err)))
+    if (!rc && !(m = km_model_alloc(&km_kind_mtl, KM_LOSS_RLS, n, 0, 1, err)))
         rc = err ? err->code : KM_EINTERNAL;
     if (rc) {
         free(id);

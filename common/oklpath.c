@@ -61,7 +61,7 @@ static int make_model(km_okl *O, const km_problem *P, const km_okl_setup *S, dou
     if (nc > INT32_MAX / 2)
         return km_error_set(err, KM_EUSAGE, "okl: %lld codes are too many for a model",
                             (long long)nc);
-    km_model *md = km_model_new(KM_LOSS_RLS, P->n, 0, (int)nc, err);
+    km_model *md = km_model_alloc(&km_kind_okl, KM_LOSS_RLS, P->n, 0, (int)nc, err);
     km_problem *sv = inputs_of(P);
     double *A = malloc((size_t)(l * nc) * sizeof *A);
     double *B = S->par.identity ? NULL : malloc((size_t)(m * nc) * sizeof *B);

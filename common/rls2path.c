@@ -699,8 +699,8 @@ int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_pro
     double *s = malloc((size_t)(kept > 0 ? kept : 1) * (size_t)nw * sizeof *s);
     double *d = malloc((size_t)(kept > 0 ? kept : 1) * (size_t)nw * sizeof *d);
     double *icpt = malloc((size_t)nw * sizeof *icpt);
-    km_model *model = km_model_new(KM_LOSS_RLS, X->n, p->classification ? p->nr_class : 0,
-                                   nw, err);
+    km_model *model = km_model_alloc(&km_kind_rls2, KM_LOSS_RLS, X->n,
+                                     p->classification ? p->nr_class : 0, nw, err);
     if (!model || !sv_rows || !coef || !keep.b || !s || !d || !icpt)
         goto nomem;
     for (int64_t i = 0; i < p->ntrain; i++) {

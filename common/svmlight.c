@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "numparse.h"
+#include "sizelimit.h"
 #include "stream.h"
 
 #define KM_LINEBUF_INIT (256 * 1024) /* initial text buffer; doubles for longer lines */
@@ -35,6 +36,7 @@ struct km_svmlight_reader {
     int32_t max_index;    /* largest 1-based index seen */
     int failed;           /* sticky error state for km_svmlight_next */
     km_error saved;
+    size_t max_line;      /* longest line accepted (bytes before its '\n') */
 };
 
 /* Geometric capacity for at least need elements of size elem; -1 when impossible. */
@@ -91,6 +93,7 @@ km_svmlight_reader *km_svmlight_open(const char *path, km_error *err)
         return NULL;
     }
     r->cap = KM_LINEBUF_INIT;
+    r->max_line = KM_MAX_LINE;
     r->buf = malloc(r->cap + 1);
     if (!r->buf) {
         km_error_nomem(err, "line buffer");
@@ -119,13 +122,30 @@ void km_svmlight_close(km_svmlight_reader *r)
     free(r);
 }
 
+void km_svmlight_set_max_line(km_svmlight_reader *r, size_t bytes)
+{
+    r->max_line = bytes ? bytes : KM_MAX_LINE;
+}
+
+/* The error for a line longer than r->max_line (the line after r->line); returns -1. */
+__attribute__((cold, noinline)) static int line_too_long(const km_svmlight_reader *r,
+                                                          km_error *err)
+{
+    char cap[32];
+    km_error_set(err, KM_EINPUT, "%s:%lld: a line longer than %s; --max-line raises the cap",
+                 r->name, (long long)r->line + 1, km_size_text((int64_t)r->max_line, cap));
+    return -1;
+}
+
 /* Finds the next line: *ls is its start, *le its '\n' (or a sentinel '\n' after a last
- * line without one). Returns 1, 0 at end of input, -1 on error. Lines have no length
- * limit: the buffer doubles until the line fits. */
+ * line without one). Returns 1, 0 at end of input, -1 on error. The buffer doubles until
+ * the line fits, up to r->max_line bytes (a gzip bomb of zeros is not a line). */
 static int next_line(km_svmlight_reader *r, char **ls, char **le, km_error *err)
 {
     for (;;) {
         char *nl = memchr(r->buf + r->scan, '\n', r->end - r->scan);
+        if (nl && (size_t)(nl - r->buf) - r->pos > r->max_line)
+            return line_too_long(r, err);
         if (nl) {
             *ls = r->buf + r->pos;
             *le = nl;
@@ -134,6 +154,8 @@ static int next_line(km_svmlight_reader *r, char **ls, char **le, km_error *err)
             return 1;
         }
         r->scan = r->end;
+        if (r->end - r->pos > r->max_line)
+            return line_too_long(r, err);
         if (r->eof) {
             if (r->pos == r->end)
                 return 0;
@@ -150,14 +172,15 @@ static int next_line(km_svmlight_reader *r, char **ls, char **le, km_error *err)
             r->scan -= r->pos;
             r->pos = 0;
         }
-        if (r->end == r->cap) {
+        if (r->end == r->cap) {   /* here cap <= max_line: grow to at most max_line + 1 */
             if (r->cap > (SIZE_MAX - 1) / 2 || r->cap > (size_t)PTRDIFF_MAX / 2)
                 return km_error_nomem(err, "line too long"), -1;
-            char *b = realloc(r->buf, 2 * r->cap + 1);
+            size_t nc = r->cap > r->max_line / 2 ? r->max_line + 1 : 2 * r->cap;
+            char *b = realloc(r->buf, nc + 1);
             if (!b)
                 return km_error_nomem(err, "line buffer"), -1;
             r->buf = b;
-            r->cap *= 2;
+            r->cap = nc;
         }
         ptrdiff_t n = km_stream_read(r->st, r->buf + r->end, r->cap - r->end, err);
         if (n < 0)
@@ -459,6 +482,11 @@ static void *shrunk(void *p, int64_t n, size_t elem)
 
 int km_svmlight_read(const char *path, km_problem **out, km_error *err)
 {
+    return km_svmlight_read_max(path, 0, out, err);
+}
+
+int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km_error *err)
+{
     km_error local;
     if (!err)
         err = &local;
@@ -466,6 +494,7 @@ int km_svmlight_read(const char *path, km_problem **out, km_error *err)
     km_svmlight_reader *r = km_svmlight_open(path, err);
     if (!r)
         return err->code;
+    km_svmlight_set_max_line(r, max_line);
     km_problem *pb = calloc(1, sizeof *pb);
     int64_t rcap = 0, ycap = 0, l = 0;
     int rc = pb ? KM_OK : km_error_nomem(err, "problem");

@@ -2,6 +2,7 @@
 #ifndef KM_SVMLIGHT_H
 #define KM_SVMLIGHT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -40,11 +41,21 @@ km_svmlight_reader *km_svmlight_open(const char *path, km_error *err);
  * (err set; err->code is KM_EINPUT for bad input or I/O, KM_EINTERNAL for memory). */
 int km_svmlight_next(km_svmlight_reader *r, km_row *row, km_error *err);
 
+/* Lines longer than this (bytes before the '\n') are refused: "FILE:LINE: a line longer
+ * than 1 GiB; --max-line raises the cap". */
+#define KM_MAX_LINE ((size_t)1 << 30)
+
+/* Sets the longest line r accepts (0: KM_MAX_LINE). */
+void km_svmlight_set_max_line(km_svmlight_reader *r, size_t bytes);
+
 /* Closes the reader; NULL is fine. */
 void km_svmlight_close(km_svmlight_reader *r);
 
 /* Reads a whole file into a new problem (*out). An input with no rows is an error
  * ("FILE: no data"). Returns KM_OK or an error code with err set. */
 int km_svmlight_read(const char *path, km_problem **out, km_error *err);
+
+/* km_svmlight_read with lines of up to max_line bytes (0: KM_MAX_LINE). */
+int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km_error *err);
 
 #endif

@@ -381,6 +381,19 @@ static void test_project(void)
     CHECK(km_basis_project(&b, P, rows, 2, &err) == NULL && err.code == KM_EUSAGE &&
           strstr(err.msg, "row 3 out of range"), "projection: a row out of range is refused");
     km_problem_free(P);
+    /* rows without entries and no arrays at all (a prediction block of empty rows): no
+     * NULL + 0 (issue 13 item 10; clang -fsanitize=undefined sees it) */
+    int64_t rp[3] = {0, 0, 0};
+    double y2[2] = {1, -1};
+    km_problem E = {2, 0, 5, rp, NULL, NULL, y2, 0, NULL};
+    int32_t f2[2] = {1, 3};
+    km_basis sub = {{KM_KERNEL_RBF, 1, 0, 3}, 2, f2};
+    for (int t = 0; t < 2; t++) {
+        km_problem *Q = km_basis_project(t ? &sub : &b, &E, NULL, 0, &err);
+        CHECK(Q && Q->l == 2 && Q->nnz == 0 && Q->row_ptr[2] == 0 && Q->y[1] == -1,
+              "projection of empty rows without arrays (%s)", t ? "a subset" : "all features");
+        km_problem_free(Q);
+    }
 }
 
 /* Writes text to path. */
