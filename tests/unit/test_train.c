@@ -220,7 +220,7 @@ static void test_cross_validation(void)
     const km_method *l2svm = km_method_find("l2svm"), *svr = km_method_find("svr");
     double *ref = malloc((size_t)P->l * sizeof *ref), *pred = malloc((size_t)P->l * sizeof *pred);
     for (int threads = 1; threads <= 3; threads++) {
-        char t[8];
+        char t[16];
         snprintf(t, sizeof t, "%d", threads);
         km_params *par = params("threads", t, NULL);
         km_report rep;
