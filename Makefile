@@ -74,7 +74,7 @@ clean:
 # libFuzzer harnesses (tests/fuzz/README.md): clang only, built apart in $(FUZZ_BUILD) with
 # the library under ASan + UBSan + fuzzer coverage; the normal build never needs clang.
 FUZZ_CC      ?= clang
-FUZZ_BUILD   ?= build/fuzz
+FUZZ_BUILD   ?= build/fuzz$(if $(findstring KM_FUZZ_STRICT,$(FUZZ_DEFS)),-strict)
 FUZZ_SECONDS ?= 40
 FUZZ_DEFS    ?=
 FUZZ_SAN     ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

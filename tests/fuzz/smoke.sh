@@ -32,7 +32,7 @@ for h in "$@"; do
     log=$work/$h.log
     if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
         dirs+=("$regress")
-        if ! "$bin" -timeout=60 "$regress"/* >"$log" 2>&1; then
+        if ! UBSAN_OPTIONS=print_stacktrace=1 "$bin" -timeout=60 "$regress"/* >"$log" 2>&1; then
             echo "FAIL $h: a regression input crashes again"
             grep -E "^(Running|==[0-9]+==ERROR|SUMMARY|fuzz:)|^ *#[0-9]+ .* in " "$log" | head -30
             failed+=("$h")
@@ -40,7 +40,7 @@ for h in "$@"; do
         fi
     fi
     mkdir -p "$work/$h"
-    "$bin" -max_len="$(max_len "$h")" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
+    UBSAN_OPTIONS=print_stacktrace=1 "$bin" -max_len="$(max_len "$h")" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$build/artifacts/$h-" \
         "$work/$h" "${dirs[@]}" >"$log" 2>&1
     rc=$?
