@@ -1,4 +1,5 @@
 # kmtk - kernel machines toolkit.  make | make check | make check-asan | make install PREFIX=...
+#                                  make fuzz | make fuzz-smoke FUZZ_SECONDS=40 (clang, tests/fuzz)
 CC      ?= gcc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
@@ -70,5 +71,35 @@ install: $(PROGS:%=$(O)%)
 clean:
 	rm -rf build $(PROGS) tests/test_* $(TOOL_BIN)
 
-.PHONY: all check check-asan install clean
+# libFuzzer harnesses (tests/fuzz/README.md): clang only, built apart in $(FUZZ_BUILD) with
+# the library under ASan + UBSan + fuzzer coverage; the normal build never needs clang.
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= build/fuzz$(if $(findstring KM_FUZZ_STRICT,$(FUZZ_DEFS)),-strict)
+FUZZ_SECONDS ?= 40
+FUZZ_DEFS    ?=
+FUZZ_SAN     ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS   = -O1 -g -std=c11 -D_GNU_SOURCE -fno-trapping-math -fopenmp -Wall -Wextra -Wno-pass-failed \
+                $(WERROR) $(FUZZ_SAN) $(FUZZ_DEFS) $(PKG_CFLAGS) -Icommon -Itests
+FUZZ_SRC      = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN      = $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+
+fuzz: $(FUZZ_BIN)
+
+$(FUZZ_LIB_OBJ): $(FUZZ_BUILD)/%.o: %.c $(wildcard common/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/libkmtk.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BIN): $(FUZZ_BUILD)/%: tests/fuzz/%.c tests/fuzz/fuzz_util.h $(FUZZ_BUILD)/libkmtk.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_BUILD)/libkmtk.a $(LDLIBS) -lpthread -o $@
+
+# Each harness: its regressions replayed, then FUZZ_SECONDS of fuzzing from its corpus.
+fuzz-smoke: fuzz
+	tests/fuzz/smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+.PHONY: all check check-asan install clean fuzz fuzz-smoke
 .SECONDARY:

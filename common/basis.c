@@ -201,6 +201,10 @@ static int parse_features(const char *list, int len, int32_t n, km_basis *b, km_
             total += r[q].hi - r[q].lo + 1;
         }
     }
+    if (rc == KM_OK && total > KM_BASIS_MAX_SUBSET)   /* "1-2147483647": 8 GB otherwise */
+        rc = km_error_set(err, KM_EINPUT, "features=%.*s: %lld features; a subset lists at "
+                          "most %d (features=all takes any number)", show, list,
+                          (long long)total, KM_BASIS_MAX_SUBSET);
     if (rc == KM_OK && !(b->feat = malloc((size_t)total * sizeof *b->feat)))
         rc = km_error_nomem(err, "feature list");
     if (rc == KM_OK) {

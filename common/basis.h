@@ -22,6 +22,10 @@ typedef struct km_basis {
     int32_t *feat;
 } km_basis;
 
+/* The most features a subset may list (features=a-b expands to b-a+1 indices, 4 bytes each:
+ * a range from a short line would otherwise allocate up to 8 GB). */
+#define KM_BASIS_MAX_SUBSET (1 << 24)
+
 /* A list of basis kernels; free with km_basis_set_free. */
 typedef struct km_basis_set {
     int m;
@@ -54,8 +58,9 @@ int km_basis_read_list(const char *path, int32_t n, km_basis_set *out, km_error 
  * (kernel names as in km_kernel_from_name; words separated by blanks or tabs; parameters
  * not given take the defaults gamma=1 coef0=0 degree=3, and a parameter the kernel does not
  * use is an error; features are 1-based indices <= n and ranges a-b, in any order but none
- * twice, "all" by default). Fills *b (b->feat malloc'ed, NULL for all features). Returns
- * KM_EINPUT with a reason (no file:line; the caller prefixes it); *b is then empty.
+ * twice, at most KM_BASIS_MAX_SUBSET of them, "all" by default). Fills *b (b->feat
+ * malloc'ed, NULL for all features). Returns KM_EINPUT with a reason (no file:line; the
+ * caller prefixes it); *b is then empty.
  */
 int km_basis_parse(const char *text, int32_t n, km_basis *b, km_error *err);
 

@@ -186,6 +186,11 @@ static void test_parse(void)
         {"rbf features=1", 0, "index 1 exceeds the number of features (0)"},
         {"spline features=1-2", 5, "spline kernel: needs 1-D inputs"},
         {"spline", 3, "spline kernel: needs 1-D inputs"},
+        /* issue 13 (tests/fuzz/regressions/fuzz_text): 8 GB for a 30-byte line */
+        {"linear features=1-2147483647", INT32_MAX, "2147483647 features; a subset lists at "
+         "most 16777216"},
+        {"rbf features=1,3-16777218", INT32_MAX, "16777217 features; a subset lists at most"},
+        {"rbf features=1,3-16777217", 5, "index 16777217 exceeds"},
     };
     int nbad = (int)(sizeof bad / sizeof *bad);
     for (int t = 0; t < nbad; t++) {
