@@ -45,31 +45,8 @@ static char *slurp(const char *path, size_t *n)
     return s;
 }
 
-/* A header count ("nr_sv 868087920", "nr_feature 2147483646", "nr_task ...") above 10^5:
- * the reader allocates by it before reading any data (issue 13 finding 10; reproducer
- * tests/fuzz/pending/fuzz_model/nr_sv_huge.model). */
-static int huge_count(const uint8_t *data, size_t size)
-{
-    for (size_t i = 0; i + 3 < size; i++) {
-        if ((i && data[i - 1] != '\n') || memcmp(data + i, "nr_", 3))
-            continue;
-        size_t k = i + 3;
-        while (k < size && data[k] != ' ' && data[k] != '\n')
-            k++;
-        int digits = 0;
-        uint64_t v = 0;
-        for (k++; k < size && data[k] >= '0' && data[k] <= '9' && digits < 19; k++, digits++)
-            v = v * 10 + (uint64_t)(data[k] - '0');
-        if (v > 100000)
-            return 1;
-    }
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (KM_FUZZ_KNOWN(huge_count(data, size)))
-        return -1;   /* not added to the corpus */
     if (!rows) {
         make_rows();
         atexit(drop_rows);
