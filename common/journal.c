@@ -186,6 +186,16 @@ static int zeros_to_end(rdbuf *b, off_t at, off_t size)
     return 1;
 }
 
+/* 1 when a record starting at `at` and ending at `end` (as far as is known) was cut by a
+ * crash into written bytes and zeros: the file zero from the first page boundary after at
+ * (inside the record) to its end, at least 12 bytes of zeros (the size of a record's frame:
+ * a flipped byte in a last record that happens to end in zero bytes is not taken for this). */
+static int zero_pages_to_end(rdbuf *b, off_t at, off_t end, off_t size)
+{
+    off_t z = (at / 4096 + 1) * 4096;
+    return z < end && size - z >= 12 && zeros_to_end(b, z, size);
+}
+
 /* ---- creating, converting and opening ---- */
 
 /* The version-2 header of a journal with id and hdr, in a new malloc'ed buffer. */
@@ -583,7 +593,7 @@ int km_journal_replay(km_journal *j, const km_journal_mark *from, km_journal_rep
             rc = km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno));
             break;
         } else if (le32(p + 4) != head_crc(len = le32(p), rec)) {
-            if (zeros_to_end(&b, at, size)) {
+            if (zeros_to_end(&b, at, size) || zero_pages_to_end(&b, at, at + 8, size)) {
                 torn = "zero bytes to the end of the file";
             } else {
                 rc = km_error_set(err, KM_EINPUT, "%s: record %lld at byte %lld: header checksum "
@@ -624,10 +634,28 @@ int km_journal_replay(km_journal *j, const km_journal_mark *from, km_journal_rep
             break;
         }
         uint32_t stored = le32(p + 8 + len);
-        if (stored != crc(p + 8, len)) {
+        unsigned type = p[8];
+        int good = stored == crc(p + 8, len);
+        if (!good && zero_pages_to_end(&b, at, at + 12 + len, size)) {   /* p invalid now */
+            if (!reached) {
+                rc = km_error_set(err, KM_EINPUT, "%s: ends at record %lld (byte %lld: zero "
+                                  "bytes to the end) but the snapshot was taken at record %lld "
+                                  "(byte %lld): acknowledged records are missing; refusing to "
+                                  "start", path, (long long)rec, (long long)at,
+                                  (long long)from->records, (long long)from->offset);
+            } else if (ftruncate(j->fd, at) != 0 || fsync(j->fd) != 0) {
+                rc = km_error_set(err, KM_EINPUT, "%s: cannot cut the torn last record: %s",
+                                  path, strerror(errno));
+            } else {
+                *dropped = (int64_t)(size - at);
+                size = at;
+            }
+            break;
+        }
+        if (!good) {
             rc = km_error_set(err, KM_EINPUT, "%s: record %lld at byte %lld: checksum mismatch "
                               "(type %u, %lu bytes); the journal is damaged; refusing to start",
-                              path, (long long)rec + 1, (long long)at, p[8],
+                              path, (long long)rec + 1, (long long)at, type,
                               (unsigned long)len);
             break;
         }

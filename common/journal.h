@@ -16,7 +16,8 @@
  *   u32 CRC-32 of type + body
  * A torn append (a crash while writing) leaves a last record shorter than its verified
  * length, fewer than 8 bytes of a record header, or zero bytes to the end of the file
- * (space allocated, data never written): that tail is cut off. Nothing else is.
+ * (space allocated, data never written: from the record's start, or from a 4096-byte page
+ * boundary inside it on, at least 12 bytes): that tail is cut off. Nothing else is.
  *
  * Version 1 ("KMTKJNL1": u32 header length, header, u32 CRC; records u32 length, u32 CRC,
  * type, body) is converted when opened: read strictly (any record that does not verify, the

@@ -156,8 +156,10 @@ static int triples(server *S, int64_t task, const unsigned char *body, size_t le
     if (r.bad || *count > len / 20)
         return km_error_set(err, KM_EINPUT, "malformed triple count");
     for (uint32_t k = 0; k < *count; k++) {
-        if (apply && S->replaying && *S->cfg->stop) {   /* SIGTERM during the replay */
-            S->partial = k > 0;
+        /* SIGTERM during the replay: a record of a few triples is finished (a snapshot can
+         * then be taken at its end), a long one left after its 16th triple */
+        if (apply && S->replaying && k >= 16 && *S->cfg->stop) {
+            S->partial = 1;
             return KM_JOURNAL_STOP;
         }
         km_mtlp_triple t;
@@ -446,6 +448,12 @@ static int open_journal(server *S, const void *hdr, size_t hdrlen, int *stopped,
         return rc;
     double t1 = now_s();
     int64_t dropped = 0;
+    if (have)
+        logf_(S, "snapshot %s loaded (version %lld, journal record %lld, %.3f s); replaying "
+              "the journal after it", cfg->snapshot, (long long)km_mtl_version(S->mtl),
+              (long long)mark.records, t1 - t0);
+    else if (how != KM_JOURNAL_CREATED)
+        logf_(S, "replaying the journal %s", cfg->journal);
     S->replaying = 1;
     rc = km_journal_replay(S->jn, have ? &mark : NULL, replay, S, &dropped, err);
     S->replaying = 0;
@@ -454,6 +462,7 @@ static int open_journal(server *S, const void *hdr, size_t hdrlen, int *stopped,
         logf_(S, "journal %s: stopped by a signal during the replay, after record %lld "
               "(version %lld)%s", cfg->journal, (long long)km_journal_records(S->jn),
               (long long)km_mtl_version(S->mtl), S->partial ? ", inside a record" : "");
+        S->replaying = 0;
         return KM_OK;
     }
     if (rc) {
