@@ -40,7 +40,12 @@ static const char usage[] =
     "  --lambda LAMBDA  regularization parameter (default 1)\n"
     "  --features N     refuse triples with a feature index above N (default: any)\n"
     "  -j, --journal FILE   accepted triples are appended before they are acknowledged\n"
-    "                   and replayed at start (default: none, nothing survives a restart)\n"
+    "                   and replayed at start (default: none, nothing survives a restart);\n"
+    "                   locked while the server runs; damage refuses the start\n"
+    "  --snapshot FILE  with -j: the state saved to FILE every --snapshot-every triples and\n"
+    "                   at exit, loaded at start so that only the journal after it is\n"
+    "                   replayed (default: the journal's name + .snap; none: no snapshots)\n"
+    "  --snapshot-every N   triples between snapshots (default 100000; 0: only at exit)\n"
     "  --fsync POLICY   batch (one fdatasync per loop round, default), always (one per\n"
     "                   request), none (write() only: survives kill -9, not power loss)\n"
     "  --secrets FILE   secrets: lines 'TASK SECRET' (SECRET: 1 to 64 characters without\n"
@@ -169,7 +174,8 @@ int main(int argc, char **argv)
         .max_clients = 256,
     };
     int quiet = 0;
-    const char *secrets = NULL, *task_kernels = NULL;
+    const char *secrets = NULL, *task_kernels = NULL, *snapshot = NULL, *snap_every = NULL;
+    cfg.snapshot_every = 100000;
     const char *g = NULL, *r = NULL, *d = NULL, *tg = NULL, *tr = NULL, *td = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -213,6 +219,11 @@ int main(int argc, char **argv)
             cfg.n_features = (int32_t)km_cli_integer(a, NEXT(), 1, INT32_MAX);
         } else if (!strcmp(a, "-j") || !strcmp(a, "--journal")) {
             cfg.journal = NEXT();
+        } else if (!strcmp(a, "--snapshot")) {
+            snapshot = NEXT();
+        } else if (!strcmp(a, "--snapshot-every")) {
+            snap_every = a;
+            cfg.snapshot_every = km_cli_integer(a, NEXT(), 0, INT64_MAX);
         } else if (!strcmp(a, "--fsync")) {
             const char *v = NEXT();
             if (!strcmp(v, "batch"))
@@ -241,6 +252,20 @@ int main(int argc, char **argv)
             km_cli_die(1, "unexpected argument '%s' (mtl-server takes options only)", a);
         }
 #undef NEXT
+    }
+    if (!cfg.journal && (snapshot || snap_every))
+        km_cli_die(1, "%s needs a journal (-j FILE)", snapshot ? "--snapshot" : "--snapshot-every");
+    char *snap_default = NULL;
+    if (snapshot && strcmp(snapshot, "none") && !strcmp(snapshot, cfg.journal))
+        km_cli_die(1, "--snapshot: the journal's own name");
+    if (snapshot) {
+        cfg.snapshot = strcmp(snapshot, "none") ? snapshot : NULL;
+    } else if (cfg.journal) {
+        size_t n = strlen(cfg.journal) + 6;
+        if (!(snap_default = malloc(n)))
+            km_cli_die(3, "out of memory");
+        snprintf(snap_default, n, "%s.snap", cfg.journal);
+        cfg.snapshot = snap_default;
     }
     check_used(&cfg.param.K, "K (-t)", g, r, d);
     check_used(&cfg.param.Kt, "K~ (--task-kernel)", tg, tr, td);
@@ -285,6 +310,7 @@ int main(int argc, char **argv)
     free((void *)cfg.secret);
     free((void *)cfg.secret_task);
     free(tk);
+    free(snap_default);
     if (rc)
         km_cli_die(rc, "%s", err.msg);
     return 0;

@@ -1216,3 +1216,333 @@ int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n, km_
     *out = m;
     return KM_OK;
 }
+
+/* ---- snapshots (km_mtl_save, km_mtl_load) ----
+ * "KMTKMTL1", then u64 unless said: alpha, lambda (f64), K and K~ (u32 type, f64 gamma,
+ * f64 coef0, u32 degree each), ntk and ntk x (i64 task, kernel); version, n, nnz, nfeat,
+ * npend, ntask; row_ptr[1..n]; nnz x u32 index; nnz x f64 value; L packed by rows
+ * (n(n+1)/2 f64); D, ybar (n f64 each); H's lower triangle by columns; npend columns of V
+ * (n f64 each) and npend f64 gammas; per task: i64 id, l, triples, l x h, l x f64 y,
+ * l x f64 w, l x l f64 R (column-major). Sizes and orders are those of the state, so a
+ * loaded state grows (ncap, task capacities) exactly as the saved one would have. */
+
+#define SNAP_MAGIC "KMTKMTL1"
+
+typedef struct snap_out {
+    km_mtl_writer write;
+    void *ctx;
+    unsigned char buf[1 << 16];
+    size_t len;
+    int failed;
+} snap_out;
+
+static void so_flush(snap_out *o)
+{
+    if (o->len && !o->failed && o->write(o->ctx, o->buf, o->len))
+        o->failed = 1;
+    o->len = 0;
+}
+
+static void so_u64(snap_out *o, uint64_t v)
+{
+    if (o->len + 8 > sizeof o->buf)
+        so_flush(o);
+    for (int i = 0; i < 8; i++)
+        o->buf[o->len++] = (unsigned char)(v >> (8 * i));
+}
+
+static void so_f64(snap_out *o, double x)
+{
+    uint64_t v;
+    memcpy(&v, &x, sizeof v);
+    so_u64(o, v);
+}
+
+static void so_f64s(snap_out *o, const double *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        so_f64(o, x[i]);
+}
+
+static void so_kernel(snap_out *o, const km_kernel *k)
+{
+    so_u64(o, (uint64_t)k->type);
+    so_f64(o, k->gamma);
+    so_f64(o, k->coef0);
+    so_u64(o, (uint64_t)k->degree);
+}
+
+int km_mtl_save(const km_mtl *s, km_mtl_writer write, void *ctx, km_error *err)
+{
+    if (s->broken)
+        return km_error_set(err, KM_EINTERNAL, "mtl: the state is unusable after an earlier "
+                            "failure");
+    snap_out *o = malloc(sizeof *o);
+    if (!o)
+        return km_error_nomem(err, "mtl snapshot");
+    o->write = write;
+    o->ctx = ctx;
+    o->len = 0;
+    o->failed = 0;
+    memcpy(o->buf, SNAP_MAGIC, 8);
+    o->len = 8;
+    so_f64(o, s->p.alpha);
+    so_f64(o, s->p.lambda);
+    so_kernel(o, &s->p.K);
+    so_kernel(o, &s->p.Kt);
+    so_u64(o, (uint64_t)s->p.ntk);
+    for (int64_t k = 0; k < s->p.ntk; k++) {
+        so_u64(o, (uint64_t)s->p.tk[k].task);
+        so_kernel(o, &s->p.tk[k].kernel);
+    }
+    int64_t n = s->n, nnz = s->row_ptr[n];
+    so_u64(o, (uint64_t)s->version);
+    so_u64(o, (uint64_t)n);
+    so_u64(o, (uint64_t)nnz);
+    so_u64(o, (uint64_t)s->nfeat);
+    so_u64(o, (uint64_t)s->npend);
+    so_u64(o, (uint64_t)s->ntask);
+    for (int64_t i = 1; i <= n; i++)
+        so_u64(o, (uint64_t)s->row_ptr[i]);
+    for (int64_t k = 0; k < nnz; k++)
+        so_u64(o, (uint64_t)(uint32_t)s->index[k]);
+    so_f64s(o, s->value, nnz);
+    so_f64s(o, s->L, (int64_t)packed(n));
+    so_f64s(o, s->D, n);
+    so_f64s(o, s->ybar, n);
+    for (int64_t j = 0; j < n; j++)
+        so_f64s(o, s->H + j * s->ncap + j, n - j);
+    for (int k = 0; k < s->npend; k++)
+        so_f64s(o, s->V + k * s->ncap, n);
+    so_f64s(o, s->gam, s->npend);
+    for (int64_t t = 0; t < s->ntask && !o->failed; t++) {
+        const mtl_task *T = &s->tasks[t];
+        so_u64(o, (uint64_t)T->id);
+        so_u64(o, (uint64_t)T->l);
+        so_u64(o, (uint64_t)T->triples);
+        for (int64_t k = 0; k < T->l; k++)
+            so_u64(o, (uint64_t)T->h[k]);
+        so_f64s(o, T->y, T->l);
+        so_f64s(o, T->w, T->l);
+        for (int64_t j = 0; j < T->l; j++)
+            so_f64s(o, T->R + j * T->cap, T->l);
+    }
+    so_flush(o);
+    int failed = o->failed;
+    free(o);
+    return failed ? km_error_set(err, KM_EINPUT, "mtl snapshot: write failed") : KM_OK;
+}
+
+typedef struct snap_in {
+    const unsigned char *p, *end;
+    int bad;
+} snap_in;
+
+static uint64_t si_u64(snap_in *r)
+{
+    if (r->end - r->p < 8) {
+        r->bad = 1;
+        r->p = r->end;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += 8;
+    return v;
+}
+
+static double si_f64(snap_in *r)
+{
+    uint64_t v = si_u64(r);
+    double x;
+    memcpy(&x, &v, sizeof x);
+    return x;
+}
+
+/* A count of items of `size` bytes each that the rest of the input can hold; -1 if not. */
+static int64_t si_count(snap_in *r, uint64_t v, size_t size)
+{
+    if (r->bad || v > (uint64_t)(r->end - r->p) / size) {
+        r->bad = 1;
+        return -1;
+    }
+    return (int64_t)v;
+}
+
+static void si_f64s(snap_in *r, double *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = si_f64(r);
+}
+
+static int si_kernel_same(snap_in *r, const km_kernel *k)
+{
+    uint64_t type = si_u64(r);
+    double g = si_f64(r), c = si_f64(r);
+    uint64_t d = si_u64(r);
+    return type == (uint64_t)k->type && !memcmp(&g, &k->gamma, sizeof g) &&
+           !memcmp(&c, &k->coef0, sizeof c) && d == (uint64_t)k->degree;
+}
+
+km_mtl *km_mtl_load(const km_mtl_param *p, const unsigned char *buf, size_t len, size_t *used,
+                    km_error *err)
+{
+    snap_in r = {buf, buf + len, 0};
+    if (len < 8 || memcmp(buf, SNAP_MAGIC, 8)) {
+        km_error_set(err, KM_EINPUT, "snapshot: not an mtl state");
+        return NULL;
+    }
+    r.p += 8;
+    double alpha = si_f64(&r), lambda = si_f64(&r);
+    int same = !memcmp(&alpha, &p->alpha, sizeof alpha) &&
+               !memcmp(&lambda, &p->lambda, sizeof lambda);
+    same &= si_kernel_same(&r, &p->K);
+    same &= si_kernel_same(&r, &p->Kt);
+    same &= si_u64(&r) == (uint64_t)p->ntk;
+    for (int64_t k = 0; same && k < p->ntk; k++) {
+        same &= si_u64(&r) == (uint64_t)p->tk[k].task;
+        same &= si_kernel_same(&r, &p->tk[k].kernel);
+    }
+    if (r.bad || !same) {
+        km_error_set(err, KM_EINPUT, r.bad ? "snapshot: cut short" : "snapshot written with "
+                     "other parameters");
+        return NULL;
+    }
+    km_mtl *s = km_mtl_new(p, err);
+    if (!s)
+        return NULL;
+    const char *why = NULL;
+    int64_t version = (int64_t)si_u64(&r);
+    int64_t n = si_count(&r, si_u64(&r), 3 * 8);           /* row_ptr, D, ybar at least */
+    int64_t nnz = si_count(&r, si_u64(&r), 12);            /* index and value */
+    uint64_t nfeat = si_u64(&r), npend = si_u64(&r);
+    int64_t ntask = si_count(&r, si_u64(&r), 3 * 8);       /* id, l, triples */
+    if (r.bad || version < 0 || nfeat > INT32_MAX || npend >= KM_MTL_BATCH ||
+        (npend && !(p->alpha > 0)))
+        why = "bad counts";
+    else if (n && (uint64_t)n + 1 > (uint64_t)(r.end - r.p) / 8 / (uint64_t)n)
+        why = "bad counts";   /* L and H alone take n (n + 1) doubles */
+    if (!why && n && grow_inputs(s, n)) {
+        km_mtl_free(s);
+        km_error_nomem(err, "mtl snapshot");
+        return NULL;
+    }
+    if (!why && nnz) {
+        int64_t cap = 256;
+        while (cap < nnz)
+            cap *= 2;
+        s->index = malloc((size_t)cap * sizeof *s->index);
+        s->value = malloc((size_t)cap * sizeof *s->value);
+        if (!s->index || !s->value) {
+            km_mtl_free(s);
+            km_error_nomem(err, "mtl snapshot");
+            return NULL;
+        }
+        s->nzcap = cap;
+    }
+    s->row_ptr[0] = 0;
+    for (int64_t i = 1; !why && i <= n; i++) {
+        uint64_t v = si_u64(&r);
+        if (v < (uint64_t)s->row_ptr[i - 1] || v > (uint64_t)nnz)
+            why = "rows out of order";
+        else
+            s->row_ptr[i] = (int64_t)v;
+    }
+    if (!why && s->row_ptr[n] != nnz)
+        why = "rows and entries disagree";
+    for (int64_t k = 0; !why && k < nnz; k++) {
+        uint64_t v = si_u64(&r);
+        if (v > (uint64_t)INT32_MAX || v >= nfeat)
+            why = "feature index out of range";
+        else
+            s->index[k] = (int32_t)v;
+    }
+    if (!why)
+        si_f64s(&r, s->value, nnz);
+    for (int64_t i = 0; !why && i < n; i++) {   /* the inputs as append_input leaves them */
+        int64_t a = s->row_ptr[i], m = s->row_ptr[i + 1] - a;
+        for (int64_t k = 0; k < m && !why; k++)
+            if ((k && s->index[a + k] <= s->index[a + k - 1]) || !(s->value[a + k] != 0) ||
+                !isfinite(s->value[a + k]))
+                why = "an input not in canonical form";
+        if (why)
+            break;
+        uint64_t hash = row_hash(s->index + a, s->value + a, m);
+        if (find_input(s, s->index + a, s->value + a, m, hash) >= 0) {
+            why = "an input twice";
+            break;
+        }
+        int64_t prev = km_imap_get(&s->xmap, (int64_t)hash);
+        if (km_imap_put(&s->xmap, (int64_t)hash, i)) {
+            km_mtl_free(s);
+            km_error_nomem(err, "mtl snapshot");
+            return NULL;
+        }
+        s->xnext[i] = prev;
+        s->xhash[i] = hash;
+        s->sq[i] = sqnorm(s->value + a, m);
+        s->n = i + 1;   /* find_input looks at rows 0..i */
+    }
+    if (!why) {
+        s->nfeat = (int32_t)nfeat;
+        si_f64s(&r, s->L, (int64_t)packed(n));
+        si_f64s(&r, s->D, n);
+        si_f64s(&r, s->ybar, n);
+        for (int64_t j = 0; j < n; j++)
+            si_f64s(&r, s->H + j * s->ncap + j, n - j);
+        if (npend && (int64_t)npend > (int64_t)(r.end - r.p) / 8 / (n ? n : 1))
+            r.bad = 1;
+        for (int64_t k = 0; k < (int64_t)npend && !r.bad; k++)
+            si_f64s(&r, s->V + k * s->ncap, n);
+        si_f64s(&r, s->gam, (int64_t)npend);
+        s->npend = (int)npend;
+        if (r.bad)
+            why = "cut short";
+    }
+    for (int64_t t = 0; !why && t < ntask; t++) {
+        int64_t id = (int64_t)si_u64(&r);
+        int64_t l = si_count(&r, si_u64(&r), 8 * 3);
+        uint64_t triples = si_u64(&r);
+        if (r.bad || (l && (uint64_t)l > (uint64_t)(r.end - r.p) / 8 / (uint64_t)l) ||
+            (uint64_t)l > triples) {
+            why = "bad task counts";
+            break;
+        }
+        if (km_imap_get(&s->tmap, id) >= 0) {
+            why = "a task twice";
+            break;
+        }
+        mtl_task *T = task_get(s, id);
+        if (!T || task_grow(T, l)) {
+            km_mtl_free(s);
+            km_error_nomem(err, "mtl snapshot");
+            return NULL;
+        }
+        T->l = l;
+        T->triples = (int64_t)triples;
+        for (int64_t k = 0; k < l && !why; k++) {
+            uint64_t h = si_u64(&r);
+            if (h >= (uint64_t)n)
+                why = "a task's input out of range";
+            T->h[k] = (int64_t)h;
+        }
+        si_f64s(&r, T->y, l);
+        si_f64s(&r, T->w, l);
+        for (int64_t j = 0; j < l; j++)
+            si_f64s(&r, T->R + j * T->cap, l);
+        if (r.bad)
+            why = "cut short";
+    }
+    if (!why && r.bad)
+        why = "cut short";
+    if (why) {
+        km_mtl_free(s);
+        km_error_set(err, KM_EINPUT, "snapshot: %s", why);
+        return NULL;
+    }
+    s->version = version;
+    s->view_version = -1;
+    *used = (size_t)(r.p - buf);
+    return s;
+}

@@ -193,4 +193,24 @@ int km_mtl_model(km_mtl *s, const int64_t *tasks, int64_t ntasks, int32_t n,
 double km_mtl_estimate_eval(const km_mtl_estimate *e, const int32_t *index,
                             const double *value, int64_t nnz);
 
+/* ---- snapshots: the whole state, so that mtl-server restarts without replaying its journal
+ * from the start ---- */
+
+/* Receives the bytes of a snapshot; returns 0 when they were written. */
+typedef int (*km_mtl_writer)(void *ctx, const void *p, size_t n);
+
+/* Writes the whole state of s (parameters, unique inputs, L, D, ybar, H and its queued
+ * terms, every task's h_j, y_j, w_j and R_j, the version) through write, little-endian
+ * ("KMTKMTL1", format in mtl.c); km_mtl_load gives back a state equal bit for bit, whose
+ * every later update and estimate is the same as this one's. KM_EINTERNAL for a broken
+ * state; KM_EINPUT when write fails. */
+int km_mtl_save(const km_mtl *s, km_mtl_writer write, void *ctx, km_error *err);
+
+/* Reads a state written by km_mtl_save from buf[0..len) (*used: its bytes). Every count is
+ * checked against the bytes present before anything is allocated; the parameters stored
+ * must equal p (KM_EINPUT "snapshot written with other parameters" otherwise); any other
+ * inconsistency is KM_EINPUT "snapshot: reason". */
+km_mtl *km_mtl_load(const km_mtl_param *p, const unsigned char *buf, size_t len, size_t *used,
+                    km_error *err);
+
 #endif

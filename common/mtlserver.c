@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -20,8 +21,12 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "atomic.h"
 #include "imap.h"
 #include "journal.h"
 
@@ -68,6 +73,9 @@ typedef struct server {
     size_t xcap;
     km_mtl_disclosed disc;   /* the full disclosure at disc.version (X NULL: none) */
     int64_t triples;
+    int replaying;       /* in the journal replay: *cfg->stop ends it */
+    int partial;         /* the replay stopped inside a record: no snapshot of that */
+    int64_t snap_records, snap_triples;   /* at the last snapshot written or loaded */
 } server;
 
 static void logf_(server *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -148,6 +156,12 @@ static int triples(server *S, int64_t task, const unsigned char *body, size_t le
     if (r.bad || *count > len / 20)
         return km_error_set(err, KM_EINPUT, "malformed triple count");
     for (uint32_t k = 0; k < *count; k++) {
+        /* SIGTERM during the replay: a record of a few triples is finished (a snapshot can
+         * then be taken at its end), a long one left after its 16th triple */
+        if (apply && S->replaying && k >= 16 && *S->cfg->stop) {
+            S->partial = 1;
+            return KM_JOURNAL_STOP;
+        }
         km_mtlp_triple t;
         if (km_mtlp_get_triple(&r, &t))
             return km_error_set(err, KM_EINPUT, "triple %u: malformed", k + 1);
@@ -173,11 +187,18 @@ static int replay(void *ctx, unsigned type, const unsigned char *body, size_t le
                   km_error *err)
 {
     server *S = ctx;
+    if (*S->cfg->stop)
+        return KM_JOURNAL_STOP;
     km_rd r = {body, body + len, 0};
     int64_t task = (int64_t)km_rd_u64(&r);
     if (type == REC_TRIPLES && !r.bad) {
         uint32_t count;
+        int64_t v0 = km_mtl_version(S->mtl);
         int rc = triples(S, task, r.p, (size_t)(r.end - r.p), 1, &count, err);
+        if (rc == KM_JOURNAL_STOP) {
+            S->triples += km_mtl_version(S->mtl) - v0;
+            return rc;
+        }
         S->triples += count;
         return rc ? km_error_set(err, KM_EINPUT, "journal: %s", err->msg) : KM_OK;
     }
@@ -186,6 +207,281 @@ static int replay(void *ctx, unsigned type, const unsigned char *body, size_t le
     if (type == REC_SECRET && !km_mtlp_get_auth(&r, &task, secret) && r.p == r.end)
         return add_secret(S, task, secret) ? km_error_nomem(err, "secrets") : KM_OK;
     return km_error_set(err, KM_EINPUT, "journal: record of unknown type %u", type);
+}
+
+
+/* ---- snapshots: the state at a place in the journal ----
+ * File: "KMTKSNP1", the journal's id (16 bytes), the place (u64 offset, u64 records, u32 CRC:
+ * km_journal_mark), u64 triples, u64 count of issued secrets (REGISTER) and each as an auth
+ * (i64 task, u16 length, bytes), the state (km_mtl_save), u32 CRC-32 of everything before.
+ * Written atomically (temporary file, fsync, rename) after the journal is synced; a snapshot
+ * is only a shortcut: the journal keeps every record. */
+
+#define SNAP_MAGIC "KMTKSNP1"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct snap_writer {
+    FILE *f;
+    uLong crc;
+    server *S;
+    km_journal_mark mark;
+    km_error err;
+} snap_writer;
+
+static int snap_bytes(void *ctx, const void *p, size_t n)
+{
+    snap_writer *w = ctx;
+    w->crc = crc32_z(w->crc, p, n);
+    return fwrite(p, 1, n, w->f) != n;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[1], y = ((const int64_t *)b)[1];
+    return (x > y) - (x < y);
+}
+
+static int snap_write(FILE *f, const void *ctx)
+{
+    snap_writer *w = (snap_writer *)ctx;
+    server *S = w->S;
+    w->f = f;
+    w->crc = crc32(0L, Z_NULL, 0);
+    /* the issued secrets (the configured ones come from --secrets), in the order issued */
+    int64_t nreg = 0, *reg = malloc((size_t)(S->nsec + 1) * 2 * sizeof *reg);
+    if (!reg)
+        return km_error_nomem(&w->err, "snapshot");
+    for (int64_t k = 0; k < S->secret_of.size; k++) {
+        int64_t v = S->secret_of.val[k] - 1;
+        if (v >= S->cfg->nsecrets) {
+            reg[2 * nreg] = S->secret_of.key[k];
+            reg[2 * nreg++ + 1] = v;
+        }
+    }
+    qsort(reg, (size_t)nreg, 2 * sizeof *reg, id_cmp);
+    km_buf b = {0};
+    km_buf_bytes(&b, SNAP_MAGIC, 8);
+    km_buf_bytes(&b, km_journal_id(S->jn), KM_JOURNAL_ID);
+    km_buf_u64(&b, (uint64_t)w->mark.offset);
+    km_buf_u64(&b, (uint64_t)w->mark.records);
+    km_buf_u32(&b, w->mark.crc);
+    km_buf_u64(&b, (uint64_t)S->triples);
+    km_buf_u64(&b, (uint64_t)nreg);
+    for (int64_t k = 0; k < nreg; k++)
+        km_mtlp_put_auth(&b, reg[2 * k], S->secrets[reg[2 * k + 1]]);
+    free(reg);
+    int rc = b.failed ? km_error_nomem(&w->err, "snapshot") : snap_bytes(w, b.p, b.len);
+    km_buf_free(&b);
+    if (!rc)
+        rc = km_mtl_save(S->mtl, snap_bytes, w, &w->err);
+    unsigned char t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = (unsigned char)(w->crc >> (8 * i));
+    return rc || fwrite(t, 1, 4, f) != 4;
+}
+
+/* Writes a snapshot of the state at the end of the journal (unless it is the last one
+ * written or loaded). A failure is logged, not fatal: the journal has everything. */
+static void snapshot_save(server *S)
+{
+    const km_mtl_server_config *cfg = S->cfg;
+    if (!S->jn || !cfg->snapshot || S->partial)
+        return;
+    km_journal_mark m = km_journal_end(S->jn);
+    if (m.records == S->snap_records)
+        return;
+    double t0 = now_s();
+    snap_writer w = {.S = S, .mark = m};
+    km_error e;
+    km_error_clear(&w.err);
+    if (km_journal_sync(S->jn, &e) ||
+        km_write_atomic(cfg->snapshot, "snapshot", snap_write, &w, &e)) {
+        logf_(S, "snapshot not written (the journal has every record): %s%s%s", e.msg,
+              w.err.msg[0] ? ": " : "", w.err.msg);
+        S->snap_triples = S->triples;   /* tried again after as many triples */
+        return;
+    }
+    S->snap_records = m.records;
+    S->snap_triples = S->triples;
+    logf_(S, "snapshot %s at version %lld (journal record %lld): %.3f s", cfg->snapshot,
+          (long long)km_mtl_version(S->mtl), (long long)m.records, now_s() - t0);
+}
+
+/* Loads cfg->snapshot into S: *loaded 1 (the journal is to be replayed after *mark) or 0 (no
+ * usable snapshot: none, or damaged or of another journal, logged; the whole journal is
+ * replayed). KM_EINPUT when it cannot be read, KM_EINTERNAL when out of memory. */
+static int snapshot_load(server *S, km_journal_mark *mark, int *loaded, km_error *err)
+{
+    const char *path = S->cfg->snapshot;
+    *loaded = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? KM_OK : km_error_set(err, KM_EINPUT, "%s: %s", path,
+                                                       strerror(errno));
+    struct stat sb;
+    unsigned char *p = NULL;
+    size_t size = 0, got = 0;
+    int rc = fstat(fd, &sb) != 0 ? -1 : 0;
+    if (!rc) {
+        size = (size_t)sb.st_size;
+        if (!(p = malloc(size ? size : 1))) {
+            close(fd);
+            return km_error_nomem(err, "snapshot");
+        }
+    }
+    while (!rc && got < size) {
+        ssize_t k = read(fd, p + got, size - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            rc = -1;
+        else
+            got += (size_t)k;
+    }
+    close(fd);
+    if (rc) {
+        free(p);
+        return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(errno ? errno : EIO));
+    }
+    const char *why = NULL;
+    km_rd r = {p, p + (size >= 4 ? size - 4 : 0), 0};
+    km_journal_mark m = {0, 0, 0};
+    int64_t triples = 0, nreg = 0;
+    if (size < 8 + KM_JOURNAL_ID + 4 || memcmp(p, SNAP_MAGIC, 8))
+        why = "not a snapshot";
+    else if ((uint32_t)crc32_z(crc32(0L, Z_NULL, 0), p, size - 4) !=
+             ((uint32_t)p[size - 4] | (uint32_t)p[size - 3] << 8 |
+              (uint32_t)p[size - 2] << 16 | (uint32_t)p[size - 1] << 24))
+        why = "checksum mismatch";
+    else if (memcmp(p + 8, km_journal_id(S->jn), KM_JOURNAL_ID))
+        why = "taken of another journal (its id differs)";
+    if (!why) {
+        r.p = p + 8 + KM_JOURNAL_ID;
+        m.offset = (int64_t)km_rd_u64(&r);
+        m.records = (int64_t)km_rd_u64(&r);
+        m.crc = km_rd_u32(&r);
+        triples = (int64_t)km_rd_u64(&r);
+        nreg = (int64_t)km_rd_u64(&r);
+        if (r.bad || m.offset < 0 || m.records < 0 || triples < 0 || nreg < 0 ||
+            (uint64_t)nreg > (uint64_t)(r.end - r.p) / 10)
+            why = "malformed";
+    }
+    int64_t at_reg = 0;
+    const unsigned char *reg = r.p;
+    for (int64_t k = 0; !why && k < nreg; k++) {
+        int64_t task;
+        char secret[KM_MTLP_SECRET_MAX + 1];
+        if (km_mtlp_get_auth(&r, &task, secret))
+            why = "malformed secrets";
+    }
+    km_mtl *mtl = NULL;
+    char whybuf[sizeof err->msg];
+    if (!why) {
+        size_t used = 0;
+        km_error e;
+        mtl = km_mtl_load(&S->cfg->param, r.p, (size_t)(r.end - r.p), &used, &e);
+        if (!mtl && e.code == KM_EINTERNAL) {
+            free(p);
+            return km_error_set(err, KM_EINTERNAL, "%s: %s", path, e.msg);
+        }
+        if (!mtl || used != (size_t)(r.end - r.p)) {
+            snprintf(whybuf, sizeof whybuf, "%s", mtl ? "bytes after the state" : e.msg);
+            why = whybuf;
+        }
+    }
+    if (why) {
+        logf_(S, "snapshot %s: %s; ignored: the whole journal is replayed", path, why);
+        km_mtl_free(mtl);
+        free(p);
+        return KM_OK;
+    }
+    km_mtl_free(S->mtl);
+    S->mtl = mtl;
+    r.p = reg;
+    for (at_reg = 0; at_reg < nreg; at_reg++) {
+        int64_t task;
+        char secret[KM_MTLP_SECRET_MAX + 1];
+        km_mtlp_get_auth(&r, &task, secret);
+        if (add_secret(S, task, secret)) {
+            free(p);
+            return km_error_nomem(err, "secrets");
+        }
+    }
+    free(p);
+    S->triples = triples;
+    S->snap_records = m.records;
+    S->snap_triples = triples;
+    *mark = m;
+    *loaded = 1;
+    return KM_OK;
+}
+
+/* Opens (or creates) the journal, loads the snapshot and replays the journal after it.
+ * *stopped: *cfg->stop ended the replay. */
+static int open_journal(server *S, const void *hdr, size_t hdrlen, int *stopped,
+                        km_error *err)
+{
+    const km_mtl_server_config *cfg = S->cfg;
+    struct stat sb;
+    if (cfg->snapshot && stat(cfg->journal, &sb) != 0 && errno == ENOENT &&
+        stat(cfg->snapshot, &sb) == 0)
+        return km_error_set(err, KM_EINPUT, "%s: a snapshot without its journal %s (moved or "
+                            "deleted?); refusing to start a new journal beside it (remove the "
+                            "snapshot to start over)", cfg->snapshot, cfg->journal);
+    unsigned how = 0;
+    double t0 = now_s();
+    if (!(S->jn = km_journal_open(cfg->journal, hdr, hdrlen, &how, err)))
+        return err ? err->code : KM_EINPUT;
+    if (how == KM_JOURNAL_CONVERTED)
+        logf_(S, "journal %s: converted from version 1 to version 2 (the original kept as "
+              "%s.v1)", cfg->journal, cfg->journal);
+    km_journal_mark mark;
+    int have = 0, rc;
+    if (cfg->snapshot && how != KM_JOURNAL_CREATED &&
+        (rc = snapshot_load(S, &mark, &have, err)))
+        return rc;
+    double t1 = now_s();
+    int64_t dropped = 0;
+    if (have)
+        logf_(S, "snapshot %s loaded (version %lld, journal record %lld, %.3f s); replaying "
+              "the journal after it", cfg->snapshot, (long long)km_mtl_version(S->mtl),
+              (long long)mark.records, t1 - t0);
+    else if (how != KM_JOURNAL_CREATED)
+        logf_(S, "replaying the journal %s", cfg->journal);
+    S->replaying = 1;
+    rc = km_journal_replay(S->jn, have ? &mark : NULL, replay, S, &dropped, err);
+    S->replaying = 0;
+    if (rc == KM_JOURNAL_STOP) {
+        *stopped = 1;
+        logf_(S, "journal %s: stopped by a signal during the replay, after record %lld "
+              "(version %lld)%s", cfg->journal, (long long)km_journal_records(S->jn),
+              (long long)km_mtl_version(S->mtl), S->partial ? ", inside a record" : "");
+        S->replaying = 0;
+        return KM_OK;
+    }
+    if (rc) {
+        if (have && err && strstr(err->msg, "the snapshot")) {
+            char m[sizeof err->msg];
+            snprintf(m, sizeof m, "%s", err->msg);
+            km_error_set(err, rc, "%s (%s; remove it to replay the whole journal)", m,
+                         cfg->snapshot);
+        }
+        return rc;
+    }
+    km_journal_mark end = km_journal_end(S->jn);
+    logf_(S, "journal %s: %lld records, %lld replayed%s (%lld triples in all, %lld unique "
+          "inputs, version %lld): snapshot %.3f s, replay %.3f s%s", cfg->journal,
+          (long long)end.records, (long long)(end.records - (have ? mark.records : 0)),
+          have ? " after the snapshot" : "", (long long)S->triples,
+          (long long)km_mtl_n(S->mtl), (long long)km_mtl_version(S->mtl), t1 - t0,
+          now_s() - t1, dropped ? "; a torn last record cut off" : "");
+    return KM_OK;
 }
 
 /* ---- requests ---- */
@@ -504,32 +800,26 @@ int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
     km_mtlp_put_param(&hdr, &cfg->param, cfg->n_features);
     if (cfg->param.ntk)   /* a journal of a server without them has the same header */
         km_mtlp_put_task_kernels(&hdr, &cfg->param);
-    int64_t dropped = 0;
-    if (!rc && cfg->journal) {
-        S.jn = km_journal_open(cfg->journal, hdr.p, hdr.len, replay, &S, &dropped, err);
-        if (!S.jn)
-            rc = err ? err->code : KM_EINPUT;
-        else
-            logf_(&S, "journal %s: %lld records replayed (%lld triples, %lld unique inputs, "
-                  "version %lld)%s", cfg->journal, (long long)km_journal_records(S.jn),
-                  (long long)S.triples, (long long)km_mtl_n(S.mtl),
-                  (long long)km_mtl_version(S.mtl), dropped ? "; a torn last record dropped" : "");
-    }
+    int stopped = 0;
+    if (!rc && cfg->journal)
+        rc = open_journal(&S, hdr.p, hdr.len, &stopped, err);
     km_buf_free(&hdr);
     int port = 0;
-    if (!rc && (lfd = listen_on(cfg->bind, cfg->port, &port, err)) < 0)
+    if (stopped)
+        ;   /* a signal during the replay: a snapshot of what was replayed, and exit */
+    else if (!rc && (lfd = listen_on(cfg->bind, cfg->port, &port, err)) < 0)
         rc = err ? err->code : KM_EINPUT;
     if (!rc && !(pfd = malloc((size_t)(cfg->max_clients + 2) * sizeof *pfd)))
         rc = km_error_nomem(err, "poll set");
     if (!rc && !(S.conns = calloc((size_t)cfg->max_clients, sizeof *S.conns)))
         rc = km_error_nomem(err, "connections");
-    if (!rc) {
+    if (!rc && !stopped) {
         logf_(&S, "listening on %s:%d", cfg->bind, port);
         if (cfg->ready)
             cfg->ready(cfg->ctx, port);
     }
     int again = 0;
-    while (!rc && !*cfg->stop) {
+    while (!rc && !stopped && !*cfg->stop) {
         int np = 0;
         pfd[np++] = (struct pollfd){lfd, POLLIN, 0};
         pfd[np++] = (struct pollfd){cfg->wake_fd, POLLIN, 0};   /* fd -1: ignored */
@@ -604,6 +894,9 @@ int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
         for (int i = S.nconn - 1; i >= 0; i--)
             if (S.conns[i].closing && S.conns[i].out.len == 0)
                 drop_conn(&S, i);
+        /* every journaled request of the round is applied and its reply sent (or queued) */
+        if (!rc && cfg->snapshot_every > 0 && S.triples - S.snap_triples >= cfg->snapshot_every)
+            snapshot_save(&S);
         /* new connections */
         if (pfd[0].revents & POLLIN) {
             int fd;
@@ -620,6 +913,8 @@ int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err)
     }
     if (rc == KM_OK) {
         rc = S.jn ? km_journal_commit(S.jn, 1, err) : KM_OK;
+        if (rc == KM_OK)
+            snapshot_save(&S);
         logf_(&S, "stopped at version %lld (%lld unique inputs, %lld triples)",
               (long long)km_mtl_version(S.mtl), (long long)km_mtl_n(S.mtl),
               (long long)S.triples);

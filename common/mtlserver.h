@@ -37,10 +37,16 @@ typedef struct km_mtl_server_config {
     volatile sig_atomic_t *stop;   /* the loop ends when *stop becomes non-zero ... */
     int wake_fd;                   /* ... checked whenever this fd (a self-pipe the signal
                                     * handler writes to; -1: none) becomes readable */
+    const char *snapshot;          /* with a journal: the state written here (atomically) every
+                                    * snapshot_every triples and at the end, and loaded at start
+                                    * so that only the journal after it is replayed; NULL: none */
+    int64_t snapshot_every;        /* triples between snapshots; 0: only at the end */
 } km_mtl_server_config;
 
-/* Replays the journal, listens and serves until *stop; then commits and closes everything.
- * KM_EINPUT for a bad journal or address, KM_EINTERNAL when out of memory. */
+/* Loads the snapshot and replays the journal after it (or all of it), listens and serves
+ * until *stop; then commits, writes a snapshot and closes everything. *stop during the replay
+ * ends it after the current triple (a snapshot is written when it ended between records).
+ * KM_EINPUT for a bad journal, snapshot or address, KM_EINTERNAL when out of memory. */
 int km_mtl_server_run(const km_mtl_server_config *cfg, km_error *err);
 
 #endif

@@ -150,15 +150,20 @@ check "a restart with the old spellings replays the journal to the same estimate
 check "the old spellings -p -k -a -l: one deprecation warning each" bash -c \
     "for o in '-p.*--port' '-k.*--secrets' '-a.*--alpha' '-l.*--lambda'; do
          test \$(grep -c -- \"warning: \$o\" $TMP/old.err) -eq 1 || exit 1; done"
+expect_fail "a second server on the same journal is refused: the journal is locked" 2 \
+    'journal: locked by another process.*refusing to start' \
+    $S -q --port 0 --journal "$TMP/journal" --secrets "$TMP/secrets" -t rbf -g 2 \
+    --task-kernel rbf --task-gamma 2 --alpha 0.4 --lambda 0.1 --features 19
+check "... and the first one still answers" env KMTK_SECRET=s3 $C --port "$P" -T 3 status
+kill -TERM $SPID
+wait $SPID
+SPID=
 expect_fail "a journal with other parameters is refused" 2 'other parameters' \
     $S -q --port 0 --journal "$TMP/journal" --secrets "$TMP/secrets" -t rbf -g 2 \
     --task-kernel rbf --task-gamma 2 --alpha 0.3 --lambda 0.1 --features 19
 expect_fail "the old defaults (-t expdot -g 1) are gone: that journal is refused without them" \
     2 'other parameters' \
     $S -q --port 0 --journal "$TMP/journal" --secrets "$TMP/secrets" --alpha 0.4 --lambda 0.1
-kill -TERM $SPID
-wait $SPID
-SPID=
 # the thesis kernels (expdot and linear): all users sent, user 7's estimate as an active
 # client against train -s mtl (Algorithm 4) on the same file
 $S -q --port 0 --port-file "$TMP/port3" --secrets "$TMP/secrets" -t expdot -g 1 \
