@@ -70,12 +70,14 @@ typedef struct cd_ops {
                   km_error *err);
     int (*unshrink)(void *ctx, const cd_coord *coord, km_error *err);
     void (*sweep)(void *ctx);
-    /* Optional: the skeleton visits s in about KM_CD_PREFETCH visits: start loading what
-     * dot reads (the skeleton loads s itself twice as far ahead). Make it always_inline:
-     * GCC counts a function whose only effect is __builtin_prefetch as const and drops
-     * the calls (objdump: a prefetcht0 in the caller's loop). */
-    void (*prefetch)(void *ctx, const cd_coord *s);
+    /* Optional: the addresses of CD_LINES cache lines that dot will read for s, which the
+     * skeleton prefetches KM_CD_PREFETCH visits ahead (and s itself twice as far). The
+     * skeleton issues the prefetches: GCC counts a function whose only effect is
+     * __builtin_prefetch as const and drops its calls (objdump: no prefetcht0). */
+    void (*lines)(void *ctx, const cd_coord *s, const void *line[]);
 } cd_ops;
+
+#define CD_LINES 5
 
 #ifndef KM_CD_PREFETCH
 #define KM_CD_PREFETCH 24
@@ -84,19 +86,20 @@ typedef struct cd_ops {
 /* The gap terms of coordinate i at (c_i, z_i): *f = C L + c z/2 (its part of F), *g = C L +
  * C L*(-c/C) + c z (its part of F - D, >= 0). A coordinate with k_ii = 0 has z_i = 0 whatever
  * c is, and the dual takes its best c_i there (term 0): it adds C L(y, 0) to F only. */
-static inline void cd_terms(const km_cd_param *par, double alpha, double y, double C, double c,
-                            double z, double *f, double *g)
+static inline __attribute__((always_inline)) void
+cd_terms(const km_cd_param *par, km_loss loss, double alpha, double y, double C, double c,
+         double z, double *f, double *g)
 {
-    double L = C * km_loss_value(par->loss, y, z, par->eps);
+    double L = C * km_loss_value(loss, y, z, par->eps);
     *f = L + c * z / 2;
-    *g = alpha >= 0 ? L + km_loss_conj(par->loss, y, c, C, par->eps) + c * z : 0;
+    *g = alpha >= 0 ? L + km_loss_conj(loss, y, c, C, par->eps) + c * z : 0;
 }
 
 /* The exact primal F and gap F - D at c: makes z exact everywhere (unshrink) and reads it
  * for every coefficient; ft/gt get the terms, in index order. */
 static inline __attribute__((always_inline)) int
 cd_exact_gap(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_param *par,
-             double *F, double *G, km_error *err)
+             km_loss loss, double *F, double *G, km_error *err)
 {
     int rc;
     if (ops->unshrink && (rc = ops->unshrink(ctx, coord, err)))
@@ -105,7 +108,7 @@ cd_exact_gap(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_
     for (int64_t i = 0; i < m; i++) {
         cd_coord *s = &coord[i];
         double z = s->alpha > 0 ? ops->dot(ctx, i, s) : 0;
-        cd_terms(par, s->alpha, s->y, s->C, s->c, z, &s->f, &s->g);
+        cd_terms(par, loss, s->alpha, s->y, s->C, s->c, z, &s->f, &s->g);
         f += s->f;
         g += s->g;
     }
@@ -130,7 +133,9 @@ static inline double cd_rel(double F, double G)
  * (km_loss_dual_argmin; 0 in the thesis, which leaves a duality gap C L(y_i, 0) behind) and
  * never visited; alpha < 0 (k_ii < 0, an indefinite kernel) fixes c_i at 0, out of the
  * gap. Always inlined so each kernel gets direct calls in its hot loop; coordinates are
- * prefetched 2 KM_CD_PREFETCH visits ahead, the kernel's data (ops->prefetch) 1.
+ * prefetched 2 KM_CD_PREFETCH visits ahead, the kernel's data (ops->lines) 1. loss is
+ * par->loss, passed apart so that a caller can make it a constant: one copy of the loop
+ * per loss, the resolvent's and the conjugate's switch folded away.
  * Stopping, KM_STOP_GAP: each visit records the gap terms of its coordinate at the c_i and
  * z_i it finds (before its step, which zeroes the term); their running sums give an
  * O(active) estimate of the relative gap at the end of a macro-iteration. When the estimate
@@ -148,7 +153,7 @@ static inline double cd_rel(double F, double G)
  */
 static inline __attribute__((always_inline)) int
 cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_param *par,
-       km_cd_result *res, km_error *err)
+       km_loss loss, km_cd_result *res, km_error *err)
 {
     size_t len = (size_t)(m > 0 ? m : 1);
     int64_t *act = malloc(len * sizeof *act);
@@ -167,13 +172,13 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
     }
     for (int64_t i = 0; i < m; i++) {   /* a zero row (alpha = 0): c_i is known */
         cd_coord *s = &coord[i];
-        double ci = s->alpha == 0 ? km_loss_dual_argmin(par->loss, s->y, s->C, par->eps) : 0;
+        double ci = s->alpha == 0 ? km_loss_dual_argmin(loss, s->y, s->C, par->eps) : 0;
         if (ci != 0) {
             if ((rc = ops->update(ctx, i, s, ci, err)))
                 goto out;
             s->c = ci;
         }
-        cd_terms(par, s->alpha, s->y, s->C, s->c, 0, &s->f, &s->g);
+        cd_terms(par, loss, s->alpha, s->y, s->C, s->c, 0, &s->f, &s->g);
         Fs += s->f;
         Gs += s->g;
     }
@@ -215,13 +220,17 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
                 cd_coord *s = &coord[i];
                 if (t + 2 * KM_CD_PREFETCH < n)
                     __builtin_prefetch(&coord[CD_ACT(t + 2 * KM_CD_PREFETCH)]);
-                if (ops->prefetch && t + KM_CD_PREFETCH < n)
-                    ops->prefetch(ctx, &coord[CD_ACT(t + KM_CD_PREFETCH)]);
+                if (ops->lines && t + KM_CD_PREFETCH < n) {
+                    const void *line[CD_LINES];
+                    ops->lines(ctx, &coord[CD_ACT(t + KM_CD_PREFETCH)], line);
+                    for (int j = 0; j < CD_LINES; j++)
+                        __builtin_prefetch(line[j]);
+                }
                 double zi = ops->dot(ctx, i, s);
                 double ci0 = s->c, alpha = s->alpha;
                 if (gap_rule) {   /* the terms before the step (after it, g_i = 0) */
                     double f, g;
-                    cd_terms(par, alpha, s->y, s->C, ci0, zi, &f, &g);
+                    cd_terms(par, loss, alpha, s->y, s->C, ci0, zi, &f, &g);
                     Fs += f - s->f;
                     Gs += g - s->g;
                     s->f = f;
@@ -229,8 +238,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
                 }
                 double v = zi * alpha - ci0;   /* v_i = z_i/k_ii - c_i */
                 double stuck;
-                double ci = km_loss_resolvent(par->loss, s->y, v, alpha, s->C, par->eps,
-                                              &stuck);
+                double ci = km_loss_resolvent(loss, s->y, v, alpha, s->C, par->eps, &stuck);
                 double h = ci - ci0;
                 if (h != 0) {                                /* skip the update when h_i = 0 */
                     if ((rc = ops->update(ctx, i, s, h, err)))
@@ -264,7 +272,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
         if (gap_rule) {
             check = cd_rel(Fs, Gs) <= delta;
             if (check) {   /* the certificate: z exact for every coefficient */
-                if ((rc = cd_exact_gap(ops, ctx, m, coord, par, &Fs, &Gs, err)))
+                if ((rc = cd_exact_gap(ops, ctx, m, coord, par, loss, &Fs, &Gs, err)))
                     goto out;
                 if (cd_rel(Fs, Gs) <= delta) {
                     res->converged = 1;
@@ -306,7 +314,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
         max_h_old = par->shrinking ? max_h : INFINITY;
     }
     if (!res->converged || !gap_rule)   /* else the terms are already exact */
-        rc = cd_exact_gap(ops, ctx, m, coord, par, &Fs, &Gs, err);
+        rc = cd_exact_gap(ops, ctx, m, coord, par, loss, &Fs, &Gs, err);
     res->primal = Fs;
     res->gap = cd_rel(Fs, Gs);
 out:
@@ -341,15 +349,20 @@ typedef struct linear_ctx {
     double bias;
 } linear_ctx;
 
-/* z_i = x_i'w (s->b, s->e: the row of coordinate i). */
-static double linear_dot(void *ctx, int64_t i, const cd_coord *s)
+/* z_i = x_i'w (s->b, s->e: the row of coordinate i). Inlined into each copy of the
+ * skeleton, as is the update. */
+static inline __attribute__((always_inline)) double linear_dot(void *ctx, int64_t i,
+                                                               const cd_coord *s)
 {
     (void)i;
     const linear_ctx *x = ctx;
     return km_sparse_dot(x->P->index, x->P->value, s->b, s->e, x->w) + x->bias * x->w[x->n];
 }
 
-static int linear_update(void *ctx, int64_t i, const cd_coord *s, double h, km_error *err)
+/* w += h x_i, unrolled (the indices of a row are distinct: any order gives the same w). */
+static inline __attribute__((always_inline)) int linear_update(void *ctx, int64_t i,
+                                                               const cd_coord *s, double h,
+                                                               km_error *err)
 {
     (void)i;
     (void)err;
@@ -357,27 +370,34 @@ static int linear_update(void *ctx, int64_t i, const cd_coord *s, double h, km_e
     const int32_t *index = x->P->index;
     const double *value = x->P->value;
     double *w = x->w;
-    for (int64_t k = s->b; k < s->e; k++)
+    int64_t k = s->b, e = s->e;
+    for (; k + 4 <= e; k += 4) {
+        w[index[k]] += h * value[k];
+        w[index[k + 1]] += h * value[k + 1];
+        w[index[k + 2]] += h * value[k + 2];
+        w[index[k + 3]] += h * value[k + 3];
+    }
+    for (; k < e; k++)
         w[index[k]] += h * value[k];
     w[x->n] += h * x->bias;
     return KM_OK;
 }
 
-/* Prefetches the cache lines of [b, e), at most max of them. */
-static inline void prefetch_lines(const void *b, const void *e, int max)
-{
-    const char *p = (const char *)((uintptr_t)b & ~(uintptr_t)63);
-    for (int k = 0; k < max && p < (const char *)e; k++, p += 64)
-        __builtin_prefetch(p);
-}
-
-/* The row's index and value lines (the first few: longer rows wake the hardware's
- * prefetcher). */
-static inline __attribute__((always_inline)) void linear_prefetch(void *ctx, const cd_coord *s)
+/* The lines of the row's first and last indices and of its first, middle and last values:
+ * all of a row of up to 16 indices and 24 values (a prefetch never faults, so an empty row
+ * is fine; longer rows wake the hardware's prefetcher). */
+static inline __attribute__((always_inline)) void linear_lines(void *ctx, const cd_coord *s,
+                                                               const void *line[])
 {
     const linear_ctx *x = ctx;
-    prefetch_lines(x->P->index + s->b, x->P->index + s->e, 2);
-    prefetch_lines(x->P->value + s->b, x->P->value + s->e, 4);
+    const int32_t *ib = x->P->index + s->b;
+    const double *vb = x->P->value + s->b;
+    int64_t n = s->e - s->b;
+    line[0] = ib;
+    line[1] = ib + n - 1;
+    line[2] = vb;
+    line[3] = vb + n / 2;
+    line[4] = vb + n - 1;
 }
 
 int64_t km_linear_dim(const km_linear_data *d)
@@ -389,7 +409,7 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
                  const km_cd_param *par, double *w, double *c, km_cd_result *res,
                  km_error *err)
 {
-    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_prefetch};
+    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_lines};
     int64_t m = d->rows ? d->m : d->P->l;
     const km_problem *P = d->P;
     double bias = d->bias >= 0 ? d->bias : 0;
@@ -411,7 +431,21 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
         s->y = y[i];
         s->C = C[i];
     }
-    int rc = cd_run(&ops, &x, m, coord, par, res, err);
+    int rc;
+    switch (par->loss) {   /* the loss a constant in each copy of the skeleton */
+    case KM_LOSS_L1SVM:
+        rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_L1SVM, res, err);
+        break;
+    case KM_LOSS_L2SVM:
+        rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_L2SVM, res, err);
+        break;
+    case KM_LOSS_SVR:
+        rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_SVR, res, err);
+        break;
+    default:
+        rc = cd_run(&ops, &x, m, coord, par, par->loss, res, err);
+        break;
+    }
     if (rc == KM_OK && c)
         for (int64_t i = 0; i < m; i++)
             c[i] = coord[i].c;
@@ -703,7 +737,7 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
         z[i] = 0;
         x.pos[i] = i;
     }
-    rc = cd_run(&ops, &x, m, coord, par, res, err);
+    rc = cd_run(&ops, &x, m, coord, par, par->loss, res, err);
     if (rc == KM_OK) {
         kernel_gather_z(&x);
         for (int64_t i = 0; i < m; i++)
