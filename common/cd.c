@@ -143,8 +143,8 @@ static inline double cd_rel(double F, double G)
  * exact gap decides: converged only if it is <= delta, else the next sweep visits every
  * coefficient. KM_STOP_STEP (the thesis):
  * max_i |h_i| < delta over a macro-iteration that visits every coefficient.
- * Shrinking: a coefficient stuck on a flat piece of S_i deeper than the last sweep's max |h|
- * leaves the active set. When the active set converges, a check sweep visits everything.
+ * Shrinking: a coefficient stuck on a flat piece of S_i deeper than KM_CD_SHRINK times the
+ * last sweep's max |h| leaves the active set. When the active set converges, a check sweep visits everything.
  * Without ops->unshrink it visits all coefficients in one order, and none is shrunk in it;
  * with it (z exact only on the active set), it visits the active set first, then calls
  * unshrink and visits the others (each part in the rule's order), shrinking as usual, so
@@ -247,7 +247,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
                     if (fabs(h) > max_h)
                         max_h = fabs(h);
                 }
-                if (h == 0 && par->shrinking && stuck > max_h_old)
+                if (h == 0 && par->shrinking && stuck > KM_CD_SHRINK * max_h_old)
                     continue;                                /* shrink i */
                 if (backward)
                     act[--k] = i;   /* in place: k > hi - 1 - t; order kept for Aitken */
