@@ -96,9 +96,10 @@ km_cd_param km_cd_param_default(void);
 #define KM_CD_SHRINK 0.5
 
 /* The default cap on macro-iterations. At KM_CD_DEFAULT_GAP the long tails of l1svm and svr
- * need more than 1000 (mostly cheap, shrunk) sweeps: w8a svr 5,169, a9a l1svm 2,024. Badly
- * conditioned data (unscaled satimage: dual CD crawls, gap 0.9 after 20,000 sweeps) stop
- * here with a warning in seconds rather than minutes. */
+ * need more than 1000 (mostly cheap, shrunk) sweeps: w8a svr 7,599, a9a l1svm 1,781
+ * (KM_CD_SHRINK 0.5; 5,169 and 2,024 at 1). Badly conditioned data (unscaled satimage:
+ * dual CD crawls, gap 0.9 after 20,000 sweeps) stop here with a warning in seconds rather
+ * than minutes. */
 #define KM_CD_DEFAULT_MAX_ITER 10000
 
 typedef struct km_cd_result {
