@@ -38,6 +38,12 @@
 #                         is a relative duality gap of 1e-5)
 #   BENCH_LIBLINEAR_TIGHT_OPTS  options added for liblinear's tight solve (default "-e 1e-5")
 #   BENCH_TIGHT           0 = no tight solves (the gap columns read "-"); default 1
+#   BENCH_MATCH           1 = matched accuracy: before the pairs, liblinear's default model
+#                         and its tight solve give liblinear's relative primal gap g, and kmtk
+#                         runs with -e g rounded down to one significant digit (kmtk's -e is a
+#                         relative duality gap, which bounds its relative primal gap, so kmtk
+#                         is at least as close to its optimum); BENCH_MATCH_MAX (e.g. 1e-3)
+#                         caps that -e. Needs BENCH_TIGHT=1; default 0
 #   BENCH_AVX2            1 = measure the AVX2 code path on an AVX-512 CPU (bench/lib.bash
 #                         avx2_setup: a kmtk build without AVX-512 clones, made once into the
 #                         cache unless BENCH_BIN is set; OPENBLAS_CORETYPE=Haswell and
@@ -69,11 +75,14 @@ WARMUP=${BENCH_WARMUP:-1}
 read -r -a KTIGHT <<<"${BENCH_KMTK_TIGHT_OPTS--e 1e-9}"
 read -r -a LTIGHT <<<"${BENCH_LIBLINEAR_TIGHT_OPTS--e 1e-5}"
 [ "${BENCH_TIGHT:-1}" = 0 ] && KTIGHT=() LTIGHT=()
+MATCH=${BENCH_MATCH:-0}
+MATCH_MAX=${BENCH_MATCH_MAX:-}
 
 . "$here/lib.bash"
 
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT: not a positive count: '$REPEAT'"
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP: not a count: '$WARMUP'"
+[ "$MATCH" = 1 ] && [ "${#LTIGHT[@]}" -eq 0 ] && die "BENCH_MATCH=1 needs the tight solves (BENCH_TIGHT=1)"
 mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
 avx2_setup
 RUNSTAT=$BIN/bench/runstat
@@ -162,7 +171,8 @@ commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
 echo "kmtk \`train\` vs LIBLINEAR \`liblinear-train\` ($llver), $(date -u +%Y-%m-%d), kmtk commit $commit." \
     "C = $C, svr p = $P, no bias; kmtk options: \`${BENCH_KMTK_OPTS:-(defaults)}\`;" \
     "liblinear options: \`${BENCH_LIBLINEAR_OPTS:-(defaults)}\`; $REPEAT pairs after $WARMUP warm-up pair(s);" \
-    "tight solves: kmtk \`${KTIGHT[*]:-(none)}\`, liblinear \`${LTIGHT[*]:-(none)}\`."
+    "tight solves: kmtk \`${KTIGHT[*]:-(none)}\`, liblinear \`${LTIGHT[*]:-(none)}\`." \
+    "$([ "$MATCH" = 1 ] && echo "Matched accuracy (BENCH_MATCH=1): kmtk's -e per row is liblinear's relative primal gap, rounded down${MATCH_MAX:+, at most $MATCH_MAX}.")"
 echo
 cpu_line
 echo
@@ -174,6 +184,18 @@ gap() {
     awk -v f="$1" -v t="$2" 'BEGIN {
         num = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
         if (f ~ num && t ~ num && t + 0 != 0) printf "%.2e\n", (f - t) / (t < 0 ? -t : t); else print "-" }'
+}
+
+# Prints gap $1 rounded down to one significant digit, at most $2 (if given), for kmtk's -e;
+# fails when $1 is not a positive number.
+match_eps() {
+    awk -v g="${1%\*}" -v cap="$2" 'BEGIN {
+        if (g !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ || g + 0 <= 0) exit 1
+        k = 10 ^ int(log(g) / log(10) - (g < 1 ? 1 : 0))
+        if (k * 10 <= g) k *= 10
+        e = int(g / k + 1e-9) * k
+        if (cap != "" && e > cap + 0) e = cap + 0
+        printf "%.3g\n", e }'
 }
 
 status=0
@@ -197,11 +219,26 @@ for d in $DATASETS; do
         if [ -z "$te" ]; then
             te=$tr mark=" (train)" train_note=1
         fi
-        say "$d $s: $REPEAT pairs"
         w=$work/$d-$s
+        meps=() mnote= pre_lgap=
+        if [ "$MATCH" = 1 ]; then   # liblinear's accuracy first: its default and tight solves
+            say "$d $s: liblinear's gap (default and ${LTIGHT[*]})"
+            once "$w.lm" "$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" -q "${LOPTS[@]}" "$tr" "$w.lmmodel"
+            [ "$RC" -eq 0 ] && once "$w.lmobj" "$BIN/bench/liblinear_objective" -s "$s" -c "$C" "${pflag[@]}" "$w.lmmodel" "$tr"
+            [ "$RC" -eq 0 ] && once "$w.ltight" "$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" "${LOPTS[@]}" "${LTIGHT[@]}" "$tr" "$w.ltmodel"
+            [ "$RC" -eq 0 ] && once "$w.ltobj" "$BIN/bench/liblinear_objective" -s "$s" -c "$C" "${pflag[@]}" "$w.ltmodel" "$tr"
+            if [ "$RC" -eq 0 ] && pre_lgap=$(gap "$(objective "$w.lmobj.out")" "$(objective "$w.ltobj.out")") &&
+                e=$(match_eps "$pre_lgap" "$MATCH_MAX"); then
+                meps=(-e "$e") mnote=", kmtk -e $e"
+            else
+                say "$d $s: no liblinear gap ($pre_lgap): kmtk keeps its options"
+                pre_lgap= mnote=", kmtk -e ?"
+            fi
+        fi
+        say "$d $s: $REPEAT pairs"
 
         # Training, paired: kmtk, liblinear, kmtk, liblinear, ...
-        CMD_A=("$BIN/train" -s "$s" -c "$C" "${pflag[@]}" "${KOPTS[@]}" "$tr" "$w.kmodel")
+        CMD_A=("$BIN/train" -s "$s" -c "$C" "${pflag[@]}" "${KOPTS[@]}" "${meps[@]}" "$tr" "$w.kmodel")
         CMD_B=("$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" -q "${LOPTS[@]}" "$tr" "$w.lmodel")
         pair_runs "$w.ktrain" "$w.ltrain" "$REPEAT" "$WARMUP"
         kcpu=$(fmt_spread $A_CPU) lcpu=$(fmt_spread $B_CPU) kwall=$(fmt_spread $A_WALL) lwall=$(fmt_spread $B_WALL)
@@ -223,7 +260,7 @@ for d in $DATASETS; do
             if [ "$RC" -eq 0 ]; then kacc=$(metric "$w.kpred.out"); else kacc="FAIL($RC)"; status=1; fi
             if [ "${#KTIGHT[@]}" -gt 0 ]; then
                 say "$d $s: kmtk tight (${KTIGHT[*]})"
-                once "$w.ktight" "$BIN/train" -s "$s" -c "$C" "${pflag[@]}" "${KOPTS[@]}" "${KTIGHT[@]}" "$tr" "$w.ktmodel"
+                once "$w.ktight" "$BIN/train" -s "$s" -c "$C" "${pflag[@]}" "${KOPTS[@]}" "${meps[@]}" "${KTIGHT[@]}" "$tr" "$w.ktmodel"
                 if [ "$RC" -eq 0 ]; then
                     kgap=$(gap "$kobj" "$(objective "$w.ktight.out")")
                     grep -qi 'cap\|max.iter\|reached' "$w.ktight.err" "$w.ktight.out" && kgap="$kgap*" cap_note=1
@@ -236,10 +273,14 @@ for d in $DATASETS; do
             once "$w.lpred" "$LLPREDICT" "$te" "$w.lmodel" "$w.lpredout"
             if [ "$RC" -eq 0 ]; then lacc=$(metric "$w.lpred.out"); else lacc="FAIL($RC)"; status=1; fi
             if [ "${#LTIGHT[@]}" -gt 0 ]; then
-                say "$d $s: liblinear tight (${LTIGHT[*]})"
-                once "$w.ltight" "$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" "${LOPTS[@]}" "${LTIGHT[@]}" "$tr" "$w.ltmodel"
+                if [ -n "$pre_lgap" ]; then   # solved before the pairs
+                    RC=0
+                else
+                    say "$d $s: liblinear tight (${LTIGHT[*]})"
+                    once "$w.ltight" "$LLTRAIN" -s "$lls" -c "$C" "${pflag[@]}" "${LOPTS[@]}" "${LTIGHT[@]}" "$tr" "$w.ltmodel"
+                fi
                 if [ "$RC" -eq 0 ]; then
-                    once "$w.ltobj" "$BIN/bench/liblinear_objective" -s "$s" -c "$C" "${pflag[@]}" "$w.ltmodel" "$tr"
+                    [ -n "$pre_lgap" ] || once "$w.ltobj" "$BIN/bench/liblinear_objective" -s "$s" -c "$C" "${pflag[@]}" "$w.ltmodel" "$tr"
                     [ "$RC" -eq 0 ] && lgap=$(gap "$lobj" "$(objective "$w.ltobj.out")") || { lgap="FAIL($RC)"; status=1; }
                     grep -qi 'reaching max' "$w.ltight.out" "$w.ltight.err" && lgap="$lgap*" cap_note=1
                 else lgap="FAIL($RC)"; status=1; fi
@@ -253,7 +294,7 @@ for d in $DATASETS; do
             rel = (ko ~ num && lo ~ num && lo + 0 != 0) ? sprintf("%+.2e", (ko - lo) / (lo < 0 ? -lo : lo)) : "-"
             printf "%s|%s|%s", kf, lf, rel }')
         IFS='|' read -r kf lf rel <<<"$row"
-        echo "| $d | $s (-s $lls) | $kcpu | $lcpu | $rcpu | $kwall | $lwall | $rwall | $kmb | $lmb | $kf | $lf | $rel | $kgap | $lgap | $kacc$mark | $lacc$mark |"
+        echo "| $d | $s (-s $lls)$mnote | $kcpu | $lcpu | $rcpu | $kwall | $lwall | $rwall | $kmb | $lmb | $kf | $lf | $rel | $kgap | $lgap | $kacc$mark | $lacc$mark |"
     done
 done
 echo

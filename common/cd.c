@@ -46,24 +46,38 @@ km_cd_param km_cd_param_default(void)
     return p;
 }
 
-/* What the skeleton needs from a kernel: z_i = k_i'c, and c_i += h reflected in that state.
- * Optional (NULL: not needed), for a kernel that keeps z exact only on the active set:
- * shrunk, told the active set act[0..na) after each sweep that is neither the last nor
- * followed by a check (z_i must then stay exact for those i); unshrink, to make z exact for
- * every i (before a check sweep reaches the inactive coefficients, and at the end); sweep,
- * told that a macro-iteration begins. */
+/* Coordinate i's state, one cache line: everything a visit reads and writes but the
+ * kernel's own data. A random sweep visits coordinates in random order, so the visits are
+ * memory-latency bound: one line per coordinate instead of one per array, loaded ahead. */
+typedef struct cd_coord {
+    double c;         /* the coefficient c_i */
+    double alpha;     /* 1/k_ii (see cd_run) */
+    double y, C;
+    double f, g;      /* the gap terms of c_i at its last visit (cd_terms) */
+    int64_t b, e;     /* the kernel's: the linear kernel's row, index[b..e) of P */
+} cd_coord;
+
+/* What the skeleton needs from a kernel: z_i = k_i'c, and c_i += h reflected in that state
+ * (s = &coord[i]). Optional (NULL: not needed), for a kernel that keeps z exact only on the
+ * active set: shrunk, told the active set act[0..na) after each sweep that is neither the
+ * last nor followed by a check (z_i must then stay exact for those i); unshrink, to make z
+ * exact for every i (before a check sweep reaches the inactive coefficients, and at the
+ * end); sweep, told that a macro-iteration begins. */
 typedef struct cd_ops {
-    double (*dot)(void *ctx, int64_t i);
-    int (*update)(void *ctx, int64_t i, double h, km_error *err);
-    int (*shrunk)(void *ctx, const int64_t *act, int64_t na, const double *c, km_error *err);
-    int (*unshrink)(void *ctx, const double *c, km_error *err);
+    double (*dot)(void *ctx, int64_t i, const cd_coord *s);
+    int (*update)(void *ctx, int64_t i, const cd_coord *s, double h, km_error *err);
+    int (*shrunk)(void *ctx, const int64_t *act, int64_t na, const cd_coord *coord,
+                  km_error *err);
+    int (*unshrink)(void *ctx, const cd_coord *coord, km_error *err);
     void (*sweep)(void *ctx);
-    /* Optional: the skeleton visits i in about KM_CD_PREFETCH visits (near = 1) or twice
-     * that (near = 0): start loading what dot(i) reads. A random order defeats the
-     * hardware prefetcher, and the linear visits are memory-latency bound (measured on
-     * w8a: 100 full random sweeps cost 4x 100 cyclic ones; this takes back ~25%). */
-    void (*prefetch)(void *ctx, int64_t i, int near);
+    /* Optional: the addresses of CD_LINES cache lines that dot will read for s, which the
+     * skeleton prefetches KM_CD_PREFETCH visits ahead (and s itself twice as far). The
+     * skeleton issues the prefetches: GCC counts a function whose only effect is
+     * __builtin_prefetch as const and drops its calls (objdump: no prefetcht0). */
+    void (*lines)(void *ctx, const cd_coord *s, const void *line[]);
 } cd_ops;
+
+#define CD_LINES 5
 
 #ifndef KM_CD_PREFETCH
 #define KM_CD_PREFETCH 24
@@ -72,30 +86,31 @@ typedef struct cd_ops {
 /* The gap terms of coordinate i at (c_i, z_i): *f = C L + c z/2 (its part of F), *g = C L +
  * C L*(-c/C) + c z (its part of F - D, >= 0). A coordinate with k_ii = 0 has z_i = 0 whatever
  * c is, and the dual takes its best c_i there (term 0): it adds C L(y, 0) to F only. */
-static inline void cd_terms(const km_cd_param *par, double alpha, double y, double C, double c,
-                            double z, double *f, double *g)
+static inline __attribute__((always_inline)) void
+cd_terms(const km_cd_param *par, km_loss loss, double alpha, double y, double C, double c,
+         double z, double *f, double *g)
 {
-    double L = C * km_loss_value(par->loss, y, z, par->eps);
+    double L = C * km_loss_value(loss, y, z, par->eps);
     *f = L + c * z / 2;
-    *g = alpha >= 0 ? L + km_loss_conj(par->loss, y, c, C, par->eps) + c * z : 0;
+    *g = alpha >= 0 ? L + km_loss_conj(loss, y, c, C, par->eps) + c * z : 0;
 }
 
 /* The exact primal F and gap F - D at c: makes z exact everywhere (unshrink) and reads it
  * for every coefficient; ft/gt get the terms, in index order. */
 static inline __attribute__((always_inline)) int
-cd_exact_gap(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const double *y,
-             const double *C, const km_cd_param *par, const double *c, double *ft, double *gt,
-             double *F, double *G, km_error *err)
+cd_exact_gap(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_param *par,
+             km_loss loss, double *F, double *G, km_error *err)
 {
     int rc;
-    if (ops->unshrink && (rc = ops->unshrink(ctx, c, err)))
+    if (ops->unshrink && (rc = ops->unshrink(ctx, coord, err)))
         return rc;
     double f = 0, g = 0;
     for (int64_t i = 0; i < m; i++) {
-        double z = alpha[i] > 0 ? ops->dot(ctx, i) : 0;
-        cd_terms(par, alpha[i], y[i], C[i], c[i], z, &ft[i], &gt[i]);
-        f += ft[i];
-        g += gt[i];
+        cd_coord *s = &coord[i];
+        double z = s->alpha > 0 ? ops->dot(ctx, i, s) : 0;
+        cd_terms(par, loss, s->alpha, s->y, s->C, s->c, z, &s->f, &s->g);
+        f += s->f;
+        g += s->g;
     }
     *F = f;
     *G = g;
@@ -112,11 +127,15 @@ static inline double cd_rel(double F, double G)
 /*
  * The skeleton of Algorithms 1-2: c_i = S_i(sum_{j!=i} k_ij c_j / k_ii) (2.13) with
  * S_i = -J_{1/k_ii} from Table 2.1; h_i = new c_i - old c_i; the kernel state is updated
- * only when h_i != 0. alpha[i] = 1/k_ii; a coordinate with k_ii = 0 (alpha[i] = 0) has a
+ * only when h_i != 0. The caller fills coord[i]'s alpha = 1/k_ii, y, C (and b, e if its
+ * kernel uses them); c gets the coefficients. A coordinate with k_ii = 0 (alpha = 0) has a
  * zero kernel row (thesis 2.3.1): it is set once to the minimizer of its conjugate term
  * (km_loss_dual_argmin; 0 in the thesis, which leaves a duality gap C L(y_i, 0) behind) and
- * never visited; alpha[i] < 0 (k_ii < 0, an indefinite kernel) fixes c_i at 0, out of the
- * gap. Always inlined so each kernel gets direct calls in its hot loop.
+ * never visited; alpha < 0 (k_ii < 0, an indefinite kernel) fixes c_i at 0, out of the
+ * gap. Always inlined so each kernel gets direct calls in its hot loop; coordinates are
+ * prefetched 2 KM_CD_PREFETCH visits ahead, the kernel's data (ops->lines) 1. loss is
+ * par->loss, passed apart so that a caller can make it a constant: one copy of the loop
+ * per loss, the resolvent's and the conjugate's switch folded away.
  * Stopping, KM_STOP_GAP: each visit records the gap terms of its coordinate at the c_i and
  * z_i it finds (before its step, which zeroes the term); their running sums give an
  * O(active) estimate of the relative gap at the end of a macro-iteration. When the estimate
@@ -124,8 +143,8 @@ static inline double cd_rel(double F, double G)
  * exact gap decides: converged only if it is <= delta, else the next sweep visits every
  * coefficient. KM_STOP_STEP (the thesis):
  * max_i |h_i| < delta over a macro-iteration that visits every coefficient.
- * Shrinking: a coefficient stuck on a flat piece of S_i deeper than the last sweep's max |h|
- * leaves the active set. When the active set converges, a check sweep visits everything.
+ * Shrinking: a coefficient stuck on a flat piece of S_i deeper than KM_CD_SHRINK times the
+ * last sweep's max |h| leaves the active set. When the active set converges, a check sweep visits everything.
  * Without ops->unshrink it visits all coefficients in one order, and none is shrunk in it;
  * with it (z exact only on the active set), it visits the active set first, then calls
  * unshrink and visits the others (each part in the rule's order), shrinking as usual, so
@@ -133,35 +152,35 @@ static inline double cd_rel(double F, double G)
  * res->primal and res->gap are those of the returned c, exact, whatever the rule.
  */
 static inline __attribute__((always_inline)) int
-cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const double *y,
-       const double *C, const km_cd_param *par, double *c, km_cd_result *res, km_error *err)
+cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_param *par,
+       km_loss loss, km_cd_result *res, km_error *err)
 {
     size_t len = (size_t)(m > 0 ? m : 1);
     int64_t *act = malloc(len * sizeof *act);
-    double *ft = malloc(len * sizeof *ft), *gt = malloc(len * sizeof *gt);
     int rc = KM_OK;
-    if (!act || !ft || !gt) {
+    if (!act) {
         rc = km_error_nomem(err, "coordinate descent index list");
         goto out;
     }
     int gap_rule = par->stop != KM_STOP_STEP;
     int64_t full = 0;
-    double Fs = 0, Gs = 0;   /* running sums of ft, gt: the estimate */
+    double Fs = 0, Gs = 0;   /* running sums of the terms f, g: the estimate */
     for (int64_t i = 0; i < m; i++) {
-        c[i] = 0;
-        if (alpha[i] > 0)
+        coord[i].c = 0;
+        if (coord[i].alpha > 0)
             act[full++] = i;
     }
     for (int64_t i = 0; i < m; i++) {   /* a zero row (alpha = 0): c_i is known */
-        double ci = alpha[i] == 0 ? km_loss_dual_argmin(par->loss, y[i], C[i], par->eps) : 0;
+        cd_coord *s = &coord[i];
+        double ci = s->alpha == 0 ? km_loss_dual_argmin(loss, s->y, s->C, par->eps) : 0;
         if (ci != 0) {
-            if ((rc = ops->update(ctx, i, ci, err)))
+            if ((rc = ops->update(ctx, i, s, ci, err)))
                 goto out;
-            c[i] = ci;
+            s->c = ci;
         }
-        cd_terms(par, alpha[i], y[i], C[i], c[i], 0, &ft[i], &gt[i]);
-        Fs += ft[i];
-        Gs += gt[i];
+        cd_terms(par, loss, s->alpha, s->y, s->C, s->c, 0, &s->f, &s->g);
+        Fs += s->f;
+        Gs += s->g;
     }
     km_rng rng;
     km_rng_seed(&rng, par->seed);
@@ -171,7 +190,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
     } else if (delta <= 0) {   /* default: 0.05 on the gradient scale, h_i ~ gradient_i / k_ii */
         double tr = 0;
         for (int64_t i = 0; i < m; i++)
-            tr += alpha[i] > 0 ? 1 / alpha[i] : 0;
+            tr += coord[i].alpha > 0 ? 1 / coord[i].alpha : 0;
         delta = full ? KM_CD_DEFAULT_TOL * (double)full / tr : 1;
     }
     res->delta = delta;
@@ -191,46 +210,51 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         double max_h = 0;
         int64_t visited = na + nin, keep = 0;   /* survivors go to act[0..keep) */
         for (int part = 0; part < 2; part++) {
-            int64_t lo = part ? na : 0, hi = part ? na + nin : na, k = hi;
-            if (part == 1 && nin > 0 && (rc = ops->unshrink(ctx, c, err)))
+            int64_t lo = part ? na : 0, hi = part ? na + nin : na, k = hi, n = hi - lo;
+            if (part == 1 && nin > 0 && (rc = ops->unshrink(ctx, coord, err)))
                 goto out;
-            for (int64_t t = 0; t < hi - lo; t++) {
-                int64_t i = backward ? act[hi - 1 - t] : act[lo + t];
-                if (ops->prefetch) {   /* act beyond t is not rewritten yet */
-                    int64_t t1 = t + KM_CD_PREFETCH, t2 = t + 2 * KM_CD_PREFETCH;
-                    if (t1 < hi - lo)
-                        ops->prefetch(ctx, backward ? act[hi - 1 - t1] : act[lo + t1], 1);
-                    if (t2 < hi - lo)
-                        ops->prefetch(ctx, backward ? act[hi - 1 - t2] : act[lo + t2], 0);
+            /* act[lo + t] in visiting order (act beyond t is not rewritten yet) */
+#define CD_ACT(t) act[backward ? hi - 1 - (t) : lo + (t)]
+            for (int64_t t = 0; t < n; t++) {
+                int64_t i = CD_ACT(t);
+                cd_coord *s = &coord[i];
+                if (t + 2 * KM_CD_PREFETCH < n)
+                    __builtin_prefetch(&coord[CD_ACT(t + 2 * KM_CD_PREFETCH)]);
+                if (ops->lines && t + KM_CD_PREFETCH < n) {
+                    const void *line[CD_LINES];
+                    ops->lines(ctx, &coord[CD_ACT(t + KM_CD_PREFETCH)], line);
+                    for (int j = 0; j < CD_LINES; j++)
+                        __builtin_prefetch(line[j]);
                 }
-                double zi = ops->dot(ctx, i);
+                double zi = ops->dot(ctx, i, s);
+                double ci0 = s->c, alpha = s->alpha;
                 if (gap_rule) {   /* the terms before the step (after it, g_i = 0) */
                     double f, g;
-                    cd_terms(par, alpha[i], y[i], C[i], c[i], zi, &f, &g);
-                    Fs += f - ft[i];
-                    Gs += g - gt[i];
-                    ft[i] = f;
-                    gt[i] = g;
+                    cd_terms(par, loss, alpha, s->y, s->C, ci0, zi, &f, &g);
+                    Fs += f - s->f;
+                    Gs += g - s->g;
+                    s->f = f;
+                    s->g = g;
                 }
-                double v = zi * alpha[i] - c[i];   /* v_i = z_i/k_ii - c_i */
+                double v = zi * alpha - ci0;   /* v_i = z_i/k_ii - c_i */
                 double stuck;
-                double ci = km_loss_resolvent(par->loss, y[i], v, alpha[i], C[i], par->eps,
-                                              &stuck);
-                double h = ci - c[i];
+                double ci = km_loss_resolvent(loss, s->y, v, alpha, s->C, par->eps, &stuck);
+                double h = ci - ci0;
                 if (h != 0) {                                /* skip the update when h_i = 0 */
-                    if ((rc = ops->update(ctx, i, h, err)))
+                    if ((rc = ops->update(ctx, i, s, h, err)))
                         goto out;
-                    c[i] = ci;
+                    s->c = ci;
                     if (fabs(h) > max_h)
                         max_h = fabs(h);
                 }
-                if (h == 0 && par->shrinking && stuck > max_h_old)
+                if (h == 0 && par->shrinking && stuck > KM_CD_SHRINK * max_h_old)
                     continue;                                /* shrink i */
                 if (backward)
                     act[--k] = i;   /* in place: k > hi - 1 - t; order kept for Aitken */
                 else
                     act[keep++] = i;
             }
+#undef CD_ACT
             if (backward) {
                 memmove(act + keep, act + k, (size_t)(hi - k) * sizeof *act);
                 keep += hi - k;
@@ -248,8 +272,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
         if (gap_rule) {
             check = cd_rel(Fs, Gs) <= delta;
             if (check) {   /* the certificate: z exact for every coefficient */
-                if ((rc = cd_exact_gap(ops, ctx, m, alpha, y, C, par, c, ft, gt, &Fs, &Gs,
-                                       err)))
+                if ((rc = cd_exact_gap(ops, ctx, m, coord, par, loss, &Fs, &Gs, err)))
                     goto out;
                 if (cd_rel(Fs, Gs) <= delta) {
                     res->converged = 1;
@@ -274,30 +297,28 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, const double *alpha, const doubl
                 for (int64_t t = 0; t < na; t++)
                     in[act[t]] = 1;
                 for (int64_t i = 0; i < m; i++)
-                    if (alpha[i] > 0 && !in[i])
+                    if (coord[i].alpha > 0 && !in[i])
                         act[na + nin++] = i;
                 free(in);
             } else {
                 na = 0;
                 for (int64_t i = 0; i < m; i++)
-                    if (alpha[i] > 0)
+                    if (coord[i].alpha > 0)
                         act[na++] = i;
                 max_h_old = INFINITY;
             }
             continue;
         }
-        if (ops->shrunk && (rc = ops->shrunk(ctx, act, na, c, err)))
+        if (ops->shrunk && (rc = ops->shrunk(ctx, act, na, coord, err)))
             goto out;
         max_h_old = par->shrinking ? max_h : INFINITY;
     }
-    if (!res->converged || !gap_rule)   /* else ft, gt are already exact */
-        rc = cd_exact_gap(ops, ctx, m, alpha, y, C, par, c, ft, gt, &Fs, &Gs, err);
+    if (!res->converged || !gap_rule)   /* else the terms are already exact */
+        rc = cd_exact_gap(ops, ctx, m, coord, par, loss, &Fs, &Gs, err);
     res->primal = Fs;
     res->gap = cd_rel(Fs, Gs);
 out:
     free(act);
-    free(ft);
-    free(gt);
     return rc;
 }
 
@@ -323,53 +344,60 @@ static inline double km_sparse_dot(const int32_t *index, const double *value, in
 
 typedef struct linear_ctx {
     const km_problem *P;
-    const int64_t *rows;
     double *w;
     int32_t n;
     double bias;
 } linear_ctx;
 
-static inline int64_t row_of(const linear_ctx *x, int64_t i)
+/* z_i = x_i'w (s->b, s->e: the row of coordinate i). Inlined into each copy of the
+ * skeleton, as is the update. */
+static inline __attribute__((always_inline)) double linear_dot(void *ctx, int64_t i,
+                                                               const cd_coord *s)
 {
-    return x->rows ? x->rows[i] : i;
-}
-
-static double linear_dot(void *ctx, int64_t i)
-{
+    (void)i;
     const linear_ctx *x = ctx;
-    const km_problem *P = x->P;
-    int64_t r = row_of(x, i);
-    return km_sparse_dot(P->index, P->value, P->row_ptr[r], P->row_ptr[r + 1], x->w) +
-           x->bias * x->w[x->n];
+    return km_sparse_dot(x->P->index, x->P->value, s->b, s->e, x->w) + x->bias * x->w[x->n];
 }
 
-static int linear_update(void *ctx, int64_t i, double h, km_error *err)
+/* w += h x_i, unrolled (the indices of a row are distinct: any order gives the same w). */
+static inline __attribute__((always_inline)) int linear_update(void *ctx, int64_t i,
+                                                               const cd_coord *s, double h,
+                                                               km_error *err)
 {
+    (void)i;
     (void)err;
     linear_ctx *x = ctx;
-    const km_problem *P = x->P;
-    int64_t r = row_of(x, i);
-    for (int64_t k = P->row_ptr[r]; k < P->row_ptr[r + 1]; k++)
-        x->w[P->index[k]] += h * P->value[k];
-    x->w[x->n] += h * x->bias;
+    const int32_t *index = x->P->index;
+    const double *value = x->P->value;
+    double *w = x->w;
+    int64_t k = s->b, e = s->e;
+    for (; k + 4 <= e; k += 4) {
+        w[index[k]] += h * value[k];
+        w[index[k + 1]] += h * value[k + 1];
+        w[index[k + 2]] += h * value[k + 2];
+        w[index[k + 3]] += h * value[k + 3];
+    }
+    for (; k < e; k++)
+        w[index[k]] += h * value[k];
+    w[x->n] += h * x->bias;
     return KM_OK;
 }
 
-/* Far: the row's start (row_ptr); near: its first index and value lines. */
-static void linear_prefetch(void *ctx, int64_t i, int near)
+/* The lines of the row's first and last indices and of its first, middle and last values:
+ * all of a row of up to 16 indices and 24 values (a prefetch never faults, so an empty row
+ * is fine; longer rows wake the hardware's prefetcher). */
+static inline __attribute__((always_inline)) void linear_lines(void *ctx, const cd_coord *s,
+                                                               const void *line[])
 {
     const linear_ctx *x = ctx;
-    const km_problem *P = x->P;
-    int64_t r = row_of(x, i);
-    if (!near) {
-        __builtin_prefetch(&P->row_ptr[r]);
-        return;
-    }
-    int64_t b = P->row_ptr[r], e = P->row_ptr[r + 1];
-    __builtin_prefetch(&P->index[b]);
-    __builtin_prefetch(&P->value[b]);
-    if (e - b > 8)
-        __builtin_prefetch(&P->value[b + 8]);
+    const int32_t *ib = x->P->index + s->b;
+    const double *vb = x->P->value + s->b;
+    int64_t n = s->e - s->b;
+    line[0] = ib;
+    line[1] = ib + n - 1;
+    line[2] = vb;
+    line[3] = vb + n / 2;
+    line[4] = vb + n - 1;
 }
 
 int64_t km_linear_dim(const km_linear_data *d)
@@ -381,30 +409,47 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
                  const km_cd_param *par, double *w, double *c, km_cd_result *res,
                  km_error *err)
 {
-    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_prefetch};
+    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_lines};
     int64_t m = d->rows ? d->m : d->P->l;
+    const km_problem *P = d->P;
     double bias = d->bias >= 0 ? d->bias : 0;
-    linear_ctx x = {d->P, d->rows, w, d->P->n, bias};
-    double *alpha = malloc((size_t)(m > 0 ? m : 1) * sizeof *alpha);
-    double *cc = c ? c : malloc((size_t)(m > 0 ? m : 1) * sizeof *cc);
-    if (!alpha || !cc) {
-        free(alpha);
-        if (!c)
-            free(cc);
+    linear_ctx x = {P, w, P->n, bias};
+    size_t len = (size_t)(m > 0 ? m : 1);
+    cd_coord *coord = aligned_alloc(64, len * sizeof *coord);
+    if (!coord)
         return km_error_nomem(err, "coordinate descent");
-    }
     memset(w, 0, (size_t)km_linear_dim(d) * sizeof *w);
     for (int64_t i = 0; i < m; i++) {           /* alpha_i = 1/k_ii = 1/||x_i||^2 */
-        int64_t r = row_of(&x, i);
-        double s = bias * bias;
-        for (int64_t k = d->P->row_ptr[r]; k < d->P->row_ptr[r + 1]; k++)
-            s += d->P->value[k] * d->P->value[k];
-        alpha[i] = s > 0 ? 1 / s : 0;
+        int64_t r = d->rows ? d->rows[i] : i;
+        cd_coord *s = &coord[i];
+        double q = bias * bias;
+        s->b = P->row_ptr[r];
+        s->e = P->row_ptr[r + 1];
+        for (int64_t k = s->b; k < s->e; k++)
+            q += P->value[k] * P->value[k];
+        s->alpha = q > 0 ? 1 / q : 0;
+        s->y = y[i];
+        s->C = C[i];
     }
-    int rc = cd_run(&ops, &x, m, alpha, y, C, par, cc, res, err);
-    free(alpha);
-    if (!c)
-        free(cc);
+    int rc;
+    switch (par->loss) {   /* the loss a constant in each copy of the skeleton */
+    case KM_LOSS_L1SVM:
+        rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_L1SVM, res, err);
+        break;
+    case KM_LOSS_L2SVM:
+        rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_L2SVM, res, err);
+        break;
+    case KM_LOSS_SVR:
+        rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_SVR, res, err);
+        break;
+    default:
+        rc = cd_run(&ops, &x, m, coord, par, par->loss, res, err);
+        break;
+    }
+    if (rc == KM_OK && c)
+        for (int64_t i = 0; i < m; i++)
+            c[i] = coord[i].c;
+    free(coord);
     return rc;
 }
 
@@ -466,8 +511,9 @@ typedef struct kernel_ctx {
 } kernel_ctx;
 
 /* z_i: from zc, or from zo (i outside the columns while z is exact everywhere). */
-static double kernel_dot(void *ctx, int64_t i)
+static double kernel_dot(void *ctx, int64_t i, const cd_coord *s)
 {
+    (void)s;
     const kernel_ctx *x = ctx;
     int64_t p = x->pos[i];
     return p >= 0 ? x->zc[p] : x->zo[-2 - p];
@@ -475,8 +521,9 @@ static double kernel_dot(void *ctx, int64_t i)
 
 /* A column update costs one kernel row (thesis 2.3.1), over the restricted columns (and
  * over the others too while z is exact everywhere). */
-static int kernel_update(void *ctx, int64_t i, double h, km_error *err)
+static int kernel_update(void *ctx, int64_t i, const cd_coord *s, double h, km_error *err)
 {
+    (void)s;
     kernel_ctx *x = ctx;
     int rc = km_kmatrix_axpy(x->K, i, h, x->zc, err);   /* z += h k_i */
     if (rc)
@@ -498,7 +545,7 @@ static void kernel_gather_z(kernel_ctx *x)
 
 /* A new restriction (epoch): logs where c changed since the last one (their old values),
  * then prev = c. */
-static int kernel_epoch(kernel_ctx *x, const double *c, km_error *err)
+static int kernel_epoch(kernel_ctx *x, const cd_coord *coord, km_error *err)
 {
     if (x->nep + 2 > x->capep) {
         int64_t cap = 2 * x->capep + 16, *ls = realloc(x->logstart, (size_t)cap * sizeof *ls);
@@ -509,11 +556,12 @@ static int kernel_epoch(kernel_ctx *x, const double *c, km_error *err)
     }
     x->logstart[++x->nep] = x->nlog;
     if (x->nep == 1) {
-        memcpy(x->prev, c, (size_t)x->m * sizeof *x->prev);
+        for (int64_t i = 0; i < x->m; i++)
+            x->prev[i] = coord[i].c;
         return KM_OK;
     }
     for (int64_t i = 0; i < x->m; i++) {
-        if (c[i] == x->prev[i])
+        if (coord[i].c == x->prev[i])
             continue;
         if (x->nlog == x->caplog) {
             int64_t cap = 2 * x->caplog + 1024, *li = realloc(x->logi, (size_t)cap * sizeof *li);
@@ -527,7 +575,7 @@ static int kernel_epoch(kernel_ctx *x, const double *c, km_error *err)
         }
         x->logi[x->nlog] = i;
         x->logv[x->nlog++] = x->prev[i];
-        x->prev[i] = c[i];
+        x->prev[i] = coord[i].c;
     }
     return KM_OK;
 }
@@ -535,7 +583,7 @@ static int kernel_epoch(kernel_ctx *x, const double *c, km_error *err)
 /* After a sweep, act[0..na) active: restrict the rows (and zc) to it once it is at most
  * KM_CD_RESTRICT of the current columns, or whenever z is exact everywhere but not kept so
  * on whole rows (after a check sweep). The columns dropped keep their z and this epoch. */
-static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const double *c,
+static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const cd_coord *coord,
                          km_error *err)
 {
     kernel_ctx *x = ctx;
@@ -548,7 +596,7 @@ static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const double
         x->nlog = 0;
     }
     char *in = calloc((size_t)(m > 0 ? m : 1), 1);
-    int rc = in ? kernel_epoch(x, c, err) : km_error_nomem(err, "coordinate descent");
+    int rc = in ? kernel_epoch(x, coord, err) : km_error_nomem(err, "coordinate descent");
     if (rc) {
         free(in);
         return rc;
@@ -579,7 +627,7 @@ static int kernel_shrunk(void *ctx, const int64_t *act, int64_t na, const double
 /* Makes z exact everywhere: z of a coefficient j outside the columns is z0[j] + K (c - c at
  * its epoch), the changed coefficients added in increasing order, epoch by epoch from the
  * last (the same bits whatever the cache). */
-static int kernel_unshrink(void *ctx, const double *c, km_error *err)
+static int kernel_unshrink(void *ctx, const cd_coord *coord, km_error *err)
 {
     kernel_ctx *x = ctx;
     if (x->all)
@@ -612,9 +660,9 @@ static int kernel_unshrink(void *ctx, const double *c, km_error *err)
         int64_t g0 = start[e], g1 = start[e + 1];
         int64_t nch = 0;
         for (int64_t i = 0; i < m; i++)
-            if (c[i] != w[i]) {
+            if (coord[i].c != w[i]) {
                 ch[nch] = i;
-                dc[nch++] = c[i] - w[i];
+                dc[nch++] = coord[i].c - w[i];
             }
         for (int64_t k = g0; k < g1; k++)
             v[k] = x->z0[grp[k]];
@@ -667,9 +715,9 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
     x.pos = malloc(len * sizeof(int64_t));
     x.cols = malloc(len * sizeof(int64_t));
     x.out = malloc(len * sizeof(int64_t));
-    double *alpha = malloc(len * sizeof *alpha);
+    cd_coord *coord = aligned_alloc(64, len * sizeof *coord);
     int rc = KM_OK;
-    if (!alpha || !x.zbuf || !x.zo || !x.z0 || !x.prev || !x.ep || !x.pos || !x.cols || !x.out) {
+    if (!coord || !x.zbuf || !x.zo || !x.z0 || !x.prev || !x.ep || !x.pos || !x.cols || !x.out) {
         rc = km_error_nomem(err, "coordinate descent");
         goto done;
     }
@@ -683,20 +731,25 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
                               (long long)i + 1);
             goto done;
         }
-        alpha[i] = kii > 0 ? 1 / kii : kii == 0 ? 0 : -1;   /* -1: fixed at 0 (indefinite) */
+        /* -1: fixed at 0 (indefinite) */
+        coord[i] = (cd_coord){.alpha = kii > 0 ? 1 / kii : kii == 0 ? 0 : -1, .y = y[i],
+                              .C = C[i]};
         z[i] = 0;
         x.pos[i] = i;
     }
-    rc = cd_run(&ops, &x, m, alpha, y, C, par, c, res, err);
-    if (rc == KM_OK)
+    rc = cd_run(&ops, &x, m, coord, par, par->loss, res, err);
+    if (rc == KM_OK) {
         kernel_gather_z(&x);
+        for (int64_t i = 0; i < m; i++)
+            c[i] = coord[i].c;
+    }
     if (x.zc != z) {   /* leave K whole */
         km_error e2;
         int rc2 = km_kmatrix_restrict(K, NULL, 0, rc ? &e2 : err);
         rc = rc ? rc : rc2;
     }
 done:
-    free(alpha);
+    free(coord);
     free(x.zbuf);
     free(x.zo);
     free(x.z0);
