@@ -28,14 +28,12 @@ same_file() {  # same_file NAME command...: the command's model = the stored fil
     local name=$1; shift
     "$@" "$TMP/$name.model" >/dev/null 2>&1 && cmp -s "$TMP/$name.model" "$M/$name.model"
 }
-check "train -s l2svm -B 1 writes the previous release's file" \
-    same_file linear $T -q -s l2svm -B 1 $H
 check "train -s l1svm -t rbf writes the same file" same_file kernel $T -q -s l1svm -t rbf -g 0.1 -c 4 $H
-check "one-versus-all: the same file" same_file linear_ova $T -q -s l2svm -c 2 "$M/three.txt"
 check "kernel svr: the same file" \
     same_file kernel_svr $T -q -s svr -t poly -d 2 -g 0.2 -r 1 -p 0.2 "$M/three.txt"
-# (rls2-path's packed kernels and okl's line search since then move the last digits of
-# those two models: test_model reads and writes them back byte for byte instead)
+# (the linear solver's shrinking, rls2-path's packed kernels and okl's line search since
+# then move the last digits of those models: test_model reads and writes every one back
+# byte for byte instead)
 (cd "$M" && same_file mtl $T -q -s mtl -t expdot -g 0.5 --alpha 0.3 --lambda 0.1 \
     --task-kernels tk.txt mu.train) && ok "train -s mtl (task kernels): the same file" \
     || fail "train -s mtl (task kernels): the same file"
