@@ -32,11 +32,30 @@ const char *km_loss_name(km_loss loss);
 /* 1 if the loss is for classification (labels are classes), 0 for regression. */
 int km_loss_is_classification(km_loss loss);
 
-/* L(y, z) for a loss as defined above (eps is used by svr only). */
-double km_loss_value(km_loss loss, double y, double z, double eps);
-
 static inline double km_pos(double x) { return x > 0 ? x : 0; }
 static inline double km_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+
+/* L(y, z) for a loss as defined above (eps is used by svr only); inline: the solvers' gap
+ * terms call it once per coordinate visit. */
+static inline double km_loss_value(km_loss loss, double y, double z, double eps)
+{
+    switch (loss) {
+    case KM_LOSS_L1SVM:
+        return km_pos(1 - y * z);
+    case KM_LOSS_L2SVM: {
+        double m = km_pos(1 - y * z);
+        return m * m;
+    }
+    case KM_LOSS_RLS:
+        return (y - z) * (y - z) / 2;
+    case KM_LOSS_RLA:
+        return fabs(y - z);
+    case KM_LOSS_SVR:
+        return km_pos(fabs(y - z) - eps);
+    default:
+        return 0;
+    }
+}
 
 /*
  * -J_alpha(v) of thesis Table 2.1 for the term C L(y, .): the coefficient c that satisfies
