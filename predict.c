@@ -23,6 +23,8 @@ static const char usage[] =
     "  -q          quiet: do not print the metrics\n"
     "  -n threads  threads: blocks of rows in parallel; the output of -n 1 (default:\n"
     "              the online cores, at most %d)\n"
+    "  --per-task  also the metrics of each task (qid:): accuracy and, for two classes,\n"
+    "              the ROC AUC of the decision values; regression: MSE\n"
     "  --codes     multi-output models (okl): write the decision values (the p codes\n"
     "              g1(x) = A'k(x)) instead of the outputs\n"
     "  --max-line BYTES  refuse test lines longer than this (default 1G; k, M, G)\n"
@@ -290,9 +292,97 @@ static int block_task(void *ctx, int64_t t, int worker)
     return KM_OK;
 }
 
+/* --per-task: every row's task, label, prediction and first decision value. */
+typedef struct task_row {
+    int64_t qid;
+    double y, pred, dec;
+} task_row;
+
+static task_row *task_rows;
+static int64_t n_task_rows, cap_task_rows;
+
+/* Keeps the rows of a predicted block for --per-task. */
+static void keep_task_rows(const block *b, int nw)
+{
+    for (int64_t a = 0; a < b->P.l; a++) {
+        if (n_task_rows == cap_task_rows) {
+            cap_task_rows = cap_task_rows ? 2 * cap_task_rows : 4096;
+            task_row *grown = realloc(task_rows, (size_t)cap_task_rows * sizeof *grown);
+            if (!grown)
+                km_cli_die(3, "out of memory");
+            task_rows = grown;
+        }
+        task_rows[n_task_rows++] = (task_row){b->P.qid[a], b->P.y[a], b->pred[a],
+                                              b->dec[a * nw]};
+    }
+}
+
+static int by_task(const void *a, const void *b)
+{
+    int64_t x = ((const task_row *)a)->qid, y = ((const task_row *)b)->qid;
+    return (x > y) - (x < y);
+}
+
+/* Prints each task's metrics (rows without qid: task "none"), then their mean. */
+static void print_per_task(FILE *info, const km_model *model)
+{
+    qsort(task_rows, (size_t)n_task_rows, sizeof *task_rows, by_task);
+    km_scored *v = malloc((size_t)(n_task_rows > 0 ? n_task_rows : 1) * sizeof *v);
+    if (!v)
+        km_cli_die(3, "out of memory");
+    int two = model->nr_class == 2;
+    double sum = 0, sum_auc = 0;
+    int64_t ntask = 0, nauc = 0;
+    for (int64_t a = 0; a < n_task_rows;) {
+        int64_t b = a;
+        km_metrics mt = {0};
+        while (b < n_task_rows && task_rows[b].qid == task_rows[a].qid) {
+            km_metrics_add(&mt, task_rows[b].y, task_rows[b].pred);
+            v[b - a] = (km_scored){task_rows[b].dec, task_rows[b].y == model->labels[1]};
+            b++;
+        }
+        char id[32];
+        if (task_rows[a].qid == INT64_MIN)
+            snprintf(id, sizeof id, "none");
+        else
+            snprintf(id, sizeof id, "%lld", (long long)task_rows[a].qid);
+        if (model->nr_class > 0) {
+            double acc = km_metrics_accuracy(&mt), auc = two ? km_metrics_auc(v, b - a) : NAN;
+            fprintf(info, "task %s: %lld rows, accuracy = %g%%", id, (long long)(b - a), acc);
+            if (two)
+                fprintf(info, ", AUC = %.6g", auc);
+            fputc('\n', info);
+            sum += acc;
+            if (auc == auc) {
+                sum_auc += auc;
+                nauc++;
+            }
+        } else {
+            fprintf(info, "task %s: %lld rows, mean squared error = %g\n", id,
+                    (long long)(b - a), km_metrics_mse(&mt));
+            sum += km_metrics_mse(&mt);
+        }
+        ntask++;
+        a = b;
+    }
+    if (ntask > 0 && model->nr_class > 0) {
+        fprintf(info, "mean over %lld tasks: accuracy = %g%%", (long long)ntask, sum / ntask);
+        if (nauc > 0)
+            fprintf(info, ", AUC = %.6g (%lld tasks with both classes)", sum_auc / nauc,
+                    (long long)nauc);
+        fputc('\n', info);
+    } else if (ntask > 0) {
+        fprintf(info, "mean over %lld tasks: mean squared error = %g\n", (long long)ntask,
+                sum / ntask);
+    }
+    free(v);
+    free(task_rows);
+}
+
 /* Predicts the batch's blocks, writes them and adds them to the metrics in order; empties
  * them. */
-static void flush_batch(batch *B, int threads, FILE *out, const char *name, km_metrics *mt)
+static void flush_batch(batch *B, int threads, FILE *out, const char *name, km_metrics *mt,
+                        int per_task)
 {
     int64_t failed;   /* every model's blocks are tasks (sleeping idle workers; the bits of
                          one thread: a block's kernel tiles do not depend on the threads) */
@@ -302,6 +392,8 @@ static void flush_batch(batch *B, int threads, FILE *out, const char *name, km_m
         block *b = &B->b[t];
         for (int64_t a = 0; a < b->P.l; a++)
             km_metrics_add(mt, b->P.y[a], b->pred[a]);
+        if (per_task)
+            keep_task_rows(b, B->model->nr_w);
         if (b->len && fwrite(b->text, 1, b->len, out) != b->len)
             km_cli_die(2, "%s: write error: %s", name, strerror(errno));
         b->P.l = 0;
@@ -322,6 +414,7 @@ int main(int argc, char **argv)
 {
     km_cli_init("predict");
     int decision = 0, codes = 0, quiet = 0, nargs = 0, threads = km_threads_default();
+    int per_task = 0;
     size_t max_line = 0;
     const char *args[3] = {0};
     for (int i = 1; i < argc; i++) {
@@ -333,6 +426,8 @@ int main(int argc, char **argv)
             decision = 1;
         } else if (strcmp(a, "--codes") == 0) {
             codes = 1;
+        } else if (strcmp(a, "--per-task") == 0) {
+            per_task = 1;
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (strcmp(a, "-n") == 0) {
@@ -364,6 +459,8 @@ int main(int argc, char **argv)
     if (decision && multi)
         km_cli_die(1, "-d does not apply to multi-output models (their decision values are "
                    "the codes: --codes)");
+    if (per_task && multi)
+        km_cli_die(1, "--per-task applies to single-output models");
     decision |= codes;
     km_svmlight_reader *r = km_svmlight_open(args[0], &err);
     if (!r)
@@ -402,7 +499,7 @@ int main(int argc, char **argv)
         while (B.nb > 0) {
             B.reading = rs.got == 1;
             B.nnext = 0;
-            flush_batch(&B, threads, out, args[2], &mt);
+            flush_batch(&B, threads, out, args[2], &mt, per_task);
             block *t = B.b;
             B.b = B.next;
             B.next = t;
@@ -435,6 +532,8 @@ int main(int argc, char **argv)
             fprintf(info, "Squared correlation coefficient = %g (regression)\n",
                     km_metrics_scc(&mt));
         }
+        if (per_task)
+            print_per_task(info, model);
     }
     for (int t = 0; t < 2 * nb; t++)
         block_free(&bl[t]);

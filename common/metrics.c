@@ -1,6 +1,9 @@
 /* metrics.c - see metrics.h. */
 #include "metrics.h"
 
+#include <math.h>
+#include <stdlib.h>
+
 void km_metrics_add(km_metrics *m, double y, double pred)
 {
     m->n++;
@@ -29,4 +32,33 @@ double km_metrics_scc(const km_metrics *m)
     double num = n * m->syp - m->sp * m->sy;
     double den = (n * m->spp - m->sp * m->sp) * (n * m->syy - m->sy * m->sy);
     return den > 0 ? num * num / den : 0;
+}
+
+static int by_score(const void *a, const void *b)
+{
+    double x = ((const km_scored *)a)->score, y = ((const km_scored *)b)->score;
+    return (x > y) - (x < y);
+}
+
+double km_metrics_auc(km_scored *v, int64_t n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_score);
+    double rank_sum = 0;
+    int64_t np = 0;
+    for (int64_t a = 0; a < n;) {   /* ranks from 1, ties share their mean rank */
+        int64_t b = a;
+        while (b + 1 < n && v[b + 1].score == v[a].score)
+            b++;
+        double mean_rank = (double)(a + b) / 2 + 1;
+        for (int64_t q = a; q <= b; q++)
+            if (v[q].pos) {
+                rank_sum += mean_rank;
+                np++;
+            }
+        a = b + 1;
+    }
+    int64_t nn = n - np;
+    if (np == 0 || nn == 0)
+        return NAN;
+    return (rank_sum - (double)np * (double)(np + 1) / 2) / ((double)np * (double)nn);
 }

@@ -21,4 +21,14 @@ double km_metrics_mse(const km_metrics *m);
 /* Squared correlation coefficient of predictions and true values, as LIBLINEAR prints. */
 double km_metrics_scc(const km_metrics *m);
 
+/* A scored row for the AUC: its score and whether it is of the positive class. */
+typedef struct km_scored {
+    double score;
+    int pos;
+} km_scored;
+
+/* The area under the ROC curve of the rows v[0..n), positives against the others
+ * (Mann-Whitney U / (n+ n-), ties counted half); NaN when a class is empty. Sorts v. */
+double km_metrics_auc(km_scored *v, int64_t n);
+
 #endif

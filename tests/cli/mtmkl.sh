@@ -52,3 +52,14 @@ $T -q -s mtmkl -c 0.01 --task-groups "$TMP/tree.groups" -t rbf -g 0.05 "$TMP/tre
 $P -q -d "$TMP/tree.test" "$TMP/rbf.model" "$TMP/rbf.dec"
 check "kernel mode (-t rbf): a model with support vectors that predicts" bash -c \
     "grep -q '^kernel rbf' $TMP/rbf.model && grep -q '^nr_sv ' $TMP/rbf.model && test \$(wc -l <$TMP/rbf.dec) -eq 1600"
+
+# predict --per-task: each task's accuracy and AUC; the AUC against an independent count
+$P --per-task "$TMP/tree.test" "$TMP/tree.model" "$TMP/pt.pred" >"$TMP/pt.out"
+$P -q -d "$TMP/tree.test" "$TMP/tree.model" "$TMP/pt.dec"
+paste -d' ' <(cut -d' ' -f1,2 "$TMP/tree.test") "$TMP/pt.dec" | sed 's/qid://' | sort -k2,2n -k3,3g |
+    awk 'function flush() { if (np > 0 && nn > 0) printf "%s %.6f\n", cur, (rs - np * (np + 1) / 2) / (np * nn) }
+         $2 != cur { flush(); cur = $2; r = 0; rs = 0; np = 0; nn = 0 }
+         { r++; if ($1 > 0) { np++; rs += r } else nn++ } END { flush() }' >"$TMP/pt.want"
+awk '/^task [0-9]+: / { sub(":", "", $2); printf "%s %.6f\n", $2, $NF }' "$TMP/pt.out" >"$TMP/pt.got"
+check "predict --per-task: 8 tasks, each AUC = a rank count by awk" bash -c \
+    "test \$(wc -l <$TMP/pt.got) -eq 8 && cmp -s $TMP/pt.got $TMP/pt.want && grep -q '^mean over 8 tasks: accuracy = ' $TMP/pt.out"
