@@ -1193,6 +1193,8 @@ int km_mtl_disclosed_merge(km_mtl_disclosed *d, km_mtl_disclosed *upd, km_error 
                             (long long)upd->version, (long long)upd->first,
                             (long long)upd->n, (long long)d->version, (long long)d->n);
     km_problem *X = d->X, *U = upd->X;
+    if (!X || !U || X->l != d->n - d->first || U->l != upd->n - upd->first || d->first)
+        return km_error_set(err, KM_EINPUT, "disclosure: inputs do not match its counts");
     int64_t skip = d->n - upd->first, add = upd->n - d->n;
     int64_t a = U->row_ptr[skip], nnz = U->row_ptr[U->l] - a;
     int64_t *rp = realloc(X->row_ptr, (size_t)(X->l + add + 1) * sizeof *rp);

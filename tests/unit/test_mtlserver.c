@@ -63,7 +63,7 @@ static int start_server(const char *extra)
     unlink(pf);
     snprintf(cmd, sizeof cmd, "exec '%s' -q --port 0 --port-file '%s' --secrets '%s/secrets' "
              "--journal '%s/journal' -t rbf -g 0.5 --task-kernel linear --alpha 0.5 "
-             "--lambda 0.5 --features 5 "
+             "--lambda 0.5 --features 5 --auth-delay 0 --max-auth-failures 1000000 "
              "--max-message 100000 %s 2>>'%s/server.log'", server_bin, pf, dir, dir, extra,
              dir);
     server_pid = fork();
@@ -131,7 +131,8 @@ typedef struct triple {
 
 static double pool[NPOOL][D];
 static triple data[L];
-static const char *secret[M] = {"alpha0", "b-1", "c.2", "d_3", "e4e4e4"};
+static const char *secret[M] = {"alpha0-secret-000", "b-1-secret-one-1", "c.2.secret.two.2",
+                                "d_3_secret_three", "e4e4e4e4e4e4e4e4e4"};
 
 static void make_data(uint64_t seed)
 {
@@ -166,6 +167,7 @@ static void put_send(km_buf *b, int64_t task, const char *sec, const triple *t, 
 {
     size_t f = km_buf_begin(b, KM_MTLP_SEND);
     km_mtlp_put_auth(b, task, sec);
+    km_buf_u64(b, 0);   /* no sequence number */
     km_buf_u32(b, (uint32_t)count);
     for (int k = 0; k < count; k++) {
         int32_t ix[D];
@@ -578,7 +580,7 @@ static void privacy_and_bad_input(void)
     CHECK(request_code(c, &b) == KM_MTLP_EAUTH, "an unknown task: authentication error");
     b.len = 0;
     f = km_buf_begin(&b, KM_MTLP_REGISTER);
-    km_buf_u64(&b, 99);
+    km_mtlp_put_auth(&b, 99, "any-token-at-all-here");
     km_buf_end(&b, f);
     CHECK(request_code(c, &b) == KM_MTLP_EREFUSED, "REGISTER without --register: refused");
     /* bad triples: the whole request refused, the connection stays usable */
@@ -590,6 +592,7 @@ static void privacy_and_bad_input(void)
     b.len = 0;
     f = km_buf_begin(&b, KM_MTLP_SEND);
     km_mtlp_put_auth(&b, 0, secret[0]);
+    km_buf_u64(&b, 0);
     km_buf_u32(&b, 1);
     int32_t ix[] = {D};   /* feature D + 1 > --features 5 */
     double v[] = {1};
