@@ -453,7 +453,6 @@ int main(int argc, char **argv)
     km_error err;
     if (!strcmp(cmd, "register")) {
         need_task(&o, cmd);
-        km_mtlp_conn *c = connect_or_die(&o);
         char secret[KM_MTLP_SECRET_MAX + 1], *token = NULL;
         const char *tok = getenv("KMTK_ADMIN_TOKEN");
         if (o.token_file)
@@ -461,6 +460,7 @@ int main(int argc, char **argv)
         if (!tok || !*tok)
             km_cli_die(1, "register needs the server's admin token (--admin-token-file FILE "
                        "or KMTK_ADMIN_TOKEN)");
+        km_mtlp_conn *c = connect_or_die(&o);
         if (km_mtlp_register(c, o.task, tok, secret, &err))
             km_cli_die(2, "%s", err.msg);
         printf("%lld %s\n", (long long)o.task, secret);

@@ -30,7 +30,8 @@
  * 2 task + secret, 3 task + u64 seq + SEND body */
 enum { REC_TRIPLES = 1, REC_SECRET = 2, REC_SEND = 3 };
 
-#define READ_CHUNK 65536
+#define READ_CHUNK 65536   /* a connection's input buffer above this is freed when empty */
+#define READ_FIRST 4096    /* and starts at this, doubling as a frame arrives */
 
 typedef struct conn {
     int fd;
@@ -592,11 +593,14 @@ static void close_with(conn *c, unsigned code, const char *msg)
  * being received), within the connection's and the server's memory budgets. */
 static void read_conn(server *S, conn *c)
 {
-    size_t want = c->inlen + READ_CHUNK;
-    if (c->inlen - c->used >= KM_MTLP_HEADER) {   /* up to the end of the current frame */
-        uint64_t end = c->used + frame_len(c->in + c->used) + 4;
-        if (end <= c->used + S->cfg->max_message + 4 && end > c->inlen && end < want)
-            want = (size_t)end;
+    size_t want = c->incap;
+    if (c->inlen == c->incap) {   /* full: double, up to the end of the current frame */
+        want = c->incap ? 2 * c->incap : READ_FIRST;
+        if (c->inlen - c->used >= KM_MTLP_HEADER) {
+            uint64_t end = c->used + frame_len(c->in + c->used) + 4;
+            if (end <= c->used + S->cfg->max_message + 4 && end > c->inlen && end < want)
+                want = (size_t)end;
+        }
     }
     if (want > c->incap) {
         size_t grow = want - c->incap;
@@ -729,6 +733,7 @@ static int timeouts(server *S)
 {
     const km_mtl_server_config *cfg = S->cfg;
     int64_t next = INT64_MAX;
+    int closed = 0;
     for (int i = 0; i < S->nconn; i++) {
         conn *c = &S->conns[i];
         if (c->closing)
@@ -745,12 +750,12 @@ static int timeouts(server *S)
             continue;
         }
         if (pending_out && S->now - c->active >= cfg->io_timeout_ms) {
-            c->closing = 1;   /* a reader that does not read: its replies are dropped */
+            c->closing = closed = 1;   /* a reader that does not read: replies dropped */
             c->outoff = c->out.len = 0;
             continue;
         }
         if (!pending_in && !pending_out && S->now - c->active >= cfg->idle_timeout_ms) {
-            c->closing = 1;
+            c->closing = closed = 1;
             continue;
         }
         int64_t d = pending_in && c->frame0 ? c->frame0 + cfg->io_timeout_ms
@@ -760,6 +765,8 @@ static int timeouts(server *S)
             d = c->active + cfg->idle_timeout_ms;
         next = d < next ? d : next;
     }
+    if (closed)
+        return 0;   /* dropped after this round's poll */
     if (next == INT64_MAX)
         return -1;
     return next <= S->now ? 0 : next - S->now > 60000 ? 60000 : (int)(next - S->now);

@@ -390,3 +390,37 @@ check "client examples: passive (predict with its model) = active (1e-8)" \
 # cross-validation comes from the method table: -s mtl takes -v (folds of rows, tasks kept)
 $BIN/train -s mtl -v 3 "$TMP/mu.train" >"$TMP/mtlcv.out" 2>&1
 check "train -s mtl -v 3: a cross-validated MSE" grep -Eq '^Cross Validation Mean squared error = [0-9.e+-]+$' "$TMP/mtlcv.out"
+
+# ---- issue 13: hostile input (the hostile clients are in tests/unit/test_mtlserver.c)
+printf '1 qid:1 1:1\n1 qid:1 1:100\n1 qid:2 1:100\n' >"$TMP/poison.svm"
+expect_fail "item 2: train -s mtl -t expdot -g 1 on x = {1:100}: refused, no NaN model" 2 \
+    'row 2: kernel value K\(x, x\) = inf \(expdot kernel' \
+    $BIN/train -s mtl -t expdot -g 1 "$TMP/poison.svm" "$TMP/poison.model"
+check "... and no model written" test ! -e "$TMP/poison.model"
+printf '1 qid:1\n1 qid:1 1:1\n-1 qid:2 2:1\n' >"$TMP/empty1.svm"
+check "item 9: train -s mtl with a first row without features" \
+    $BIN/train -q -s mtl "$TMP/empty1.svm" "$TMP/empty1.model"
+printf '1 %s\n' 0123456789abcde >"$TMP/short"
+expect_fail "item 8: a secret of 15 characters is refused" 2 'short:1: task 1: a secret has at least 16' \
+    $S -q --port 0 --secrets "$TMP/short"
+printf '1 0123456789abcdef\n' >"$TMP/sixteen"
+check "... 16 characters are accepted" bash -c \
+    "timeout 2 $S -q --port 0 --secrets $TMP/sixteen; test \$? -eq 124"
+printf '99999999999999999999 0123456789abcdef\n' >"$TMP/bigid"
+expect_fail "item 11: a task id beyond 64 bits in a secrets file is refused (server)" 2 \
+    'bigid:1: task id out of the 64-bit range' $S -q --port 0 --secrets "$TMP/bigid"
+expect_fail "... and in the client's --secrets" 2 'bigid:1: task id out of the 64-bit range' \
+    $C --secrets "$TMP/bigid" send "$TMP/u7"
+printf '1 0123456789abcdef\0rest\n' >"$TMP/nul"
+expect_fail "item 11: a NUL byte in a secrets line is refused (server)" 2 'nul:1: a NUL byte' \
+    $S -q --port 0 --secrets "$TMP/nul"
+expect_fail "... in the client's --secrets" 2 'nul:1: a NUL byte' \
+    $C --secrets "$TMP/nul" send "$TMP/u7"
+expect_fail "... in a --secret-file" 2 'nul:1: a NUL byte' $C -T 1 --secret-file "$TMP/nul" status
+expect_fail "item 8: --register without an admin token: usage error" 1 \
+    'register needs --admin-token-file' $S -q --port 0 --register
+echo short-token >"$TMP/shorttok"
+expect_fail "item 8: an admin token of 11 characters is refused" 2 'at least 16' \
+    $S -q --port 0 --register --admin-token-file "$TMP/shorttok"
+expect_fail "item 8: mtl-client register without the token: usage error" 1 \
+    "register needs the server's admin token" $C -T 5 register
