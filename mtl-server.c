@@ -318,6 +318,9 @@ int main(int argc, char **argv)
                    "of the admin token only");
     if (token_file && !cfg.allow_register)
         km_cli_die(1, "--admin-token-file without --register");
+    if (cfg.max_message + 4 > cfg.conn_memory)
+        km_cli_die(1, "--max-message %zu does not fit --conn-memory %zu", cfg.max_message,
+                   cfg.conn_memory);
     if (cfg.total_memory < cfg.conn_memory)
         km_cli_die(1, "--max-memory %zu is below --conn-memory %zu", cfg.total_memory,
                    cfg.conn_memory);

@@ -581,6 +581,8 @@ static uint64_t frame_len(const unsigned char *h)
     return (uint64_t)h[0] | (uint64_t)h[1] << 8 | (uint64_t)h[2] << 16 | (uint64_t)h[3] << 24;
 }
 
+static int frame_waiting(const server *S, const conn *c);
+
 /* Refuses what the connection sent with an ERROR and closes it once that is written. */
 static void close_with(conn *c, unsigned code, const char *msg)
 {
@@ -594,6 +596,8 @@ static void close_with(conn *c, unsigned code, const char *msg)
 static void read_conn(server *S, conn *c)
 {
     size_t want = c->incap;
+    if (frame_waiting(S, c))   /* parsed first: pipelined frames do not grow the buffer */
+        return;
     if (c->inlen == c->incap) {   /* full: double, up to the end of the current frame */
         want = c->incap ? 2 * c->incap : READ_FIRST;
         if (c->inlen - c->used >= KM_MTLP_HEADER) {
