@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,7 +40,8 @@ typedef struct mtl_txn {
     int on, implicit;
     int64_t n, nnz, version, ntask;
     int32_t nfeat;
-    int npend;
+    int npend, nq;
+    double rho;
     double *ybar;
     int64_t ybcap;
     int hsaved;        /* H, V, Q, C, gam saved (a batch was applied in the transaction) */
@@ -74,9 +76,13 @@ struct km_mtl {
     double *Q;         /* ncap x KM_MTL_BATCH: H V for the checked terms */
     double *Qw;        /* ncap x KM_MTL_BATCH: scratch for a view */
     double gam[KM_MTL_BATCH];
-    double C[KM_MTL_BATCH * KM_MTL_BATCH];   /* S = (alpha Gamma)^-1 + V'HV = C C', checked */
+    double C[KM_MTL_BATCH * KM_MTL_BATCH];   /* S = (alpha Gamma)^-1 + V'HV = C C' */
+    double Cw[KM_MTL_BATCH * KM_MTL_BATCH];  /* scratch for a view */
     int npend;
-    int nchecked;      /* terms [0, nchecked) have their Q columns and rows of C */
+    int nq;            /* terms [0, nq) have their Q columns and rows of C */
+    double rho;        /* sum over the pending terms of alpha gamma |v|^2 2 max D */
+    double dmax;       /* the largest pivot of Kbar so far (H <= D) */
+    int exact;         /* the exact check at every commit (km_mtl_exact_checks) */
     /* tasks */
     mtl_task *tasks;
     int64_t ntask, tcap;
@@ -580,6 +586,8 @@ static int64_t append_input(km_mtl *s, const int32_t *ix, const double *v, int64
     if (!(beta > KM_MTL_DROP * kn))   /* x in the span of the earlier inputs */
         beta = 0;
     s->D[n] = beta;
+    if (beta > s->dmax)   /* a rollback keeps it: an upper bound is all that is needed */
+        s->dmax = beta;
     s->ybar[n] = 0;
     for (int64_t j = 0; j < n; j++)
         s->H[n + j * s->ncap] = 0;   /* row n of the lower triangle */
@@ -709,7 +717,9 @@ int km_mtl_begin(km_mtl *s, km_error *err)
     x->version = s->version;
     x->ntask = s->ntask;
     x->nfeat = s->nfeat;
-    x->npend = s->npend;   /* all checked: nchecked == npend outside a transaction */
+    x->npend = s->npend;
+    x->nq = s->nq;
+    x->rho = s->rho;
     x->hsaved = 0;
     x->nst = 0;
     x->on = 1;
@@ -835,26 +845,28 @@ void km_mtl_rollback(km_mtl *s)
         memcpy(s->C, x->C, sizeof s->C);
         memcpy(s->gam, x->gam, sizeof s->gam);
     }
-    s->npend = s->nchecked = x->npend;
+    s->npend = x->npend;
+    s->nq = x->nq;
+    s->rho = x->rho;
     s->view_version = -1;
     txn_clear(s);
 }
 
 /* ---- H's rank-one terms (Algorithm 5 lines 34-35), checked before they count ---- */
 
-/* For the terms queued since the last check: Q = H V and their rows of the Cholesky factor
- * C of S = (alpha Gamma)^-1 + V'HV. In exact arithmetic every pivot is at least
- * 1 / (alpha gamma_k) > 0; one that is not positive and finite means the batched update of
- * H would not be positive definite: KM_EINPUT (H untouched; the caller rolls back). */
-static int check_pending(km_mtl *s, km_error *err)
+/* Q columns k0..k1-1 (= H V) into Qd and the rows k0..k1-1 of the Cholesky factor Cd of
+ * S = (alpha Gamma)^-1 + V'HV (Qd, Cd hold the earlier ones). In exact arithmetic every
+ * pivot is at least 1 / (alpha gamma_k) > 0; one that is not positive and finite means the
+ * batched update of H would not be positive definite: KM_EINPUT (H untouched). */
+static int compute_q(km_mtl *s, double *Qd, double *Cd, int k0, int k1, km_error *err)
 {
-    int k0 = s->nchecked, k1 = s->npend, n = (int)s->n, ld = (int)s->ncap, B = KM_MTL_BATCH;
-    if (k0 == k1)
+    int n = (int)s->n, ld = (int)s->ncap, B = KM_MTL_BATCH;
+    if (k0 >= k1)
         return KM_OK;
     cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, n, k1 - k0, 1.0, s->H, ld,
-                s->V + (size_t)k0 * (size_t)ld, ld, 0.0, s->Q + (size_t)k0 * (size_t)ld, ld);
+                s->V + (size_t)k0 * (size_t)ld, ld, 0.0, Qd + (size_t)k0 * (size_t)ld, ld);
     for (int k = k0; k < k1; k++) {
-        double *q = s->Q + (size_t)k * (size_t)ld, *c = s->C + k;   /* row k of C */
+        double *q = Qd + (size_t)k * (size_t)ld, *c = Cd + k;   /* row k of C */
         if (ld > n)   /* rows beyond n stay zero: an input appended later keeps Q = H V */
             memset(q + n, 0, (size_t)(ld - n) * sizeof *q);
         double skk = 1 / (s->p.alpha * s->gam[k]) +
@@ -862,8 +874,8 @@ static int check_pending(km_mtl *s, km_error *err)
         for (int j = 0; j < k; j++) {
             double t = cblas_ddot(n, q, 1, s->V + (size_t)j * (size_t)ld, 1);
             for (int m = 0; m < j; m++)
-                t -= s->C[j + m * B] * c[m * B];
-            c[j * B] = t / s->C[j + j * B];
+                t -= Cd[j + m * B] * c[m * B];
+            c[j * B] = t / Cd[j + j * B];
             skk -= c[j * B] * c[j * B];
         }
         if (!(skk > 0) || !isfinite(skk))
@@ -872,34 +884,51 @@ static int check_pending(km_mtl *s, km_error *err)
                                 skk);
         c[k * B] = sqrt(skk);
     }
-    s->nchecked = k1;
     return KM_OK;
 }
 
-/* The npend checked terms applied to Hd (n x n, lower, leading dimension ncap) as one
- * Woodbury step: H <- H - (Q C^-T)(Q C^-T)'; Q is overwritten when inplace. */
-static void apply_batch(km_mtl *s, double *Hd, int inplace)
+/* Decides that the pending terms keep H's batched update positive definite (Algorithm 5
+ * lines 34-35). With Shat = I + G, G = (alpha Gamma)^1/2 V'HV (alpha Gamma)^1/2 positive
+ * semi-definite and trace G <= sum_k alpha gamma_k |v_k|^2 |H| <= rho (|H| <= max D, doubled
+ * for rounding), the rounding errors of forming S and of its Cholesky factorization are at
+ * most about (n + KM_MTL_BATCH) KM_MTL_BATCH eps rho relative to the unit diagonal, so
+ * rho (n + 64) 64 eps <= 1/4 guarantees success (the usual case: the check is O(n) per
+ * triple). Otherwise the exact check: Q and the rows of C now (a dsymm per request). */
+static int check_terms(km_mtl *s, km_error *err)
+{
+    if (s->nq == s->npend ||
+        (!s->exact && s->rho * (double)(s->n + KM_MTL_BATCH) * KM_MTL_BATCH * DBL_EPSILON <=
+                          0.25))
+        return KM_OK;
+    int rc = compute_q(s, s->Q, s->C, s->nq, s->npend, err);
+    if (!rc)
+        s->nq = s->npend;
+    return rc;
+}
+
+/* The npend terms, with Q (n x npend, leading dimension ncap) and C, applied to Hd (n x n,
+ * lower, leading dimension ncap) as one Woodbury step: H <- H - (Q C^-T)(Q C^-T)'; Q is
+ * overwritten. */
+static void apply_batch(km_mtl *s, double *Hd, double *Q, const double *C)
 {
     int k = s->npend, n = (int)s->n, ld = (int)s->ncap;
     if (!k || !n)
         return;
-    double *W = s->Q;
-    if (!inplace) {
-        W = s->Qw;
-        for (int j = 0; j < k; j++)
-            memcpy(W + (size_t)j * (size_t)ld, s->Q + (size_t)j * (size_t)ld,
-                   (size_t)n * sizeof *W);
-    }
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, n, k, 1.0, s->C,
-                KM_MTL_BATCH, W, ld);
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, W, ld, 1.0, Hd, ld);
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, n, k, 1.0, C,
+                KM_MTL_BATCH, Q, ld);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, Q, ld, 1.0, Hd, ld);
+}
+
+void km_mtl_exact_checks(km_mtl *s, int on)
+{
+    s->exact = on != 0;
 }
 
 int km_mtl_commit(km_mtl *s, km_error *err)
 {
     if (!s->tx.on)
         return KM_OK;
-    int rc = check_pending(s, err);
+    int rc = check_terms(s, err);
     if (rc) {
         km_mtl_rollback(s);
         return rc;
@@ -1055,14 +1084,16 @@ static int update_in(km_mtl *s, int64_t id, const int32_t *index, const double *
         memcpy(col, v, (size_t)s->n * sizeof *v);
         memset(col + s->n, 0, (size_t)(s->ncap - s->n) * sizeof *col);
         s->gam[s->npend++] = gamma;
+        s->rho += alpha * gamma * cblas_ddot((int)s->n, v, 1, v, 1) * 2 * s->dmax;
         if (s->npend == KM_MTL_BATCH) {
-            int rc = check_pending(s, err);
+            int rc = compute_q(s, s->Q, s->C, s->nq, s->npend, err);
             if (rc)
                 return rc;
             if (save_h(s))
                 return km_error_nomem(err, "mtl transaction");
-            apply_batch(s, s->H, 1);
-            s->npend = s->nchecked = 0;
+            apply_batch(s, s->H, s->Q, s->C);
+            s->npend = s->nq = 0;
+            s->rho = 0;
         }
     }
     s->version++;
@@ -1104,13 +1135,19 @@ static int refresh_view(km_mtl *s, km_error *err)
 {
     if (s->view_version == s->version || !s->n)
         return KM_OK;
-    int rc = check_pending(s, err);   /* only inside a transaction are terms unchecked */
+    int64_t n = s->n, ld = s->ncap;
+    /* Q and C of the pending terms into scratch (the state's own are computed only at the
+     * points that do not depend on reads: the bits stay a function of the updates) */
+    for (int k = 0; k < s->nq; k++)
+        memcpy(s->Qw + (size_t)k * (size_t)ld, s->Q + (size_t)k * (size_t)ld,
+               (size_t)n * sizeof *s->Qw);
+    memcpy(s->Cw, s->C, sizeof s->Cw);
+    int rc = compute_q(s, s->Qw, s->Cw, s->nq, s->npend, err);
     if (rc)
         return rc;
-    int64_t n = s->n, ld = s->ncap;
     for (int64_t j = 0; j < n; j++)
         memcpy(s->Hview + j * ld + j, s->H + j * ld + j, (size_t)(n - j) * sizeof *s->H);
-    apply_batch(s, s->Hview, 0);
+    apply_batch(s, s->Hview, s->Qw, s->Cw);
     cblas_dsymv(CblasColMajor, CblasLower, (int)n, 1.0, s->Hview, (int)ld, s->ybar, 1, 0.0,
                 s->z, 1);
     for (int64_t i = 0; i < n; i++)   /* z_i = 0 where D_i = 0 (H's row i is zero) */

@@ -127,8 +127,8 @@ int km_mtl_check_kernels(const km_mtl_param *p, int64_t task, const int32_t *ind
  * and updates everything (Cases 1-3). x is a sparse row (0-based increasing indices; zero
  * values are dropped). All or nothing: a triple that is bad (km_mtl_check_triple,
  * km_mtl_check_kernels) or whose update would not be finite or positive definite (R_j's
- * gamma, the pivot of Kbar, the Cholesky pivots of H's batched Woodbury system, checked
- * for every triple before it counts) is refused with KM_EINPUT, and out of memory is
+ * gamma, the pivot of Kbar, the Cholesky pivots of H's batched Woodbury system: by a bound
+ * or computed, at each commit and full batch) is refused with KM_EINPUT, and out of memory is
  * KM_EINTERNAL; in both cases the state is as before the call. Outside a transaction each
  * call is one; inside one (km_mtl_begin) an error leaves the transaction to roll back. */
 int km_mtl_update(km_mtl *s, int64_t task, const int32_t *index, const double *value,
@@ -143,6 +143,12 @@ int km_mtl_update(km_mtl *s, int64_t task, const int32_t *index, const double *v
 int km_mtl_begin(km_mtl *s, km_error *err);
 int km_mtl_commit(km_mtl *s, km_error *err);
 void km_mtl_rollback(km_mtl *s);
+
+/* H's pending rank-one terms are checked at each commit by a bound, O(n) per triple, that
+ * guarantees the Cholesky factorization of their Woodbury system (see check_terms in
+ * mtl.c); only when it does not hold is the system itself formed and factored (a dsymm of
+ * H per commit). on = 1: always the latter (tests; the paranoid). */
+void km_mtl_exact_checks(km_mtl *s, int on);
 
 /* The task-private part of Algorithm 5 only (h_j, y_j, w_j, R_j; Xbar, ybar, H untouched):
  * an active client rebuilding its own R_j after the server has its triples. The input must
