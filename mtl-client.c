@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cblas.h>
 
@@ -19,8 +20,8 @@ static const char usage[] =
     "Usage: mtl-client [options] COMMAND [FILE]\n"
     "A client of mtl-server (Dinuzzo's thesis ch. 5; protocol: doc/mtl-protocol.md).\n"
     "commands:\n"
-    "  register           ask the server for a secret for task -T (server --register);\n"
-    "                     prints 'TASK SECRET' (a file --secret-file reads)\n"
+    "  register           ask the server for a secret for task -T (server --register), with\n"
+    "                     its admin token; prints 'TASK SECRET' (a file --secret-file reads)\n"
     "  send FILE          send the examples of FILE (svmlight; the task of a row is its qid,\n"
     "                     or -T for rows without one; weight 1) as triples (x, y, 1)\n"
     "  status             version, unique inputs n, task -T's inputs and triples, parameters\n"
@@ -44,6 +45,8 @@ static const char usage[] =
     "  --secret SECRET    task -T's secret on the command line (other users see it in ps:\n"
     "                     prefer --secret-file or KMTK_SECRET)\n"
     "  --secrets FILE     secrets of several tasks, lines 'TASK SECRET' (send)\n"
+    "  --admin-token-file FILE   register: the server's admin token (first line of FILE;\n"
+    "                     else the environment variable KMTK_ADMIN_TOKEN)\n"
     "  --active, --passive   see estimate\n"
     "  --model MODEL      estimate: model file\n"
     "  --eval FILE --eval-out OUT   estimate: write g_j of each row of FILE to OUT ('-':\n"
@@ -63,6 +66,7 @@ typedef struct opts {
     const char *secrets_file;
     int active;         /* 1 --active, 0 --passive, -1 neither given */
     const char *model, *eval, *eval_out;
+    const char *token_file;
     int batch;
     int quiet;
 } opts;
@@ -83,13 +87,22 @@ static void read_secrets(const char *path, secrets *S)
     size_t len = 0;
     long long no = 0, t;
     int64_t cap = 0;
-    while (getline(&line, &len, f) > 0) {
+    ssize_t got;
+    while ((got = getline(&line, &len, f)) > 0) {
         no++;
         char *p = line + strspn(line, " \t");
         if (!*p || *p == '#' || *p == '\n' || *p == '\r')
             continue;
+        if ((size_t)got != strlen(line))
+            km_cli_die(2, "%s:%lld: a NUL byte in the line", path, no);
+        char *end;
+        errno = 0;
+        t = strtoll(p, &end, 10);
+        if (errno == ERANGE)
+            km_cli_die(2, "%s:%lld: task id out of the 64-bit range", path, no);
         int used = 0;
-        if (sscanf(p, "%lld %65[!-~]%n", &t, sec, &used) != 2 ||
+        if (end == p || (*end != ' ' && *end != '\t') ||
+            sscanf(p, "%lld %65[!-~]%n", &t, sec, &used) != 2 ||
             strlen(sec) > KM_MTLP_SECRET_MAX || p[used + strspn(p + used, " \t\r\n")])
             km_cli_die(2, "%s:%lld: expected 'TASK SECRET'", path, no);
         if (S->n == cap) {
@@ -132,6 +145,7 @@ typedef struct sender {
     size_t count_at;    /* offset of its triple count */
     uint32_t count;
     int64_t task;
+    uint64_t seq;       /* the last request's sequence number */
     int inflight;       /* requests written, replies not read */
     uint64_t version;
     int64_t acked;
@@ -186,7 +200,11 @@ static int cmd_send(const opts *o, const char *path)
     km_svmlight_reader *rd = km_svmlight_open(path, &err);
     if (!rd)
         km_cli_die(2, "%s", err.msg);
-    sender s = {connect_or_die(o), {0}, SIZE_MAX, 0, 0, 0, 0, 0, 0};
+    /* sequence numbers from the microseconds since 1970: above every earlier run's */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    sender s = {connect_or_die(o), {0}, SIZE_MAX, 0, 0, 0,
+                (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u, 0, 0, 0};
     km_row row;
     int rc;
     int64_t rows = 0;
@@ -212,6 +230,7 @@ static int cmd_send(const opts *o, const char *path)
                            (long long)row.line, (long long)task);
             s.frame = km_buf_begin(&s.b, KM_MTLP_SEND);
             km_mtlp_put_auth(&s.b, task, secret);
+            km_buf_u64(&s.b, ++s.seq);   /* a retried request is not applied twice */
             s.count_at = s.b.len;
             km_buf_u32(&s.b, 0);
             s.count = 0;
@@ -381,6 +400,8 @@ int main(int argc, char **argv)
             secret_arg = NEXT();
             if (strlen(secret_arg) > KM_MTLP_SECRET_MAX || !*secret_arg)
                 km_cli_die(1, "%s: a secret has 1 to %d characters", a, KM_MTLP_SECRET_MAX);
+        } else if (!strcmp(a, "--admin-token-file")) {
+            o.token_file = NEXT();
         } else if (!strcmp(a, "--secret-file")) {
             if (secret_file)
                 km_cli_die(1, "%s: the secret is given twice", a);
@@ -432,11 +453,18 @@ int main(int argc, char **argv)
     km_error err;
     if (!strcmp(cmd, "register")) {
         need_task(&o, cmd);
+        char secret[KM_MTLP_SECRET_MAX + 1], *token = NULL;
+        const char *tok = getenv("KMTK_ADMIN_TOKEN");
+        if (o.token_file)
+            tok = token = km_cli_secret_file(o.token_file, KM_MTLP_SECRET_MAX, 0, 0);
+        if (!tok || !*tok)
+            km_cli_die(1, "register needs the server's admin token (--admin-token-file FILE "
+                       "or KMTK_ADMIN_TOKEN)");
         km_mtlp_conn *c = connect_or_die(&o);
-        char secret[KM_MTLP_SECRET_MAX + 1];
-        if (km_mtlp_register(c, o.task, secret, &err))
+        if (km_mtlp_register(c, o.task, tok, secret, &err))
             km_cli_die(2, "%s", err.msg);
         printf("%lld %s\n", (long long)o.task, secret);
+        free(token);
         km_mtlp_close(c);
     } else if (!strcmp(cmd, "status")) {
         need_task(&o, cmd);

@@ -38,7 +38,8 @@ static const char usage[] =
     "                   other tasks use --task-kernel; a journal records them\n"
     "  --alpha ALPHA    weight of K in the mixed-effect kernel (5.2), in [0, 1] (default 0.5)\n"
     "  --lambda LAMBDA  regularization parameter (default 1)\n"
-    "  --features N     refuse triples with a feature index above N (default: any)\n"
+    "  --features N     refuse triples with a feature index above N (default: any up to\n"
+    "                   --max-features)\n"
     "  -j, --journal FILE   accepted triples are appended before they are acknowledged\n"
     "                   and replayed at start (default: none, nothing survives a restart);\n"
     "                   locked while the server runs; damage refuses the start\n"
@@ -48,11 +49,27 @@ static const char usage[] =
     "  --snapshot-every N   triples between snapshots (default 100000; 0: only at exit)\n"
     "  --fsync POLICY   batch (one fdatasync per loop round, default), always (one per\n"
     "                   request), none (write() only: survives kill -9, not power loss)\n"
-    "  --secrets FILE   secrets: lines 'TASK SECRET' (SECRET: 1 to 64 characters without\n"
+    "  --secrets FILE   secrets: lines 'TASK SECRET' (SECRET: 16 to 64 characters without\n"
     "                   blanks), '#' comments\n"
-    "  --register       issue secrets to tasks that ask for one (REGISTER)\n"
+    "  --register       issue secrets to tasks without one (REGISTER), to the holder of the\n"
+    "                   admin token only (needs --admin-token-file)\n"
+    "  --admin-token-file FILE   the admin token: the first line of FILE, 16 to 64\n"
+    "                   characters without blanks\n"
+    "  --max-secrets N  secrets REGISTER issues at most (default 1000000)\n"
+    "limits (doc/mtl-protocol.md):\n"
+    "  --max-features N feature indices above N refused without --features (default 1048576)\n"
+    "  --max-inputs N   unique inputs at most; a SEND beyond is refused (default 10000)\n"
     "  --max-message N  longest request frame accepted, bytes (default 16777216)\n"
     "  --max-clients N  connections at once (default 256)\n"
+    "  --max-per-peer N connections from one address at once (default 32)\n"
+    "  --idle-timeout S close a connection idle S seconds (default 300)\n"
+    "  --io-timeout S   close a connection whose request frame is not complete S seconds after\n"
+    "                   its first byte, or whose replies are not read for S seconds (default 30)\n"
+    "  --conn-memory N  bytes of buffers of one connection (default 268435456)\n"
+    "  --max-memory N   bytes of buffers of all connections (default 1073741824)\n"
+    "  --auth-delay MS  a failed authentication is answered after MS ms (default 1000)\n"
+    "  --max-auth-failures N   failed authentications per address per minute; beyond, every\n"
+    "                   authentication from it is refused until the minute ends (default 20)\n"
     "  --port-file FILE write the port to FILE once listening\n"
     "  -q               no messages but errors\n"
     "  -h, --help       this help\n"
@@ -105,21 +122,31 @@ static void read_secrets(const char *path, km_mtl_server_config *cfg)
     char **sec = NULL, *line = NULL;
     size_t len = 0;
     long long no = 0;
-    while (getline(&line, &len, f) > 0) {
+    ssize_t got;
+    while ((got = getline(&line, &len, f)) > 0) {
         no++;
         char *p = line;
         while (*p == ' ' || *p == '\t')
             p++;
         if (!*p || *p == '#' || *p == '\n' || *p == '\r')
             continue;
+        if ((size_t)got != strlen(line))
+            km_cli_die(2, "%s:%lld: a NUL byte in the line", path, no);
         char *end;
+        errno = 0;
         long long t = strtoll(p, &end, 10);
+        if (errno == ERANGE)
+            km_cli_die(2, "%s:%lld: task id out of the 64-bit range", path, no);
         char secret[KM_MTLP_SECRET_MAX + 2];
         int used = 0;
-        if (end == p || sscanf(end, " %65[!-~]%n", secret, &used) != 1 ||
+        if (end == p || (*end != ' ' && *end != '\t') ||
+            sscanf(end, " %65[!-~]%n", secret, &used) != 1 ||
             strlen(secret) > KM_MTLP_SECRET_MAX || end[used + strspn(end + used, " \t\r\n")])
-            km_cli_die(2, "%s:%lld: expected 'TASK SECRET' (SECRET: 1 to %d characters "
-                       "without blanks)", path, no, KM_MTLP_SECRET_MAX);
+            km_cli_die(2, "%s:%lld: expected 'TASK SECRET' (SECRET: %d to %d characters "
+                       "without blanks)", path, no, KM_MTLP_SECRET_MIN, KM_MTLP_SECRET_MAX);
+        if (strlen(secret) < KM_MTLP_SECRET_MIN)
+            km_cli_die(2, "%s:%lld: task %lld: a secret has at least %d characters (got %zu)",
+                       path, no, t, KM_MTLP_SECRET_MIN, strlen(secret));
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
             task = realloc(task, (size_t)cap * sizeof *task);
@@ -138,6 +165,15 @@ static void read_secrets(const char *path, km_mtl_server_config *cfg)
     cfg->nsecrets = n;
     cfg->secret_task = task;
     cfg->secret = sec;
+}
+
+/* A duration in seconds (decimals allowed) as milliseconds, 0.001 s to 1 day. */
+static int seconds_ms(const char *opt, const char *v)
+{
+    double sec = km_cli_number(opt, v);
+    if (!(sec >= 0.001 && sec <= 86400))
+        km_cli_die(1, "%s: seconds from 0.001 to 86400 (got %s)", opt, v);
+    return (int)(sec * 1000 + 0.5);
 }
 
 static km_kernel_type kernel_type(const char *opt, const char *name)
@@ -165,16 +201,11 @@ static void check_used(const km_kernel *k, const char *which, const char *g, con
 int main(int argc, char **argv)
 {
     km_cli_init("mtl-server");
-    km_mtl_server_config cfg = {
-        .param = km_mtl_param_default(),
-        .bind = "127.0.0.1",
-        .port = 7353,
-        .fsync_policy = KM_FSYNC_BATCH,
-        .max_message = 16u << 20,
-        .max_clients = 256,
-    };
+    km_mtl_server_config cfg;
+    km_mtl_server_config_default(&cfg);
     int quiet = 0;
-    const char *secrets = NULL, *task_kernels = NULL, *snapshot = NULL, *snap_every = NULL;
+    const char *secrets = NULL, *task_kernels = NULL, *token_file = NULL;
+    const char *snapshot = NULL, *snap_every = NULL;
     cfg.snapshot_every = 100000;
     const char *g = NULL, *r = NULL, *d = NULL, *tg = NULL, *tr = NULL, *td = NULL;
     for (int i = 1; i < argc; i++) {
@@ -242,6 +273,28 @@ int main(int argc, char **argv)
             cfg.max_message = (size_t)km_cli_integer(a, NEXT(), 64, UINT32_MAX - 8);
         } else if (!strcmp(a, "--max-clients")) {
             cfg.max_clients = (int)km_cli_integer(a, NEXT(), 1, 100000);
+        } else if (!strcmp(a, "--admin-token-file")) {
+            token_file = NEXT();
+        } else if (!strcmp(a, "--max-secrets")) {
+            cfg.max_secrets = km_cli_integer(a, NEXT(), 0, INT64_MAX);
+        } else if (!strcmp(a, "--max-features")) {
+            cfg.max_features = (int32_t)km_cli_integer(a, NEXT(), 1, INT32_MAX);
+        } else if (!strcmp(a, "--max-inputs")) {
+            cfg.max_inputs = km_cli_integer(a, NEXT(), 1, KM_MTL_MAX_INPUTS);
+        } else if (!strcmp(a, "--max-per-peer")) {
+            cfg.max_per_peer = (int)km_cli_integer(a, NEXT(), 1, 100000);
+        } else if (!strcmp(a, "--idle-timeout")) {
+            cfg.idle_timeout_ms = seconds_ms(a, NEXT());
+        } else if (!strcmp(a, "--io-timeout")) {
+            cfg.io_timeout_ms = seconds_ms(a, NEXT());
+        } else if (!strcmp(a, "--conn-memory")) {
+            cfg.conn_memory = (size_t)km_cli_integer(a, NEXT(), 65536, INT64_MAX);
+        } else if (!strcmp(a, "--max-memory")) {
+            cfg.total_memory = (size_t)km_cli_integer(a, NEXT(), 65536, INT64_MAX);
+        } else if (!strcmp(a, "--auth-delay")) {
+            cfg.auth_delay_ms = (int)km_cli_integer(a, NEXT(), 0, 600000);
+        } else if (!strcmp(a, "--max-auth-failures")) {
+            cfg.max_auth_failures = (int)km_cli_integer(a, NEXT(), 1, 1000000000);
         } else if (!strcmp(a, "--port-file")) {
             port_file = NEXT();
         } else if (!strcmp(a, "-q")) {
@@ -286,6 +339,25 @@ int main(int argc, char **argv)
     cfg.param.tk = tk;
     if (km_mtl_param_check(&cfg.param, cfg.n_features, &err))
         km_cli_die(1, "%s", err.msg);
+    if (cfg.allow_register && !token_file)
+        km_cli_die(1, "--register needs --admin-token-file FILE: REGISTER is for the holder "
+                   "of the admin token only");
+    if (token_file && !cfg.allow_register)
+        km_cli_die(1, "--admin-token-file without --register");
+    if (cfg.max_message + 4 > cfg.conn_memory)
+        km_cli_die(1, "--max-message %zu does not fit --conn-memory %zu", cfg.max_message,
+                   cfg.conn_memory);
+    if (cfg.total_memory < cfg.conn_memory)
+        km_cli_die(1, "--max-memory %zu is below --conn-memory %zu", cfg.total_memory,
+                   cfg.conn_memory);
+    char *token = NULL;
+    if (token_file) {
+        token = km_cli_secret_file(token_file, KM_MTLP_SECRET_MAX, 0, 0);
+        if (strlen(token) < KM_MTLP_SECRET_MIN)
+            km_cli_die(2, "%s: the admin token has at least %d characters", token_file,
+                       KM_MTLP_SECRET_MIN);
+        cfg.admin_token = token;
+    }
     if (secrets)
         read_secrets(secrets, &cfg);
     if (!cfg.nsecrets && !cfg.allow_register)
@@ -311,6 +383,7 @@ int main(int argc, char **argv)
     free((void *)cfg.secret_task);
     free(tk);
     free(snap_default);
+    free(token);
     if (rc)
         km_cli_die(rc, "%s", err.msg);
     return 0;

@@ -192,6 +192,10 @@ char *km_cli_secret_file(const char *path, int max, long long task, int has_task
             km_cli_die(2, "%s: %s", path, strerror(errno));
         km_cli_die(2, "%s: empty (expected the secret, or 'TASK SECRET')", path);
     }
+    if ((size_t)n != strlen(line)) {   /* a NUL byte would cut the secret short */
+        free(line);
+        km_cli_die(2, "%s:1: a NUL byte in the line", path);
+    }
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
                      line[n - 1] == '\t'))
         line[--n] = 0;

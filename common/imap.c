@@ -23,8 +23,47 @@ int64_t km_imap_get(const km_imap *m, int64_t key)
     }
 }
 
+/* The slot of key, or -1. */
+static int64_t slot_of(const km_imap *m, int64_t key)
+{
+    if (!m->size)
+        return -1;
+    uint64_t mask = (uint64_t)(m->size - 1);
+    for (uint64_t i = km_mix64((uint64_t)key) & mask;; i = (i + 1) & mask) {
+        if (!m->val[i])
+            return -1;
+        if (m->key[i] == key)
+            return (int64_t)i;
+    }
+}
+
+void km_imap_del(km_imap *m, int64_t key)
+{
+    int64_t at = slot_of(m, key);
+    if (at < 0)
+        return;
+    /* backward-shift deletion (linear probing): later entries of the run move up when
+     * their home slot is not after the hole */
+    uint64_t mask = (uint64_t)(m->size - 1), hole = (uint64_t)at;
+    for (uint64_t i = (hole + 1) & mask; m->val[i]; i = (i + 1) & mask) {
+        uint64_t home = km_mix64((uint64_t)m->key[i]) & mask;
+        if (((i - home) & mask) >= ((i - hole) & mask)) {
+            m->key[hole] = m->key[i];
+            m->val[hole] = m->val[i];
+            hole = i;
+        }
+    }
+    m->val[hole] = 0;
+    m->count--;
+}
+
 int km_imap_put(km_imap *m, int64_t key, int64_t val)
 {
+    int64_t at = slot_of(m, key);
+    if (at >= 0) {
+        m->val[at] = val + 1;
+        return 0;
+    }
     if (2 * (m->count + 1) > m->size) {
         int64_t size = m->size ? 2 * m->size : 64;
         km_imap g = {calloc((size_t)size, sizeof *g.key), calloc((size_t)size, sizeof *g.val),

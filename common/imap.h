@@ -17,8 +17,12 @@ uint64_t km_mix64(uint64_t z);
 /* The value of key, or -1. */
 int64_t km_imap_get(const km_imap *m, int64_t key);
 
-/* Sets key -> val (val >= 0; replaces); 0, or -1 when out of memory (m unchanged). */
+/* Sets key -> val (val >= 0; replaces); 0, or -1 when out of memory (m unchanged). A key
+ * already present is replaced without allocating (never fails). */
 int km_imap_put(km_imap *m, int64_t key, int64_t val);
+
+/* Removes key (absent: nothing). Never allocates. */
+void km_imap_del(km_imap *m, int64_t key);
 
 void km_imap_free(km_imap *m);
 

@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +27,30 @@ typedef struct mtl_task {
     double *w;     /* w_j (merged) */
     double *R;     /* R_j, cap x cap */
 } mtl_task;
+
+/* A task's private part as it was when a transaction first touched it. */
+typedef struct saved_task {
+    int64_t j, l, triples;
+    int64_t *h;
+    double *y, *w, *R;   /* R: l x l */
+} saved_task;
+
+/* What km_mtl_rollback needs to restore the state of km_mtl_begin. */
+typedef struct mtl_txn {
+    int on, implicit;
+    int64_t n, nnz, version, ntask;
+    int32_t nfeat;
+    int npend, nq;
+    double rho;
+    double *ybar;
+    int64_t ybcap;
+    int hsaved;        /* H, V, Q, C, gam saved (a batch was applied in the transaction) */
+    double *H, *V, *Q;
+    int64_t hcap, vcap;
+    double C[KM_MTL_BATCH * KM_MTL_BATCH], gam[KM_MTL_BATCH];
+    saved_task *st;
+    int64_t nst, stcap;
+} mtl_txn;
 
 struct km_mtl {
     km_mtl_param p;    /* p.tk is tk, owned */
@@ -48,8 +73,16 @@ struct km_mtl {
     double *ybar;
     double *H;
     double *V;         /* ncap x KM_MTL_BATCH */
+    double *Q;         /* ncap x KM_MTL_BATCH: H V for the checked terms */
+    double *Qw;        /* ncap x KM_MTL_BATCH: scratch for a view */
     double gam[KM_MTL_BATCH];
+    double C[KM_MTL_BATCH * KM_MTL_BATCH];   /* S = (alpha Gamma)^-1 + V'HV = C C' */
+    double Cw[KM_MTL_BATCH * KM_MTL_BATCH];  /* scratch for a view */
     int npend;
+    int nq;            /* terms [0, nq) have their Q columns and rows of C */
+    double rho;        /* sum over the pending terms of alpha gamma |v|^2 2 max D */
+    double dmax;       /* the largest pivot of Kbar so far (H <= D) */
+    int exact;         /* the exact check at every commit (km_mtl_exact_checks) */
     /* tasks */
     mtl_task *tasks;
     int64_t ntask, tcap;
@@ -58,7 +91,7 @@ struct km_mtl {
     double *Hview;
     double *z, *cbar;
     int64_t view_version;
-    int broken;        /* H could not be updated: every later call fails */
+    mtl_txn tx;        /* the open transaction (km_mtl_begin) */
     /* scratch */
     double *work;      /* ncap: k, t, v */
     double *work2;     /* ncap */
@@ -75,6 +108,7 @@ static size_t packed(int64_t n)
 }
 
 static int grow_inputs(km_mtl *s, int64_t need);
+static void txn_free(km_mtl *s);
 
 km_mtl_param km_mtl_param_default(void)
 {
@@ -285,6 +319,9 @@ void km_mtl_free(km_mtl *s)
     free(s->ybar);
     free(s->H);
     free(s->V);
+    free(s->Q);
+    free(s->Qw);
+    txn_free(s);
     for (int64_t j = 0; j < s->ntask; j++) {
         free(s->tasks[j].h);
         free(s->tasks[j].y);
@@ -333,45 +370,73 @@ void km_mtl_task_size(const km_mtl *s, int64_t id, int64_t *l, int64_t *triples)
     *triples = T ? T->triples : 0;
 }
 
-/* Grows every per-input array to hold need inputs; 0 or -1 (out of memory). */
+/* count * size bytes, or NULL when that overflows size_t or malloc fails; zero: calloc. */
+static void *alloc_n(size_t count, size_t size, int zero)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes))
+        return NULL;
+    return zero ? calloc(1, bytes ? bytes : 1) : malloc(bytes ? bytes : 1);
+}
+
+/* realloc to count * size bytes; NULL (p untouched) on overflow or failure. */
+static void *realloc_n(void *p, size_t count, size_t size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes))
+        return NULL;
+    return realloc(p, bytes ? bytes : 1);
+}
+
+/* Grows every per-input array to hold need inputs; 0 or -1 (out of memory, or more than
+ * KM_MTL_MAX_INPUTS). Every size is checked for overflow. */
 static int grow_inputs(km_mtl *s, int64_t need)
 {
     if (need <= s->ncap)
         return 0;
+    if (need > KM_MTL_MAX_INPUTS)
+        return -1;
     int64_t cap = s->ncap ? s->ncap : 16;
     while (cap < need)
         cap *= 2;
-    int64_t *rp = realloc(s->row_ptr, (size_t)(cap + 1) * sizeof *rp);
+    size_t c = (size_t)cap, cc;
+    if (__builtin_mul_overflow(c, c, &cc))
+        return -1;
+    int64_t *rp = realloc_n(s->row_ptr, c + 1, sizeof *rp);
     if (rp)
         s->row_ptr = rp;
-    double *sq = realloc(s->sq, (size_t)cap * sizeof *sq);
+    double *sq = realloc_n(s->sq, c, sizeof *sq);
     if (sq)
         s->sq = sq;
-    int64_t *xn = realloc(s->xnext, (size_t)cap * sizeof *xn);
+    int64_t *xn = realloc_n(s->xnext, c, sizeof *xn);
     if (xn)
         s->xnext = xn;
-    uint64_t *xh = realloc(s->xhash, (size_t)cap * sizeof *xh);
+    uint64_t *xh = realloc_n(s->xhash, c, sizeof *xh);
     if (xh)
         s->xhash = xh;
-    double *L = realloc(s->L, packed(cap) * sizeof *L);
+    double *L = realloc_n(s->L, packed(cap), sizeof *L);
     if (L)
         s->L = L;
-    double *D = realloc(s->D, (size_t)cap * sizeof *D);
+    double *D = realloc_n(s->D, c, sizeof *D);
     if (D)
         s->D = D;
-    double *yb = realloc(s->ybar, (size_t)cap * sizeof *yb);
+    double *yb = realloc_n(s->ybar, c, sizeof *yb);
     if (yb)
         s->ybar = yb;
-    double *H = calloc((size_t)cap * (size_t)cap, sizeof *H);
-    double *V = calloc((size_t)cap * KM_MTL_BATCH, sizeof *V);
-    double *Hv = malloc((size_t)cap * (size_t)cap * sizeof *Hv);
-    double *z = malloc((size_t)cap * sizeof *z), *cb = malloc((size_t)cap * sizeof *cb);
-    double *w1 = malloc((size_t)(cap + 1) * sizeof *w1);
-    double *w2 = malloc((size_t)(cap + 1) * sizeof *w2);
-    if (!rp || !sq || !xn || !xh || !L || !D || !yb || !H || !V || !Hv || !z || !cb || !w1 ||
-        !w2) {
+    double *H = alloc_n(cc, sizeof *H, 1);
+    double *V = alloc_n(c, KM_MTL_BATCH * sizeof *V, 1);
+    double *Q = alloc_n(c, KM_MTL_BATCH * sizeof *Q, 1);
+    double *Qw = alloc_n(c, KM_MTL_BATCH * sizeof *Qw, 0);
+    double *Hv = alloc_n(cc, sizeof *Hv, 0);
+    double *z = alloc_n(c, sizeof *z, 0), *cb = alloc_n(c, sizeof *cb, 0);
+    double *w1 = alloc_n(c + 1, sizeof *w1, 0);
+    double *w2 = alloc_n(c + 1, sizeof *w2, 0);
+    if (!rp || !sq || !xn || !xh || !L || !D || !yb || !H || !V || !Q || !Qw || !Hv || !z ||
+        !cb || !w1 || !w2) {
         free(H);
         free(V);
+        free(Q);
+        free(Qw);
         free(Hv);
         free(z);
         free(cb);
@@ -381,10 +446,14 @@ static int grow_inputs(km_mtl *s, int64_t need)
     }
     for (int64_t j = 0; j < s->n; j++)
         memcpy(H + j * cap, s->H + j * s->ncap, (size_t)s->n * sizeof *H);
-    for (int k = 0; k < s->npend; k++)
+    for (int k = 0; k < s->npend; k++) {
         memcpy(V + k * cap, s->V + k * s->ncap, (size_t)s->n * sizeof *V);
+        memcpy(Q + k * cap, s->Q + k * s->ncap, (size_t)s->n * sizeof *Q);
+    }
     free(s->H);
     free(s->V);
+    free(s->Q);
+    free(s->Qw);
     free(s->Hview);
     free(s->z);
     free(s->cbar);
@@ -392,6 +461,8 @@ static int grow_inputs(km_mtl *s, int64_t need)
     free(s->work2);
     s->H = H;
     s->V = V;
+    s->Q = Q;
+    s->Qw = Qw;
     s->Hview = Hv;
     s->z = z;
     s->cbar = cb;
@@ -420,8 +491,8 @@ static int64_t find_input(const km_mtl *s, const int32_t *ix, const double *v, i
     for (int64_t r = km_imap_get(&s->xmap, (int64_t)hash); r >= 0; r = s->xnext[r]) {
         int64_t a = s->row_ptr[r], len = s->row_ptr[r + 1] - a;
         if (s->xhash[r] == hash && len == nnz &&
-            !memcmp(s->index + a, ix, (size_t)nnz * sizeof *ix) &&
-            !memcmp(s->value + a, v, (size_t)nnz * sizeof *v))
+            (!nnz || (!memcmp(s->index + a, ix, (size_t)nnz * sizeof *ix) &&
+                      !memcmp(s->value + a, v, (size_t)nnz * sizeof *v))))
             return r;
     }
     return -1;
@@ -444,38 +515,54 @@ static double sqnorm(const double *v, int64_t nnz)
 }
 
 /* Algorithm 8 lines 1-9: appends x to Xbar, a row to L and D, 0 to ybar and diag{H, beta}.
- * Returns the new row, or -1 when out of memory. */
+ * Returns the new row, or -1: KM_EINTERNAL when out of memory (or beyond
+ * KM_MTL_MAX_INPUTS), KM_EINPUT when a kernel value, the new row of L or its pivot is not
+ * finite (the state may then hold part of the row: callers roll back). */
 static int64_t append_input(km_mtl *s, const int32_t *ix, const double *v, int64_t nnz,
-                            uint64_t hash)
+                            uint64_t hash, km_error *err)
 {
     int64_t n = s->n;
-    if (grow_inputs(s, n + 1))
-        return -1;
+    if (n >= KM_MTL_MAX_INPUTS) {
+        km_error_set(err, KM_EINPUT, "mtl: %lld unique inputs, the most this build holds",
+                     (long long)KM_MTL_MAX_INPUTS);
+        return -KM_EINPUT;
+    }
+    if (grow_inputs(s, n + 1)) {
+        km_error_nomem(err, "mtl unique inputs");
+        return -KM_EINTERNAL;
+    }
     int64_t at = s->row_ptr[n];
     if (at + nnz > s->nzcap || !s->index) {
         int64_t cap = s->nzcap ? s->nzcap : 256;
         while (cap < at + nnz)
             cap *= 2;
-        int32_t *ni = realloc(s->index, (size_t)cap * sizeof *ni);
+        int32_t *ni = realloc_n(s->index, (size_t)cap, sizeof *ni);
         if (ni)
             s->index = ni;
-        double *nv = realloc(s->value, (size_t)cap * sizeof *nv);
+        double *nv = realloc_n(s->value, (size_t)cap, sizeof *nv);
         if (nv)
             s->value = nv;
-        if (!ni || !nv)
-            return -1;
+        if (!ni || !nv) {
+            km_error_nomem(err, "mtl unique inputs");
+            return -KM_EINTERNAL;
+        }
         s->nzcap = cap;
     }
     int64_t prev = km_imap_get(&s->xmap, (int64_t)hash);
-    if (km_imap_put(&s->xmap, (int64_t)hash, n))
-        return -1;
-    memcpy(s->index + at, ix, (size_t)nnz * sizeof *ix);
-    memcpy(s->value + at, v, (size_t)nnz * sizeof *v);
+    if (km_imap_put(&s->xmap, (int64_t)hash, n)) {
+        km_error_nomem(err, "mtl unique inputs");
+        return -KM_EINTERNAL;
+    }
+    if (nnz) {
+        memcpy(s->index + at, ix, (size_t)nnz * sizeof *ix);
+        memcpy(s->value + at, v, (size_t)nnz * sizeof *v);
+    }
     s->row_ptr[n + 1] = at + nnz;
     s->xnext[n] = prev;
     s->xhash[n] = hash;
     s->sq[n] = sqnorm(v, nnz);
-    if (nnz && ix[nnz - 1] >= s->nfeat)
+    s->n = n + 1;   /* rolled back with the transaction on any failure below */
+    if (nnz && ix[nnz - 1] >= s->nfeat)   /* ix < INT32_MAX (km_mtl_check_triple) */
         s->nfeat = ix[nnz - 1] + 1;
     /* k = ker(x, Xbar; K); t solves L t = k([n - 1]); r = D^-1 t; beta = k_n - r'D r */
     double *t = s->work;
@@ -491,14 +578,20 @@ static int64_t append_input(km_mtl *s, const int32_t *ix, const double *v, int64
         beta -= t[i] * Lrow[i];
     }
     Lrow[n] = 1;
+    if (!isfinite(beta)) {   /* NaN or inf in k, L's row or the pivot (5.7) */
+        km_error_set(err, KM_EINPUT, "the kernel K of this input with the unique inputs "
+                     "does not give a finite factor of Kbar (5.7): K(x, x) = %g", kn);
+        return -KM_EINPUT;
+    }
     if (!(beta > KM_MTL_DROP * kn))   /* x in the span of the earlier inputs */
         beta = 0;
     s->D[n] = beta;
+    if (beta > s->dmax)   /* a rollback keeps it: an upper bound is all that is needed */
+        s->dmax = beta;
     s->ybar[n] = 0;
     for (int64_t j = 0; j < n; j++)
         s->H[n + j * s->ncap] = 0;   /* row n of the lower triangle */
     s->H[n + n * s->ncap] = beta;    /* H <- diag{H, beta} */
-    s->n = n + 1;
     return n;
 }
 
@@ -509,7 +602,7 @@ static int reserve(void **p, int64_t *cap, int64_t need, size_t size)
     int64_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    void *q = realloc(*p, (size_t)c * size);
+    void *q = realloc_n(*p, (size_t)c, size);
     if (!q)
         return -1;
     *p = q;
@@ -520,11 +613,11 @@ static int reserve(void **p, int64_t *cap, int64_t need, size_t size)
 /* A canonical copy of x (zero values dropped) in s->xi/xv; its length, or -1. */
 static int64_t canonical(km_mtl *s, const int32_t *ix, const double *v, int64_t nnz)
 {
-    int64_t cap = s->xcap;
-    if (reserve((void **)&s->xi, &cap, nnz, sizeof *s->xi))
+    int64_t cap = s->xcap;   /* room for one at least: xi and xv are never NULL */
+    if (reserve((void **)&s->xi, &cap, nnz + 1, sizeof *s->xi))
         return -1;
     cap = s->xcap;
-    if (reserve((void **)&s->xv, &cap, nnz, sizeof *s->xv))
+    if (reserve((void **)&s->xv, &cap, nnz + 1, sizeof *s->xv))
         return -1;
     s->xcap = cap;
     int64_t m = 0;
@@ -559,16 +652,19 @@ static int task_grow(mtl_task *T, int64_t need)
     int64_t cap = T->cap ? 2 * T->cap : 4;
     while (cap < need)
         cap *= 2;
-    int64_t *h = realloc(T->h, (size_t)cap * sizeof *h);
+    size_t cc;
+    if (__builtin_mul_overflow((size_t)cap, (size_t)cap, &cc))
+        return -1;
+    int64_t *h = realloc_n(T->h, (size_t)cap, sizeof *h);
     if (h)
         T->h = h;
-    double *y = realloc(T->y, (size_t)cap * sizeof *y);
+    double *y = realloc_n(T->y, (size_t)cap, sizeof *y);
     if (y)
         T->y = y;
-    double *w = realloc(T->w, (size_t)cap * sizeof *w);
+    double *w = realloc_n(T->w, (size_t)cap, sizeof *w);
     if (w)
         T->w = w;
-    double *R = calloc((size_t)cap * (size_t)cap, sizeof *R);
+    double *R = alloc_n(cc, sizeof *R, 1);
     if (!h || !y || !w || !R) {
         free(R);
         return -1;
@@ -581,35 +677,267 @@ static int task_grow(mtl_task *T, int64_t need)
     return 0;
 }
 
-/* Applies the npend queued terms H^-1 <- H^-1 + alpha gamma_k v_k v_k' to Hd (n x n, lower,
- * leading dimension ncap) as one Woodbury step: Q = H V, S = (alpha Gamma)^-1 + V'Q = C C',
- * H <- H - (Q C^-T)(Q C^-T)' (Algorithm 5 lines 34-35, k at a time). */
-static int apply_pending(km_mtl *s, double *Hd, km_error *err)
+/* ---- transactions ---- */
+
+static void txn_clear(km_mtl *s)
+{
+    mtl_txn *x = &s->tx;
+    for (int64_t k = 0; k < x->nst; k++) {
+        free(x->st[k].h);
+        free(x->st[k].y);
+        free(x->st[k].w);
+        free(x->st[k].R);
+    }
+    x->nst = 0;
+    x->hsaved = 0;
+    x->on = 0;
+}
+
+static void txn_free(km_mtl *s)
+{
+    txn_clear(s);
+    free(s->tx.ybar);
+    free(s->tx.H);
+    free(s->tx.V);
+    free(s->tx.Q);
+    free(s->tx.st);
+}
+
+int km_mtl_begin(km_mtl *s, km_error *err)
+{
+    mtl_txn *x = &s->tx;
+    if (x->on)
+        return km_error_set(err, KM_EUSAGE, "mtl: a transaction is already open");
+    if (reserve((void **)&x->ybar, &x->ybcap, s->n + 1, sizeof *x->ybar))
+        return km_error_nomem(err, "mtl transaction");
+    if (s->n)
+        memcpy(x->ybar, s->ybar, (size_t)s->n * sizeof *x->ybar);
+    x->n = s->n;
+    x->nnz = s->row_ptr[s->n];
+    x->version = s->version;
+    x->ntask = s->ntask;
+    x->nfeat = s->nfeat;
+    x->npend = s->npend;
+    x->nq = s->nq;
+    x->rho = s->rho;
+    x->hsaved = 0;
+    x->nst = 0;
+    x->on = 1;
+    return KM_OK;
+}
+
+/* Saves task j's private part the first time the transaction touches it. */
+static int touch_task(km_mtl *s, int64_t j)
+{
+    mtl_txn *x = &s->tx;
+    if (!x->on || j >= x->ntask)
+        return 0;   /* a task created in the transaction is removed whole */
+    for (int64_t k = 0; k < x->nst; k++)
+        if (x->st[k].j == j)
+            return 0;
+    if (reserve((void **)&x->st, &x->stcap, x->nst + 1, sizeof *x->st))
+        return -1;
+    const mtl_task *T = &s->tasks[j];
+    saved_task *t = &x->st[x->nst];
+    size_t l = (size_t)T->l;
+    t->j = j;
+    t->l = T->l;
+    t->triples = T->triples;
+    t->h = alloc_n(l, sizeof *t->h, 0);
+    t->y = alloc_n(l, sizeof *t->y, 0);
+    t->w = alloc_n(l, sizeof *t->w, 0);
+    t->R = alloc_n(l * l, sizeof *t->R, 0);   /* l <= cap: l * l was allocated before */
+    if (!t->h || !t->y || !t->w || !t->R) {
+        free(t->h);
+        free(t->y);
+        free(t->w);
+        free(t->R);
+        return -1;
+    }
+    if (l) {
+        memcpy(t->h, T->h, l * sizeof *t->h);
+        memcpy(t->y, T->y, l * sizeof *t->y);
+        memcpy(t->w, T->w, l * sizeof *t->w);
+        for (size_t b = 0; b < l; b++)
+            memcpy(t->R + b * l, T->R + b * (size_t)T->cap, l * sizeof *t->R);
+    }
+    x->nst++;
+    return 0;
+}
+
+/* Saves H, the pending terms and C before the transaction's first batch changes them. */
+static int save_h(km_mtl *s)
+{
+    mtl_txn *x = &s->tx;
+    if (!x->on || x->hsaved)
+        return 0;
+    size_t n0 = (size_t)x->n, ld = (size_t)s->ncap, k0 = (size_t)x->npend;
+    if (reserve((void **)&x->H, &x->hcap, (int64_t)(n0 * n0 + 1), sizeof *x->H) ||
+        reserve((void **)&x->V, &x->vcap, (int64_t)(n0 * KM_MTL_BATCH + 1), sizeof *x->V)) {
+        return -1;
+    }
+    int64_t qcap = x->vcap;   /* V and Q share a capacity */
+    double *q = realloc_n(x->Q, (size_t)qcap, sizeof *q);
+    if (!q)
+        return -1;
+    x->Q = q;
+    for (size_t j = 0; j < n0; j++)
+        memcpy(x->H + j * n0 + j, s->H + j * ld + j, (n0 - j) * sizeof *x->H);
+    for (size_t k = 0; k < k0; k++) {
+        memcpy(x->V + k * n0, s->V + k * ld, n0 * sizeof *x->V);
+        memcpy(x->Q + k * n0, s->Q + k * ld, n0 * sizeof *x->Q);
+    }
+    memcpy(x->C, s->C, sizeof x->C);
+    memcpy(x->gam, s->gam, sizeof x->gam);
+    x->hsaved = 1;
+    return 0;
+}
+
+void km_mtl_rollback(km_mtl *s)
+{
+    mtl_txn *x = &s->tx;
+    if (!x->on)
+        return;
+    for (int64_t j = s->ntask - 1; j >= x->ntask; j--) {   /* tasks created */
+        mtl_task *T = &s->tasks[j];
+        km_imap_del(&s->tmap, T->id);
+        free(T->h);
+        free(T->y);
+        free(T->w);
+        free(T->R);
+    }
+    s->ntask = x->ntask;
+    for (int64_t k = 0; k < x->nst; k++) {   /* tasks changed */
+        const saved_task *t = &x->st[k];
+        mtl_task *T = &s->tasks[t->j];
+        size_t l = (size_t)t->l;
+        T->l = t->l;
+        T->triples = t->triples;
+        if (l) {
+            memcpy(T->h, t->h, l * sizeof *t->h);
+            memcpy(T->y, t->y, l * sizeof *t->y);
+            memcpy(T->w, t->w, l * sizeof *t->w);
+            for (size_t b = 0; b < l; b++)
+                memcpy(T->R + b * (size_t)T->cap, t->R + b * l, l * sizeof *t->R);
+        }
+    }
+    for (int64_t r = s->n - 1; r >= x->n; r--) {   /* inputs appended, newest first */
+        if (s->xnext[r] >= 0)
+            km_imap_put(&s->xmap, (int64_t)s->xhash[r], s->xnext[r]);   /* a key present */
+        else
+            km_imap_del(&s->xmap, (int64_t)s->xhash[r]);
+    }
+    s->n = x->n;
+    s->nfeat = x->nfeat;
+    s->version = x->version;
+    if (x->n)
+        memcpy(s->ybar, x->ybar, (size_t)x->n * sizeof *s->ybar);
+    if (x->hsaved) {
+        size_t n0 = (size_t)x->n, ld = (size_t)s->ncap;
+        for (size_t j = 0; j < n0; j++)
+            memcpy(s->H + j * ld + j, x->H + j * n0 + j, (n0 - j) * sizeof *s->H);
+        for (size_t k = 0; k < (size_t)x->npend; k++) {
+            memcpy(s->V + k * ld, x->V + k * n0, n0 * sizeof *s->V);
+            memcpy(s->Q + k * ld, x->Q + k * n0, n0 * sizeof *s->Q);
+            memset(s->V + k * ld + n0, 0, (ld - n0) * sizeof *s->V);
+            memset(s->Q + k * ld + n0, 0, (ld - n0) * sizeof *s->Q);
+        }
+        memcpy(s->C, x->C, sizeof s->C);
+        memcpy(s->gam, x->gam, sizeof s->gam);
+    }
+    s->npend = x->npend;
+    s->nq = x->nq;
+    s->rho = x->rho;
+    s->view_version = -1;
+    txn_clear(s);
+}
+
+/* ---- H's rank-one terms (Algorithm 5 lines 34-35), checked before they count ---- */
+
+/* Q columns k0..k1-1 (= H V) into Qd and the rows k0..k1-1 of the Cholesky factor Cd of
+ * S = (alpha Gamma)^-1 + V'HV (Qd, Cd hold the earlier ones). In exact arithmetic every
+ * pivot is at least 1 / (alpha gamma_k) > 0; one that is not positive and finite means the
+ * batched update of H would not be positive definite: KM_EINPUT (H untouched). */
+static int compute_q(km_mtl *s, double *Qd, double *Cd, int k0, int k1, km_error *err)
+{
+    int n = (int)s->n, ld = (int)s->ncap, B = KM_MTL_BATCH;
+    if (k0 >= k1)
+        return KM_OK;
+    cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, n, k1 - k0, 1.0, s->H, ld,
+                s->V + (size_t)k0 * (size_t)ld, ld, 0.0, Qd + (size_t)k0 * (size_t)ld, ld);
+    for (int k = k0; k < k1; k++) {
+        double *q = Qd + (size_t)k * (size_t)ld, *c = Cd + k;   /* row k of C */
+        if (ld > n)   /* rows beyond n stay zero: an input appended later keeps Q = H V */
+            memset(q + n, 0, (size_t)(ld - n) * sizeof *q);
+        double skk = 1 / (s->p.alpha * s->gam[k]) +
+                     cblas_ddot(n, q, 1, s->V + (size_t)k * (size_t)ld, 1);
+        for (int j = 0; j < k; j++) {
+            double t = cblas_ddot(n, q, 1, s->V + (size_t)j * (size_t)ld, 1);
+            for (int m = 0; m < j; m++)
+                t -= Cd[j + m * B] * c[m * B];
+            c[j * B] = t / Cd[j + j * B];
+            skk -= c[j * B] * c[j * B];
+        }
+        if (!(skk > 0) || !isfinite(skk))
+            return km_error_set(err, KM_EINPUT, "the update of H would not be positive "
+                                "definite (Algorithm 5 line 35: pivot %g); nothing applied",
+                                skk);
+        c[k * B] = sqrt(skk);
+    }
+    return KM_OK;
+}
+
+/* Decides that the pending terms keep H's batched update positive definite (Algorithm 5
+ * lines 34-35). With Shat = I + G, G = (alpha Gamma)^1/2 V'HV (alpha Gamma)^1/2 positive
+ * semi-definite and trace G <= sum_k alpha gamma_k |v_k|^2 |H| <= rho (|H| <= max D, doubled
+ * for rounding), the rounding errors of forming S and of its Cholesky factorization are at
+ * most about (n + KM_MTL_BATCH) KM_MTL_BATCH eps rho relative to the unit diagonal, so
+ * rho (n + 64) 64 eps <= 1/4 guarantees success (the usual case: the check is O(n) per
+ * triple). Otherwise the exact check: Q and the rows of C now (a dsymm per request). */
+static int check_terms(km_mtl *s, km_error *err)
+{
+    if (s->nq == s->npend ||
+        (!s->exact && s->rho * (double)(s->n + KM_MTL_BATCH) * KM_MTL_BATCH * DBL_EPSILON <=
+                          0.25))
+        return KM_OK;
+    int rc = compute_q(s, s->Q, s->C, s->nq, s->npend, err);
+    if (!rc)
+        s->nq = s->npend;
+    return rc;
+}
+
+/* The npend terms, with Q (n x npend, leading dimension ncap) and C, applied to Hd (n x n,
+ * lower, leading dimension ncap) as one Woodbury step: H <- H - (Q C^-T)(Q C^-T)'; Q is
+ * overwritten. */
+static void apply_batch(km_mtl *s, double *Hd, double *Q, const double *C)
 {
     int k = s->npend, n = (int)s->n, ld = (int)s->ncap;
     if (!k || !n)
+        return;
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, n, k, 1.0, C,
+                KM_MTL_BATCH, Q, ld);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, Q, ld, 1.0, Hd, ld);
+}
+
+void km_mtl_exact_checks(km_mtl *s, int on)
+{
+    s->exact = on != 0;
+}
+
+int km_mtl_commit(km_mtl *s, km_error *err)
+{
+    if (!s->tx.on)
         return KM_OK;
-    double *Q = malloc((size_t)n * (size_t)k * sizeof *Q);
-    double S[KM_MTL_BATCH * KM_MTL_BATCH];
-    if (!Q)
-        return km_error_nomem(err, "mtl H update");
-    cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, n, k, 1.0, Hd, ld, s->V, ld, 0.0, Q, n);
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, k, k, n, 1.0, s->V, ld, Q, n, 0.0, S,
-                k);
-    for (int i = 0; i < k; i++)
-        S[i + i * k] += 1 / (s->p.alpha * s->gam[i]);
-    int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', k, S, k);
-    if (info) {
-        free(Q);
-        return km_error_set(err, KM_EINTERNAL, "mtl: H update not positive definite "
-                            "(dpotrf info %d)", info);
+    int rc = check_terms(s, err);
+    if (rc) {
+        km_mtl_rollback(s);
+        return rc;
     }
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, n, k, 1.0, S,
-                k, Q, n);
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, Q, n, 1.0, Hd, ld);
-    free(Q);
+    txn_clear(s);
     return KM_OK;
 }
+
+/* ---- checks ---- */
 
 int km_mtl_check_triple(const int32_t *index, const double *value, int64_t nnz, double y,
                         double w, int32_t n_features, km_error *err)
@@ -620,29 +948,64 @@ int km_mtl_check_triple(const int32_t *index, const double *value, int64_t nnz, 
         if (index[k] < 0 || (k && index[k] <= index[k - 1]))
             return km_error_set(err, KM_EINPUT, "feature indices must increase (entry %lld)",
                                 (long long)k + 1);
-        if (n_features > 0 && index[k] >= n_features)
-            return km_error_set(err, KM_EINPUT, "feature %lld beyond the %d features",
-                                (long long)index[k] + 1, (int)n_features);
+        if (index[k] >= KM_MTL_MAX_INDEX || (n_features > 0 && index[k] >= n_features))
+            return km_error_set(err, KM_EINPUT, "feature %lld beyond the %lld features",
+                                (long long)index[k] + 1,
+                                n_features > 0 ? (long long)n_features
+                                               : (long long)KM_MTL_MAX_INDEX);
         if (!isfinite(value[k]))
             return km_error_set(err, KM_EINPUT, "feature %lld: value not finite",
                                 (long long)index[k] + 1);
     }
-    if (!isfinite(y))
-        return km_error_set(err, KM_EINPUT, "output y not finite");
-    if (!(w > 0 && isfinite(w)))
-        return km_error_set(err, KM_EINPUT, "weight w must be positive and finite (got %g)", w);
+    if (!(fabs(y) <= KM_MTL_KMAX))
+        return km_error_set(err, KM_EINPUT, "output y must be finite, |y| <= %g (got %g)",
+                            KM_MTL_KMAX, y);
+    if (!(w >= 1 / KM_MTL_KMAX && w <= KM_MTL_KMAX))
+        return km_error_set(err, KM_EINPUT, "weight w must be positive and finite, in [%g, %g] "
+                            "(got %g)", 1 / KM_MTL_KMAX, KM_MTL_KMAX, w);
     return KM_OK;
 }
 
-/* Algorithm 5; shared = 0: the task's part only (lines 13-31). */
-static int update(km_mtl *s, int64_t id, const int32_t *index, const double *value,
-                  int64_t nnz, double y, double w, int shared, km_error *err)
+static int kernel_bound(const km_kernel *k, const char *which, const int32_t *ix,
+                        const double *v, int64_t nnz, km_error *err)
 {
-    if (s->broken)
-        return km_error_set(err, KM_EINTERNAL, "mtl: the state is unusable after an earlier "
-                            "failure");
-    if (km_mtl_check_triple(index, value, nnz, y, w, 0, err))
-        return err ? err->code : KM_EINPUT;
+    double sq = sqnorm(v, nnz), kxx = km_kernel_eval(k, ix, v, nnz, sq, ix, v, nnz, sq);
+    if (!(fabs(kxx) <= KM_MTL_KMAX))   /* NaN and inf too */
+        return km_error_set(err, KM_EINPUT, "kernel value %s(x, x) = %g (%s kernel, x'x = %g) "
+                            "beyond %g: the update would overflow; scale the inputs or lower "
+                            "gamma", which, kxx, km_kernel_name(k->type), sq, KM_MTL_KMAX);
+    return KM_OK;
+}
+
+int km_mtl_check_kernels(const km_mtl_param *p, int64_t task, const int32_t *index,
+                         const double *value, int64_t nnz, km_error *err)
+{
+    /* PSD kernels: |K(x, x')| <= sqrt(K(x, x) K(x', x')), so every value of the update
+     * stays within the bound when each input's own values do */
+    if (p->alpha > 0 && kernel_bound(&p->K, "K", index, value, nnz, err))
+        return KM_EINPUT;
+    if (p->alpha < 1 &&
+        kernel_bound(km_mtl_task_kernel(p, task), "K~", index, value, nnz, err))
+        return KM_EINPUT;
+    return KM_OK;
+}
+
+static int all_finite(const double *v, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += v[i] * 0;   /* NaN when any v[i] is NaN or inf */
+    return s == 0;
+}
+
+/* Algorithm 5; shared = 0: the task's part only (lines 13-31). Inside a transaction: on an
+ * error the state may be half updated, and the caller rolls back. */
+static int update_in(km_mtl *s, int64_t id, const int32_t *index, const double *value,
+                     int64_t nnz, double y, double w, int shared, km_error *err)
+{
+    if (km_mtl_check_triple(index, value, nnz, y, w, 0, err) ||
+        km_mtl_check_kernels(&s->p, id, index, value, nnz, err))
+        return KM_EINPUT;
     int64_t m = canonical(s, index, value, nnz);
     if (m < 0)
         return km_error_nomem(err, "mtl input");
@@ -651,9 +1014,12 @@ static int update(km_mtl *s, int64_t id, const int32_t *index, const double *val
     if (sidx < 0) {
         if (!shared)
             return km_error_set(err, KM_EINPUT, "input not among the disclosed unique inputs");
-        if ((sidx = append_input(s, s->xi, s->xv, m, hash)) < 0)    /* lines 2-12 */
-            return km_error_nomem(err, "mtl unique inputs");
+        if ((sidx = append_input(s, s->xi, s->xv, m, hash, err)) < 0)    /* lines 2-12 */
+            return (int)-sidx;
     }
+    int64_t tj = km_imap_get(&s->tmap, id);
+    if (tj >= 0 && touch_task(s, tj))
+        return km_error_nomem(err, "mtl transaction");
     mtl_task *T = task_get(s, id);
     if (!T || task_grow(T, T->l + 1) ||
         reserve((void **)&s->tw, &s->twcap, 2 * (T->l + 1), sizeof *s->tw))
@@ -676,6 +1042,9 @@ static int update(km_mtl *s, int64_t id, const int32_t *index, const double *val
             cblas_dsymv(CblasColMajor, CblasLower, (int)l, 1.0, T->R, (int)ld, kt, 1, 0.0, u, 1);
         u[l] = -1;
         gamma = 1 / (lambda * w + kt[l] - (l ? cblas_ddot((int)l, u, 1, kt, 1) : 0));
+        if (!(gamma > 0) || !isfinite(gamma) || !all_finite(u, l))
+            return km_error_set(err, KM_EINPUT, "the task's update of R_j would not be "
+                                "positive definite (Algorithm 5 line 22: gamma = %g)", gamma);
         for (int64_t k = 0; k <= l; k++)
             T->R[l + k * ld] = T->R[k + l * ld] = 0;
         T->h[l] = sidx;
@@ -689,10 +1058,15 @@ static int update(km_mtl *s, int64_t id, const int32_t *index, const double *val
         double yo = T->y[p], yn = yo + wn / w * (y - yo);
         /* R_j <- (R_j^-1 + lambda dw e_p e_p')^-1, dw = -wo^2 / (wo + w) (Lemma 9) */
         gamma = 1 / ((wo + w) / (lambda * wo * wo) - T->R[p + p * ld]);
+        if (!(gamma > 0) || !isfinite(gamma) || !(wn > 0) || !isfinite(yn))
+            return km_error_set(err, KM_EINPUT, "the task's update of R_j would not be "
+                                "positive definite (Algorithm 5 line 28: gamma = %g)", gamma);
         T->w[p] = wn;
         T->y[p] = yn;
         mu = (yn - yo) + gamma * cblas_ddot((int)l, u, 1, T->y, 1);
     }
+    if (!isfinite(mu))
+        return km_error_set(err, KM_EINPUT, "the update overflows (Algorithm 5: mu = %g)", mu);
     cblas_dger(CblasColMajor, (int)l, (int)l, gamma, u, 1, u, 1, T->R, (int)ld); /* line 31 */
     T->triples++;
     if (!shared)
@@ -702,22 +1076,45 @@ static int update(km_mtl *s, int64_t id, const int32_t *index, const double *val
     for (int64_t k = 0; k < l; k++)
         cblas_daxpy((int)T->h[k] + 1, u[k], s->L + packed(T->h[k]), 1, v, 1);
     cblas_daxpy((int)s->n, mu, v, 1, s->ybar, 1);                      /* line 33 */
+    if (!all_finite(v, s->n) || !all_finite(s->ybar, s->n))
+        return km_error_set(err, KM_EINPUT, "the update of ybar overflows (Algorithm 5 line "
+                            "33); nothing applied");
     if (alpha > 0) {                                                   /* lines 34-35, queued */
         double *col = s->V + (int64_t)s->npend * s->ncap;
         memcpy(col, v, (size_t)s->n * sizeof *v);
         memset(col + s->n, 0, (size_t)(s->ncap - s->n) * sizeof *col);
         s->gam[s->npend++] = gamma;
+        s->rho += alpha * gamma * cblas_ddot((int)s->n, v, 1, v, 1) * 2 * s->dmax;
         if (s->npend == KM_MTL_BATCH) {
-            int rc = apply_pending(s, s->H, err);
-            s->npend = 0;
-            if (rc) {
-                s->broken = 1;
+            int rc = compute_q(s, s->Q, s->C, s->nq, s->npend, err);
+            if (rc)
                 return rc;
-            }
+            if (save_h(s))
+                return km_error_nomem(err, "mtl transaction");
+            apply_batch(s, s->H, s->Q, s->C);
+            s->npend = s->nq = 0;
+            s->rho = 0;
         }
     }
     s->version++;
     return KM_OK;
+}
+
+/* One triple as a transaction of its own, or part of the open one. */
+static int update(km_mtl *s, int64_t id, const int32_t *index, const double *value,
+                  int64_t nnz, double y, double w, int shared, km_error *err)
+{
+    if (s->tx.on)
+        return update_in(s, id, index, value, nnz, y, w, shared, err);
+    int rc = km_mtl_begin(s, err);
+    if (rc)
+        return rc;
+    rc = update_in(s, id, index, value, nnz, y, w, shared, err);
+    if (rc) {
+        km_mtl_rollback(s);
+        return rc;
+    }
+    return km_mtl_commit(s, err);
 }
 
 int km_mtl_update(km_mtl *s, int64_t task, const int32_t *index, const double *value,
@@ -736,17 +1133,21 @@ int km_mtl_update_private(km_mtl *s, int64_t task, const int32_t *index, const d
  * (Algorithm 9 lines 13-14). Kept until the next update. */
 static int refresh_view(km_mtl *s, km_error *err)
 {
-    if (s->broken)
-        return km_error_set(err, KM_EINTERNAL, "mtl: the state is unusable after an earlier "
-                            "failure");
     if (s->view_version == s->version || !s->n)
         return KM_OK;
     int64_t n = s->n, ld = s->ncap;
-    for (int64_t j = 0; j < n; j++)
-        memcpy(s->Hview + j * ld + j, s->H + j * ld + j, (size_t)(n - j) * sizeof *s->H);
-    int rc = apply_pending(s, s->Hview, err);
+    /* Q and C of the pending terms into scratch (the state's own are computed only at the
+     * points that do not depend on reads: the bits stay a function of the updates) */
+    for (int k = 0; k < s->nq; k++)
+        memcpy(s->Qw + (size_t)k * (size_t)ld, s->Q + (size_t)k * (size_t)ld,
+               (size_t)n * sizeof *s->Qw);
+    memcpy(s->Cw, s->C, sizeof s->Cw);
+    int rc = compute_q(s, s->Qw, s->Cw, s->nq, s->npend, err);
     if (rc)
         return rc;
+    for (int64_t j = 0; j < n; j++)
+        memcpy(s->Hview + j * ld + j, s->H + j * ld + j, (size_t)(n - j) * sizeof *s->H);
+    apply_batch(s, s->Hview, s->Qw, s->Cw);
     cblas_dsymv(CblasColMajor, CblasLower, (int)n, 1.0, s->Hview, (int)ld, s->ybar, 1, 0.0,
                 s->z, 1);
     for (int64_t i = 0; i < n; i++)   /* z_i = 0 where D_i = 0 (H's row i is zero) */
@@ -829,6 +1230,8 @@ int km_mtl_disclosed_merge(km_mtl_disclosed *d, km_mtl_disclosed *upd, km_error 
                             (long long)upd->version, (long long)upd->first,
                             (long long)upd->n, (long long)d->version, (long long)d->n);
     km_problem *X = d->X, *U = upd->X;
+    if (!X || !U || X->l != d->n - d->first || U->l != upd->n - upd->first || d->first)
+        return km_error_set(err, KM_EINPUT, "disclosure: inputs do not match its counts");
     int64_t skip = d->n - upd->first, add = upd->n - d->n;
     int64_t a = U->row_ptr[skip], nnz = U->row_ptr[U->l] - a;
     int64_t *rp = realloc(X->row_ptr, (size_t)(X->l + add + 1) * sizeof *rp);
@@ -885,13 +1288,25 @@ km_mtl *km_mtl_from_disclosed(const km_mtl_param *p, const km_mtl_disclosed *d, 
             return NULL;
         }
         uint64_t hash = row_hash(s->xi, s->xv, m);
-        if (find_input(s, s->xi, s->xv, m, hash) >= 0 ||
-            append_input(s, s->xi, s->xv, m, hash) < 0) {
-            km_error_set(err, KM_EINPUT, "disclosed input %lld repeats an earlier one or out "
-                         "of memory", (long long)i + 1);
+        if (find_input(s, s->xi, s->xv, m, hash) >= 0) {
+            km_error_set(err, KM_EINPUT, "disclosed input %lld repeats an earlier one",
+                         (long long)i + 1);
             km_mtl_free(s);
             return NULL;
         }
+        if (km_mtl_check_kernels(p, INT64_MIN, s->xi, s->xv, m, err) ||
+            append_input(s, s->xi, s->xv, m, hash, err) < 0) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            km_error_set(err, KM_EINPUT, "disclosed input %lld: %s", (long long)i + 1, msg);
+            km_mtl_free(s);
+            return NULL;
+        }
+    }
+    if (!all_finite(d->ybar, d->n) || (d->n && !all_finite(d->H, d->n * d->n))) {
+        km_error_set(err, KM_EINPUT, "disclosure: ybar or H not finite");
+        km_mtl_free(s);
+        return NULL;
     }
     int64_t n = d->n, ld = s->ncap;
     if (n) {
@@ -921,16 +1336,24 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
     for (int64_t i = 0; i < P->l && !rc; i++) {
         int64_t a = P->row_ptr[i], nnz = P->row_ptr[i + 1] - a;
         double w = wts ? wts[i] : 1;
-        if ((rc = km_mtl_check_triple(P->index + a, P->value + a, nnz, P->y[i], w, 0, err))) {
-            km_error_set(err, rc, "mtl: row %lld: %s", (long long)i + 1, err ? err->msg : "");
+        int64_t task = P->qid ? P->qid[i] : 0;
+        if ((rc = km_mtl_check_triple(P->index + a, P->value + a, nnz, P->y[i], w, 0, err)) ||
+            (rc = km_mtl_check_kernels(p, task, P->index + a, P->value + a, nnz, err))) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            km_error_set(err, rc, "mtl: row %lld: %s", (long long)i + 1, msg);
             break;
         }
         int64_t m = canonical(s, P->index + a, P->value + a, nnz);
         uint64_t hash = m < 0 ? 0 : row_hash(s->xi, s->xv, m);
         int64_t sidx = m < 0 ? -1 : find_input(s, s->xi, s->xv, m, hash);
-        if (m >= 0 && sidx < 0)
-            sidx = append_input(s, s->xi, s->xv, m, hash);
-        mtl_task *T = sidx < 0 ? NULL : task_get(s, P->qid ? P->qid[i] : 0);
+        if (m >= 0 && sidx < 0 && (sidx = append_input(s, s->xi, s->xv, m, hash, err)) < 0) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            rc = km_error_set(err, (int)-sidx, "mtl: row %lld: %s", (long long)i + 1, msg);
+            break;
+        }
+        mtl_task *T = sidx < 0 ? NULL : task_get(s, task);
         if (!T) {
             rc = km_error_nomem(err, "mtl offline");
             break;
@@ -981,9 +1404,10 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
         int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int)l, T->R, (int)ld);
         if (!info)
             info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', (int)l, T->R, (int)ld);
-        if (info) {
-            rc = km_error_set(err, KM_EINTERNAL, "mtl offline: task %lld: (1 - alpha) K~ + "
-                              "lambda W not positive definite (info %d)", (long long)T->id,
+        if (info || !all_finite(T->R, ld * l)) {
+            rc = km_error_set(err, KM_EINPUT, "mtl offline: task %lld: (1 - alpha) K~ + "
+                              "lambda W not positive definite or not finite (info %d): the "
+                              "data are too badly scaled for the kernel", (long long)T->id,
                               info);
             break;
         }
@@ -1024,8 +1448,9 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
                 if (!info)
                     info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', (int)n, M, (int)n);
                 if (info)
-                    rc = km_error_set(err, KM_EINTERNAL, "mtl offline: H inversion failed "
-                                      "(info %d)", info);
+                    rc = km_error_set(err, KM_EINPUT, "mtl offline: H (line 6) not positive "
+                                      "definite (info %d): the data are too badly scaled for "
+                                      "the kernel", info);
                 for (int64_t j = 0; j < n && !rc; j++)
                     for (int64_t i = j; i < n; i++)
                         s->H[i + j * ld] = sqrt(s->D[i]) * M[i + j * n] * sqrt(s->D[j]);
@@ -1040,6 +1465,10 @@ int km_mtl_offline(const km_mtl_param *p, const km_problem *P, const double *wts
     free(M);
     free(Ld);
     free(sv);
+    for (int64_t j = 0; j < s->n && !rc; j++)
+        if (!all_finite(s->H + j * s->ncap + j, s->n - j) || !isfinite(s->ybar[j]))
+            rc = km_error_set(err, KM_EINPUT, "mtl offline: ybar or H (lines 5-6) not finite: "
+                              "the data are too badly scaled for the kernel");
     if (rc) {
         km_mtl_free(s);
         return rc;
@@ -1274,9 +1703,8 @@ static void so_kernel(snap_out *o, const km_kernel *k)
 
 int km_mtl_save(const km_mtl *s, km_mtl_writer write, void *ctx, km_error *err)
 {
-    if (s->broken)
-        return km_error_set(err, KM_EINTERNAL, "mtl: the state is unusable after an earlier "
-                            "failure");
+    if (s->tx.on)
+        return km_error_set(err, KM_EINTERNAL, "mtl: a snapshot inside an open transaction");
     snap_out *o = malloc(sizeof *o);
     if (!o)
         return km_error_nomem(err, "mtl snapshot");

@@ -44,6 +44,15 @@
 #define KM_MTL_DROP 1e-12
 /* Rank-one terms of H applied together (one dsymm + dsyrk of rank KM_MTL_BATCH). */
 #define KM_MTL_BATCH 64
+/* Bound on the kernel values K(x, x), K~_j(x, x) of an input, on |y| and on w and 1/w: a
+ * triple beyond it is refused (its update would overflow: an expdot kernel of an input of
+ * norm 27 is inf). For positive semi-definite kernels |K(x, x')| <= sqrt(K(x, x) K(x', x')),
+ * so every kernel value of the state stays within it. */
+#define KM_MTL_KMAX 1e100
+/* Feature indices (0-based) are below this, so that index + 1 fits an int32_t. */
+#define KM_MTL_MAX_INDEX INT32_MAX
+/* Most unique inputs a state holds (every n x n size then fits size_t and a BLAS int). */
+#define KM_MTL_MAX_INPUTS ((int64_t)1 << 26)
 
 /* The individual kernel K~_j of one task (5.2). */
 typedef struct km_mtl_tkernel {
@@ -103,19 +112,43 @@ int64_t km_mtl_version(const km_mtl *s);
 /* Task `task`'s number of distinct inputs l_j and of triples received (0, 0 if unknown). */
 void km_mtl_task_size(const km_mtl *s, int64_t task, int64_t *l, int64_t *triples);
 
-/* Checks a triple without applying it: indices 0-based strictly increasing and below
- * n_features (when n_features > 0), values, y finite, w > 0 finite. KM_EINPUT with a reason. */
+/* Checks a triple without applying it: indices 0-based strictly increasing, below
+ * KM_MTL_MAX_INDEX and below n_features (when n_features > 0), values finite, |y| <=
+ * KM_MTL_KMAX, KM_MTL_KMAX^-1 <= w <= KM_MTL_KMAX. KM_EINPUT with a reason. */
 int km_mtl_check_triple(const int32_t *index, const double *value, int64_t nnz, double y,
                         double w, int32_t n_features, km_error *err);
 
+/* Checks that x's own kernel values K(x, x) (when alpha > 0) and K~_task(x, x) (when
+ * alpha < 1) are finite and at most KM_MTL_KMAX. KM_EINPUT naming the kernel otherwise. */
+int km_mtl_check_kernels(const km_mtl_param *p, int64_t task, const int32_t *index,
+                         const double *value, int64_t nnz, km_error *err);
+
 /* Algorithm 5: receives (x, y, w) from task `task` (any 64-bit id; a new id starts a task)
  * and updates everything (Cases 1-3). x is a sparse row (0-based increasing indices; zero
- * values are dropped). KM_EINPUT for a bad triple (state unchanged); KM_EINTERNAL when out
- * of memory (the triple is not applied) or when H's batched update fails (its small
- * system not positive definite, or out of memory there): then every later call on s fails
- * with KM_EINTERNAL. */
+ * values are dropped). All or nothing: a triple that is bad (km_mtl_check_triple,
+ * km_mtl_check_kernels) or whose update would not be finite or positive definite (R_j's
+ * gamma, the pivot of Kbar, the Cholesky pivots of H's batched Woodbury system: by a bound
+ * or computed, at each commit and full batch) is refused with KM_EINPUT, and out of memory is
+ * KM_EINTERNAL; in both cases the state is as before the call. Outside a transaction each
+ * call is one; inside one (km_mtl_begin) an error leaves the transaction to roll back. */
 int km_mtl_update(km_mtl *s, int64_t task, const int32_t *index, const double *value,
                   int64_t nnz, double y, double w, km_error *err);
+
+/* Transactions: km_mtl_begin, then km_mtl_update calls, then km_mtl_commit (which runs the
+ * checks of H's pending terms: on failure it rolls back and returns KM_EINPUT) or
+ * km_mtl_rollback (the state, version and tasks of km_mtl_begin back, bit for bit). The
+ * server makes each SEND request one, so that a request is applied whole or not at all.
+ * H's terms are checked at each commit and each full batch, so the state after a sequence
+ * of transactions is a function of that sequence (a journal replay gives the same bits). */
+int km_mtl_begin(km_mtl *s, km_error *err);
+int km_mtl_commit(km_mtl *s, km_error *err);
+void km_mtl_rollback(km_mtl *s);
+
+/* H's pending rank-one terms are checked at each commit by a bound, O(n) per triple, that
+ * guarantees the Cholesky factorization of their Woodbury system (see check_terms in
+ * mtl.c); only when it does not hold is the system itself formed and factored (a dsymm of
+ * H per commit). on = 1: always the latter (tests; the paranoid). */
+void km_mtl_exact_checks(km_mtl *s, int on);
 
 /* The task-private part of Algorithm 5 only (h_j, y_j, w_j, R_j; Xbar, ybar, H untouched):
  * an active client rebuilding its own R_j after the server has its triples. The input must

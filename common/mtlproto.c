@@ -258,54 +258,75 @@ void km_mtlp_put_disclosed(km_buf *b, const km_mtl_disclosed *d, int64_t first)
     }
 }
 
+/* Walks the m rows of a disclosure without storing them: every row's nnz against the
+ * bytes left, indices increasing and below KM_MTL_MAX_INDEX, values finite. Their total
+ * nnz, or -1 when malformed. */
+static int64_t check_rows(km_rd r, uint64_t m)
+{
+    int64_t total = 0;
+    for (uint64_t i = 0; i < m; i++) {
+        uint32_t nnz = km_rd_u32(&r);
+        if (r.bad || nnz > (size_t)(r.end - r.p) / 12)
+            return -1;
+        int64_t last = -1;
+        for (uint32_t k = 0; k < nnz; k++) {
+            uint32_t ix = km_rd_u32(&r);
+            double v = km_rd_f64(&r);
+            if (ix >= KM_MTL_MAX_INDEX || (int64_t)ix <= last || !isfinite(v) || v == 0)
+                return -1;
+            last = ix;
+        }
+        total += nnz;
+    }
+    return total;
+}
+
 int km_mtlp_get_disclosed(km_rd *r, km_mtl_disclosed *d, km_error *err)
 {
     memset(d, 0, sizeof *d);
     uint64_t version = km_rd_u64(r), n = km_rd_u64(r), first = km_rd_u64(r);
-    size_t left = (size_t)(r->end - r->p);
-    /* each row takes >= 4 bytes, ybar and H 8 (n + n^2): reject sizes the body cannot hold */
-    if (r->bad || first > n || n > left / 8 || n * n > left / 8 || version > INT64_MAX)
+    size_t left = r->bad ? 0 : (size_t)(r->end - r->p);
+    /* every count against the bytes present before anything is allocated: rows take at
+     * least 4 bytes each, ybar and H exactly 8 (n + n^2) at the end */
+    if (r->bad || first > n || version > INT64_MAX || n > left / 8 || n * n > left / 8 ||
+        8 * n + 8 * n * n > left || n - first > (left - 8 * n - 8 * n * n) / 4)
         return km_error_set(err, KM_EINPUT, "malformed disclosure (version, n, first)");
+    uint64_t m = n - first;
+    size_t tail = (size_t)(8 * n + 8 * n * n);
+    km_rd rows = {r->p, r->end - tail, 0};
+    int64_t total = check_rows(rows, m);
+    if (total < 0)
+        return km_error_set(err, KM_EINPUT, "malformed disclosure (inputs)");
     km_problem *X = calloc(1, sizeof *X);
     d->X = X;
     d->version = (int64_t)version;
     d->n = (int64_t)n;
     d->first = (int64_t)first;
-    int64_t m = (int64_t)(n - first), cap = 0;
     if (!X || !(X->row_ptr = calloc((size_t)m + 1, sizeof *X->row_ptr)) ||
+        !(X->index = malloc((size_t)(total + 1) * sizeof *X->index)) ||
+        !(X->value = malloc((size_t)(total + 1) * sizeof *X->value)) ||
         !(d->ybar = malloc((size_t)(n ? n : 1) * 8)) ||
         !(d->H = malloc((size_t)(n ? n * n : 1) * 8))) {
         km_mtl_disclosed_free(d);
         return km_error_nomem(err, "disclosure");
     }
-    X->l = m;
-    for (int64_t i = 0; i < m && !r->bad; i++) {
+    X->l = (int64_t)m;
+    for (uint64_t i = 0; i < m; i++) {   /* checked above: no read can fail */
         uint32_t nnz = km_rd_u32(r);
-        if (r->bad || nnz > (size_t)(r->end - r->p) / 12)
-            break;
-        if (km_problem_reserve(X, &cap, X->nnz + nnz + 1)) {
-            km_mtl_disclosed_free(d);
-            return km_error_nomem(err, "disclosure");
-        }
         for (uint32_t k = 0; k < nnz; k++) {
-            uint32_t ix = km_rd_u32(r);
-            double v = km_rd_f64(r);
-            if (ix > INT32_MAX || (k && (int32_t)ix <= X->index[X->nnz - 1]) || !isfinite(v))
-                r->bad = 1;
-            X->index[X->nnz] = (int32_t)ix;
-            X->value[X->nnz++] = v;
-            if ((int32_t)ix >= X->n)
-                X->n = (int32_t)ix + 1;
+            int32_t ix = (int32_t)km_rd_u32(r);
+            X->index[X->nnz] = ix;
+            X->value[X->nnz++] = km_rd_f64(r);
+            if (ix >= X->n)
+                X->n = ix + 1;   /* ix < INT32_MAX */
         }
         X->row_ptr[i + 1] = X->nnz;
     }
-    if (!X->index && !km_problem_reserve(X, &cap, 1))
-        X->nnz = 0;
     for (uint64_t i = 0; i < n; i++)
         d->ybar[i] = km_rd_f64(r);
     for (uint64_t i = 0; i < n * n; i++)
         d->H[i] = km_rd_f64(r);
-    if (r->bad || r->p != r->end || !X->index) {
+    if (r->bad || r->p != r->end) {
         km_mtl_disclosed_free(d);
         return km_error_set(err, KM_EINPUT, "malformed disclosure");
     }
@@ -316,7 +337,13 @@ int km_mtlp_get_disclosed(km_rd *r, km_mtl_disclosed *d, km_error *err)
 
 struct km_mtlp_conn {
     int fd;
+    size_t max_reply;
 };
+
+void km_mtlp_set_max_reply(km_mtlp_conn *c, size_t bytes)
+{
+    c->max_reply = bytes;
+}
 
 km_mtlp_conn *km_mtlp_connect(const char *host, int port, km_error *err)
 {
@@ -351,6 +378,7 @@ km_mtlp_conn *km_mtlp_connect(const char *host, int port, km_error *err)
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     c->fd = fd;
+    c->max_reply = UINT32_MAX;
     return c;
 }
 
@@ -411,13 +439,32 @@ int km_mtlp_read(km_mtlp_conn *c, int (*reply)(void *ctx, unsigned type, km_rd *
                    (uint32_t)h[3] << 24;
     if (len < 1)
         return km_error_set(err, KM_EINPUT, "server sent an empty frame");
-    unsigned char *body = malloc(len);
+    if (len - 1 > c->max_reply)
+        return km_error_set(err, KM_EINPUT, "server: a reply of %lu bytes (at most %zu "
+                            "accepted)", (unsigned long)len, c->max_reply);
+    /* the buffer grows with the bytes that arrive, not with the length the frame claims */
+    size_t want = len - 1, have = 0, cap = want < 65536 ? want + 1 : 65536;
+    unsigned char *body = malloc(cap);
+    while (body && have < want) {
+        if (have == cap) {
+            size_t nc = cap > want / 2 ? want : 2 * cap;
+            unsigned char *nb = realloc(body, nc);
+            if (!nb) {
+                free(body);
+                return km_error_nomem(err, "reply");
+            }
+            body = nb;
+            cap = nc;
+        }
+        size_t k = cap - have < want - have ? cap - have : want - have;
+        if (read_all(c->fd, body + have, k)) {
+            free(body);
+            return km_error_set(err, KM_EINPUT, "server closed the connection");
+        }
+        have += k;
+    }
     if (!body)
         return km_error_nomem(err, "reply");
-    if (read_all(c->fd, body, len - 1)) {
-        free(body);
-        return km_error_set(err, KM_EINPUT, "server closed the connection");
-    }
     km_rd r = {body, body + len - 1, 0};
     int rc = KM_OK;
     if (h[4] == KM_MTLP_ERROR) {
@@ -456,7 +503,7 @@ static int on_secret(void *ctx, unsigned type, km_rd *r, km_error *err)
 {
     unsigned n = km_rd_u16(r);
     const unsigned char *s = n > KM_MTLP_SECRET_MAX ? NULL : km_rd_bytes(r, n);
-    if (!s)
+    if (!s || n < KM_MTLP_SECRET_MIN || memchr(s, '\0', n) || r->p != r->end)
         r->bad = 1;
     int rc = expect(type, KM_MTLP_SECRET, r, err);
     if (!rc) {
@@ -466,12 +513,12 @@ static int on_secret(void *ctx, unsigned type, km_rd *r, km_error *err)
     return rc;
 }
 
-int km_mtlp_register(km_mtlp_conn *c, int64_t task, char secret[KM_MTLP_SECRET_MAX + 1],
-                     km_error *err)
+int km_mtlp_register(km_mtlp_conn *c, int64_t task, const char *token,
+                     char secret[KM_MTLP_SECRET_MAX + 1], km_error *err)
 {
     km_buf b = {0};
     size_t f = km_buf_begin(&b, KM_MTLP_REGISTER);
-    km_buf_u64(&b, (uint64_t)task);
+    km_mtlp_put_auth(&b, task, token);
     km_buf_end(&b, f);
     int rc = km_mtlp_call(c, &b, 1, on_secret, secret, err);
     km_buf_free(&b);
@@ -485,7 +532,7 @@ static int on_status(void *ctx, unsigned type, km_rd *r, km_error *err)
     st->n = km_rd_u64(r);
     st->l = km_rd_u64(r);
     st->triples = km_rd_u64(r);
-    if (km_mtlp_get_param(r, &st->param, &st->n_features))
+    if (km_mtlp_get_param(r, &st->param, &st->n_features) || r->p != r->end)
         r->bad = 1;
     return expect(type, KM_MTLP_STATUSR, r, err);
 }
@@ -512,6 +559,8 @@ static int on_disclosed(void *ctx, unsigned type, km_rd *r, km_error *err)
     get_ctx *g = ctx;
     if (type == KM_MTLP_UNCHANGED) {
         km_rd_u64(r);
+        if (r->p != r->end)
+            r->bad = 1;
         return expect(type, KM_MTLP_UNCHANGED, r, err);
     }
     int rc = expect(type, KM_MTLP_DISCLOSED, r, err);

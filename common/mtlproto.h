@@ -11,12 +11,13 @@
 
 /* A frame: u32 length of what follows (type + body), u8 type, body. Little-endian. */
 #define KM_MTLP_HEADER 5
-/* Longest secret, in bytes. */
+/* Longest and shortest secret (and admin token), in bytes. */
 #define KM_MTLP_SECRET_MAX 64
+#define KM_MTLP_SECRET_MIN 16
 
 enum {                      /* requests */
-    KM_MTLP_REGISTER = 1,   /* i64 task -> SECRET */
-    KM_MTLP_SEND = 2,       /* i64 task, secret, u32 count, triples -> ACK */
+    KM_MTLP_REGISTER = 1,   /* i64 task, admin token -> SECRET */
+    KM_MTLP_SEND = 2,       /* i64 task, secret, u64 seq, u32 count, triples -> ACK */
     KM_MTLP_GET = 3,        /* i64 task, secret, u64 have_version, u64 have_n -> DISCLOSED */
     KM_MTLP_STATUS = 4,     /* i64 task, secret -> STATUS */
     /* replies */
@@ -33,8 +34,10 @@ enum {                      /* error codes of ERROR replies */
     KM_MTLP_ETOOBIG = 2,    /* the frame is longer than the server accepts; closed */
     KM_MTLP_EAUTH = 3,      /* wrong secret, or a task without a secret */
     KM_MTLP_EINPUT = 4,     /* a bad triple (dimension, non-finite value, w <= 0, order) */
-    KM_MTLP_EREFUSED = 5,   /* registration off, or the task already has a secret */
-    KM_MTLP_EINTERNAL = 6   /* out of memory, journal I/O failure */
+    KM_MTLP_EREFUSED = 5,   /* registration refused (off, wrong token, limit), server full */
+    KM_MTLP_EINTERNAL = 6,  /* out of memory, journal I/O failure */
+    KM_MTLP_EBUSY = 7,      /* a limit of the server (connections, memory): try later */
+    KM_MTLP_ETIMEOUT = 8    /* a frame not complete in time; the connection is closed */
 };
 
 /* A growable byte buffer. */
@@ -100,7 +103,10 @@ void km_mtlp_put_task_kernels(km_buf *b, const km_mtl_param *p);
 /* DISCLOSED body (after the type byte) for d with its inputs from first on (d->first <=
  * first <= d->n). */
 void km_mtlp_put_disclosed(km_buf *b, const km_mtl_disclosed *d, int64_t first);
-/* Decodes a DISCLOSED body into *d (allocated); KM_EINPUT if malformed. */
+/* Decodes a DISCLOSED body into *d (allocated); KM_EINPUT if malformed. Every count (n,
+ * first, each row's nnz) is checked against the bytes present, and the rows (indices
+ * increasing and below KM_MTL_MAX_INDEX, values finite and non-zero) walked once, before
+ * anything is allocated. */
 int km_mtlp_get_disclosed(km_rd *r, km_mtl_disclosed *d, km_error *err);
 
 /* STATUS reply contents. */
@@ -117,6 +123,10 @@ typedef struct km_mtlp_conn km_mtlp_conn;
 km_mtlp_conn *km_mtlp_connect(const char *host, int port, km_error *err);
 void km_mtlp_close(km_mtlp_conn *c);
 
+/* Longest reply body accepted (default UINT32_MAX); the buffer of a reply grows with the
+ * bytes received, never to a length the frame merely claims. */
+void km_mtlp_set_max_reply(km_mtlp_conn *c, size_t bytes);
+
 /* Sends the frames in req. */
 int km_mtlp_write(km_mtlp_conn *c, const km_buf *req, km_error *err);
 
@@ -132,8 +142,9 @@ int km_mtlp_call(km_mtlp_conn *c, const km_buf *req, int replies,
                  km_error *err);
 
 /* Convenience requests. */
-int km_mtlp_register(km_mtlp_conn *c, int64_t task, char secret[KM_MTLP_SECRET_MAX + 1],
-                     km_error *err);
+/* REGISTER with the server's admin token (mtl-server --register --admin-token-file). */
+int km_mtlp_register(km_mtlp_conn *c, int64_t task, const char *token,
+                     char secret[KM_MTLP_SECRET_MAX + 1], km_error *err);
 int km_mtlp_get_status(km_mtlp_conn *c, int64_t task, const char *secret, km_mtlp_status *st,
                    km_error *err);
 /* GET: *d is replaced by a full disclosure, or updated with the inputs after d->n (when

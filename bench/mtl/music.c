@@ -329,7 +329,7 @@ static int clients(const music *M, const char *host, int port, const char *secre
 int main(int argc, char **argv)
 {
     km_cli_init("music");
-    const char *mode = NULL, *prefix = NULL, *host = "127.0.0.1", *secret = "s1";
+    const char *mode = NULL, *prefix = NULL, *host = "127.0.0.1", *secret = "s000000000000001";
     int na = 15, nl = 15, threads = 1, port = 7353;
     double lmin = 1e-7, lmax = 1;
     for (int i = 1; i < argc; i++) {

@@ -34,7 +34,7 @@ stop_server() {
 now() { date +%s.%N; }
 
 "$G" -m 100000 "$out/music"
-awk '{ print $1, "s" $1 }' "$out/music.users" >"$out/secrets"
+awk '{ printf "%s s%015d\n", $1, $1 }' "$out/music.users" >"$out/secrets"   # 16 characters
 
 echo "== grid (Algorithm 4): 15 alphas x 15 lambdas in [1e-7, 1]"
 if [ "${SKIP_GRID:-0}" = 1 ] && [ -s "$out/grid.txt" ]; then

@@ -3,6 +3,8 @@
 . "$(dirname "$0")/lib.bash"
 S=$BIN/mtl-server C=$BIN/mtl-client G=$BIN/datasets/gen_music PR=$BIN/predict
 SPID=
+SX=-0123456789abcdef   # secrets have 16 characters at least
+echo admin-token-0123456789 >"$TMP/admin"
 trap 'if [ -n "$SPID" ]; then kill -9 $SPID 2>/dev/null; fi; rm -rf "$TMP"' EXIT
 
 # ---- gen_music: thesis 5.4 at a small size
@@ -41,14 +43,14 @@ expect_fail "mtl-server: -t rbf without -g or --features: train's 1/features unk
 expect_fail "mtl-server: an argument that is not an option" 1 'takes options only' $S 7353
 expect_fail "mtl-client estimate without FILE and without --passive: refused, names --passive" \
     1 'estimate: no FILE of task 3.*not be personalised.*--passive' \
-    env KMTK_SECRET=s3 $C -T 3 estimate --model "$TMP/x.model"
+    env KMTK_SECRET=s3$SX $C -T 3 estimate --model "$TMP/x.model"
 expect_fail "mtl-client estimate --active without FILE: refused" 1 '--active needs FILE' \
-    env KMTK_SECRET=s3 $C -T 3 estimate --active --model "$TMP/x.model"
+    env KMTK_SECRET=s3$SX $C -T 3 estimate --active --model "$TMP/x.model"
 expect_fail "mtl-client: --secret-file and --secret together: usage error" 1 'give the secret once' \
-    bash -c "echo s3 >$TMP/s3; $C -T 3 --secret-file $TMP/s3 --secret s3 status"
+    bash -c "echo s3$SX >$TMP/s3; $C -T 3 --secret-file $TMP/s3 --secret s3$SX status"
 expect_fail "mtl-client: a secret file of another task is refused" 2 \
     'the secret of task 4, not of task 3' \
-    bash -c "echo '4 s4' >$TMP/s4; $C -T 3 --secret-file $TMP/s4 status"
+    bash -c "echo '4 s4$SX' >$TMP/s4; $C -T 3 --secret-file $TMP/s4 status"
 expect_fail "mtl-client: a secret file of three words is refused" 2 \
     "s3bad:1: expected the secret, or 'TASK SECRET'" \
     bash -c "printf 'two words here\n' >$TMP/s3bad; $C -T 3 --secret-file $TMP/s3bad status"
@@ -61,7 +63,7 @@ expect_fail "mtl-client: a malformed KMTK_SECRET is refused" 1 'KMTK_SECRET: a s
     env KMTK_SECRET='a b' $C -T 3 status
 
 # ---- a server (same kernel for K and K~: the estimate is a kernel model predict reads)
-for j in $(seq 1 30); do echo "$j s$j"; done >"$TMP/secrets"
+for j in $(seq 1 30); do echo "$j s$j$SX"; done >"$TMP/secrets"
 $S -q --port 0 --port-file "$TMP/port" --secrets "$TMP/secrets" --journal "$TMP/journal" \
     -t rbf -g 2 --task-kernel rbf --task-gamma 2 --alpha 0.4 --lambda 0.1 --features 19 &
 SPID=$!
@@ -72,30 +74,30 @@ grep -v 'qid:7 ' "$TMP/mu.train" >"$TMP/others"
 grep 'qid:7 ' "$TMP/mu.train" >"$TMP/u7"
 $C --port "$P" --secrets "$TMP/secrets" send "$TMP/others" 2>"$TMP/send.err"
 check "send: 145 triples of 29 users acknowledged" grep -q '145 triples acknowledged' "$TMP/send.err"
-KMTK_SECRET=s3 $C --port "$P" -T 3 status >"$TMP/status"
+KMTK_SECRET=s3$SX $C --port "$P" -T 3 status >"$TMP/status"
 check "status: version 145, task 3's 5 triples" bash -c \
     "grep -qx 'version 145' $TMP/status && grep -qx 'task_triples 5' $TMP/status"
 expect_fail "task 3's secret cannot ask about task 4" 2 'error 3' \
-    env KMTK_SECRET=s3 $C --port "$P" -T 4 status
-echo s7 >"$TMP/s7"
+    env KMTK_SECRET=s3$SX $C --port "$P" -T 4 status
+echo s7$SX >"$TMP/s7"
 expect_fail "task 7 cannot send rows of task 8 with its secret" 2 'no secret for task 8' \
     $C --port "$P" -T 7 --secret-file "$TMP/s7" send <(grep 'qid:8 ' "$TMP/mu.train")
 # the secret from a file ('SECRET' or 'TASK SECRET'), the environment or argv: same answer
-echo '3 s3' >"$TMP/s3task"
+echo "3 s3$SX" >"$TMP/s3task"
 $C --port "$P" -T 3 --secret-file "$TMP/s3task" status >"$TMP/status.file"
-$C --port "$P" -T 3 --secret s3 status >"$TMP/status.argv" 2>"$TMP/status.argv.err"
+$C --port "$P" -T 3 --secret s3$SX status >"$TMP/status.argv" 2>"$TMP/status.argv.err"
 check "the secret from a 'TASK SECRET' file, KMTK_SECRET or --secret: the same status" bash -c \
     "cmp -s $TMP/status $TMP/status.file && cmp -s $TMP/status $TMP/status.argv"
 check "--secret on the command line: a warning that ps shows it" \
     grep -q 'warning: a secret on the command line is visible to other users (ps)' \
     "$TMP/status.argv.err"
-$C -p "$P" -T 3 -k s3 status >"$TMP/status.old" 2>"$TMP/status.old.err"
+$C -p "$P" -T 3 -k s3$SX status >"$TMP/status.old" 2>"$TMP/status.old.err"
 check "old spellings -p and -k: the same status" cmp -s "$TMP/status" "$TMP/status.old"
 check "old spellings -p and -k: deprecation warnings naming --port and --secret" bash -c \
     "grep -q 'warning: -p is deprecated, use --port (-p will be removed in the next release)' $TMP/status.old.err &&
      grep -q 'warning: -k is deprecated, use --secret' $TMP/status.old.err"
 # user 7 passive: its ratings stay here; then active: sent, and its R_j rebuilt locally
-export KMTK_SECRET=s7
+export KMTK_SECRET=s7$SX
 $C -q --port "$P" -T 7 estimate --passive "$TMP/u7" --model "$TMP/p7.model" \
     --eval "$TMP/mu.items" --eval-out "$TMP/p7.g" >"$TMP/p7.out"
 check "estimate with private data: nothing on stdout" test ! -s "$TMP/p7.out"
@@ -115,7 +117,7 @@ check "... with --eval-out -: the values alone on stdout, the note on stderr" ba
 $C -q --port "$P" -T 7 send "$TMP/u7"
 $C -q --port "$P" -T 7 estimate --active "$TMP/u7" --model "$TMP/a7.model" \
     --eval "$TMP/mu.items" --eval-out "$TMP/a7.g"
-$C -q -p "$P" -T 7 -k s7 estimate --active "$TMP/u7" -o "$TMP/o7.model" \
+$C -q -p "$P" -T 7 -k s7$SX estimate --active "$TMP/u7" -o "$TMP/o7.model" \
     --eval "$TMP/mu.items" -e "$TMP/o7.g" 2>"$TMP/o7.err"
 check "old spellings -o and -e: the same model and values, bit for bit" bash -c \
     "cmp -s $TMP/a7.model $TMP/o7.model && cmp -s $TMP/a7.g $TMP/o7.g"
@@ -154,7 +156,7 @@ expect_fail "a second server on the same journal is refused: the journal is lock
     'journal: locked by another process.*refusing to start' \
     $S -q --port 0 --journal "$TMP/journal" --secrets "$TMP/secrets" -t rbf -g 2 \
     --task-kernel rbf --task-gamma 2 --alpha 0.4 --lambda 0.1 --features 19
-check "... and the first one still answers" env KMTK_SECRET=s3 $C --port "$P" -T 3 status
+check "... and the first one still answers" env KMTK_SECRET=s3$SX $C --port "$P" -T 3 status
 kill -TERM $SPID
 wait $SPID
 SPID=
@@ -199,17 +201,17 @@ expect_fail "--lambda without -s mtl: usage error" 1 'does not apply to -s l2svm
 # issued secrets: REGISTER, then the secret survives a restart (journaled)
 start_reg() {
     rm -f "$TMP/port4"
-    $S -q --port 0 --port-file "$TMP/port4" --register --journal "$TMP/journal4" &
+    $S -q --port 0 --port-file "$TMP/port4" --register --admin-token-file "$TMP/admin" --journal "$TMP/journal4" &
     SPID=$!
     for _ in $(seq 100); do [ -s "$TMP/port4" ] && break; sleep 0.05; done
     P=$(cat "$TMP/port4")
 }
 start_reg
-$C --port "$P" -T 5 register >"$TMP/reg"
+$C --port "$P" --admin-token-file "$TMP/admin" -T 5 register >"$TMP/reg"
 check "register prints 'TASK SECRET' (32 hex digits)" grep -Eqx '5 [0-9a-f]{32}' "$TMP/reg"
 sec=$(cut -d' ' -f2 "$TMP/reg")
 expect_fail "a second REGISTER of task 5 is refused" 2 'already has a secret' \
-    $C --port "$P" -T 5 register
+    $C --port "$P" --admin-token-file "$TMP/admin" -T 5 register
 kill -TERM $SPID
 wait $SPID
 SPID=
@@ -235,13 +237,13 @@ start_tk() {
 }
 start_tk "$TMP/tk"
 $C -q --port "$P" --secrets "$TMP/secrets" send "$TMP/mu.train"
-KMTK_SECRET=s7 $C --port "$P" -T 7 status >"$TMP/status7"
-KMTK_SECRET=s3 $C --port "$P" -T 3 status >"$TMP/status3"
+KMTK_SECRET=s7$SX $C --port "$P" -T 7 status >"$TMP/status7"
+KMTK_SECRET=s3$SX $C --port "$P" -T 3 status >"$TMP/status3"
 check "status tells task 7 its own K~_j (rbf, gamma 3) and task 3 the default (linear)" bash -c \
     "grep -qx 'task_kernel rbf 3 0 3' $TMP/status7 && grep -q '^task_kernel linear ' $TMP/status3"
 for u in 7 12 3; do
     grep "qid:$u " "$TMP/mu.train" >"$TMP/tu$u"
-    KMTK_SECRET=s$u $C -q --port "$P" -T $u estimate --active "$TMP/tu$u" \
+    KMTK_SECRET=s$u$SX $C -q --port "$P" -T $u estimate --active "$TMP/tu$u" \
         --eval "$TMP/mu.items" --eval-out "$TMP/tk$u.g"
 done
 kill -TERM $SPID
@@ -270,7 +272,7 @@ expect_fail "a journal with task kernels is refused without them" 2 'other param
     timeout 20 $S -q --port 0 --journal "$TMP/journal5" --secrets "$TMP/secrets" -t expdot \
     -g 1 --alpha 0.5 --lambda 0.01
 start_tk "$TMP/tk"
-KMTK_SECRET=s7 $C -q --port "$P" -T 7 estimate --active "$TMP/tu7" --eval "$TMP/mu.items" \
+KMTK_SECRET=s7$SX $C -q --port "$P" -T 7 estimate --active "$TMP/tu7" --eval "$TMP/mu.items" \
     --eval-out "$TMP/tkr7.g"
 kill -TERM $SPID
 wait $SPID
@@ -290,12 +292,12 @@ expect_fail "--task-kernels without -s mtl: usage error" 1 'does not apply to -s
 # a journal shorter than the header with task kernels (one issued secret) is refused, not
 # taken for a torn header and started over
 rm -f "$TMP/port6"
-$S -q --port 0 --port-file "$TMP/port6" --register --journal "$TMP/journal6" --alpha 0.5 \
+$S -q --port 0 --port-file "$TMP/port6" --register --admin-token-file "$TMP/admin" --journal "$TMP/journal6" --alpha 0.5 \
     --lambda 0.01 &
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port6" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port6")
-sec6=$($C --port "$P" -T 5 register | cut -d' ' -f2)
+sec6=$($C --port "$P" --admin-token-file "$TMP/admin" -T 5 register | cut -d' ' -f2)
 kill -TERM $SPID
 wait $SPID
 SPID=
@@ -320,8 +322,8 @@ SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port7" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port7")
 $C -q --port "$P" --secrets "$TMP/secrets" send "$TMP/mu.train"
-KMTK_SECRET=s7 $C --port "$P" -T 7 status >"$TMP/status.def"
-KMTK_SECRET=s7 $C -q --port "$P" -T 7 estimate --active "$TMP/u7" --eval "$TMP/mu.items" \
+KMTK_SECRET=s7$SX $C --port "$P" -T 7 status >"$TMP/status.def"
+KMTK_SECRET=s7$SX $C -q --port "$P" -T 7 estimate --active "$TMP/u7" --eval "$TMP/mu.items" \
     --eval-out "$TMP/def7.g"
 kill -TERM $SPID
 wait $SPID
@@ -341,7 +343,7 @@ $S -q --port 0 --port-file "$TMP/port8" --secrets "$TMP/secrets" -t rbf --featur
 SPID=$!
 for _ in $(seq 100); do [ -s "$TMP/port8" ] && break; sleep 0.05; done
 P=$(cat "$TMP/port8")
-KMTK_SECRET=s7 $C --port "$P" -T 7 status >"$TMP/status.g"
+KMTK_SECRET=s7$SX $C --port "$P" -T 7 status >"$TMP/status.g"
 kill -TERM $SPID
 wait $SPID
 SPID=
@@ -393,3 +395,39 @@ check "client examples: passive (predict with its model) = active (1e-8)" \
 # cross-validation comes from the method table: -s mtl takes -v (folds of rows, tasks kept)
 $BIN/train -s mtl -v 3 "$TMP/mu.train" >"$TMP/mtlcv.out" 2>&1
 check "train -s mtl -v 3: a cross-validated MSE" grep -Eq '^Cross Validation Mean squared error = [0-9.e+-]+$' "$TMP/mtlcv.out"
+
+# ---- issue 13: hostile input (the hostile clients are in tests/unit/test_mtlserver.c)
+printf '1 qid:1 1:1\n1 qid:1 1:100\n1 qid:2 1:100\n' >"$TMP/poison.svm"
+expect_fail "item 2: train -s mtl -t expdot -g 1 on x = {1:100}: refused, no NaN model" 2 \
+    'row 2: kernel value K\(x, x\) = inf \(expdot kernel' \
+    $BIN/train -s mtl -t expdot -g 1 "$TMP/poison.svm" "$TMP/poison.model"
+check "... and no model written" test ! -e "$TMP/poison.model"
+printf '1 qid:1\n1 qid:1 1:1\n-1 qid:2 2:1\n' >"$TMP/empty1.svm"
+check "item 9: train -s mtl with a first row without features" \
+    $BIN/train -q -s mtl "$TMP/empty1.svm" "$TMP/empty1.model"
+printf '1 %s\n' 0123456789abcde >"$TMP/short"
+expect_fail "item 8: a secret of 15 characters is refused" 2 'short:1: task 1: a secret has at least 16' \
+    $S -q --port 0 --secrets "$TMP/short"
+printf '1 0123456789abcdef\n' >"$TMP/sixteen"
+check "... 16 characters are accepted (the server listens)" bash -c \
+    "$S -q --port 0 --port-file $TMP/p16 --secrets $TMP/sixteen & p=\$!
+     for _ in \$(seq 200); do [ -s $TMP/p16 ] && break; sleep 0.05; done
+     kill -9 \$p; test -s $TMP/p16"
+printf '99999999999999999999 0123456789abcdef\n' >"$TMP/bigid"
+expect_fail "item 11: a task id beyond 64 bits in a secrets file is refused (server)" 2 \
+    'bigid:1: task id out of the 64-bit range' $S -q --port 0 --secrets "$TMP/bigid"
+expect_fail "... and in the client's --secrets" 2 'bigid:1: task id out of the 64-bit range' \
+    $C --secrets "$TMP/bigid" send "$TMP/u7"
+printf '1 0123456789abcdef\0rest\n' >"$TMP/nul"
+expect_fail "item 11: a NUL byte in a secrets line is refused (server)" 2 'nul:1: a NUL byte' \
+    $S -q --port 0 --secrets "$TMP/nul"
+expect_fail "... in the client's --secrets" 2 'nul:1: a NUL byte' \
+    $C --secrets "$TMP/nul" send "$TMP/u7"
+expect_fail "... in a --secret-file" 2 'nul:1: a NUL byte' $C -T 1 --secret-file "$TMP/nul" status
+expect_fail "item 8: --register without an admin token: usage error" 1 \
+    'register needs --admin-token-file' $S -q --port 0 --register
+echo short-token >"$TMP/shorttok"
+expect_fail "item 8: an admin token of 11 characters is refused" 2 'at least 16' \
+    $S -q --port 0 --register --admin-token-file "$TMP/shorttok"
+expect_fail "item 8: mtl-client register without the token: usage error" 1 \
+    "register needs the server's admin token" $C -T 5 register

@@ -722,7 +722,10 @@ static int log_has(const char *log, const char *what)
     return has;
 }
 
-static const char *secret[TM] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"};
+/* secrets of 16 characters or more (the server's minimum) */
+static const char *secret[TM] = {"task-0-secret-000", "task-1-secret-111", "task-2-secret-222",
+                                 "task-3-secret-333", "task-4-secret-444", "task-5-secret-555",
+                                 "task-6-secret-666", "task-7-secret-777", "task-8-secret-888"};
 
 static int x_of(int k, int32_t *ix, double *v)
 {
@@ -757,6 +760,7 @@ static int send_range(int from, int to, km_rng *r)
         km_buf b = {0};
         size_t f = km_buf_begin(&b, KM_MTLP_SEND);
         km_mtlp_put_auth(&b, task, secret[task]);
+        km_buf_u64(&b, 0);   /* seq 0: no sequence number (protocol version 2) */
         size_t at = b.len;
         km_buf_u32(&b, 0);
         while (a < to && k < lim && tdata[a].task == task) {

@@ -11,6 +11,7 @@
 
 #include <lapacke.h>
 
+#include "imap.h"
 #include "model.h"
 #include "mtl.h"
 #include "rng.h"
@@ -429,6 +430,206 @@ static void determinism(void)
     stream_free(&S);
 }
 
+/* Whether two states disclose the same bits (version, inputs, ybar, H). */
+static int same_state(km_mtl *a, km_mtl *b)
+{
+    km_error err;
+    km_mtl_disclosed da, db;
+    if (km_mtl_disclose(a, 0, &da, &err) || km_mtl_disclose(b, 0, &db, &err))
+        return 0;
+    int64_t n = da.n;
+    int same = da.version == db.version && n == db.n && da.X->nnz == db.X->nnz &&
+               !memcmp(da.X->row_ptr, db.X->row_ptr, (n + 1) * sizeof *da.X->row_ptr) &&
+               (!da.X->nnz || !memcmp(da.X->value, db.X->value, da.X->nnz * 8)) &&
+               (!n || (!memcmp(da.ybar, db.ybar, n * 8) && !memcmp(da.H, db.H, n * n * 8)));
+    km_mtl_disclosed_free(&da);
+    km_mtl_disclosed_free(&db);
+    return same;
+}
+
+/* Issue 13 items 1, 2 and 9: hostile triples are refused before they change anything, an
+ * input without features is an input, transactions roll back to the same bits. */
+static void hostile(void)
+{
+    km_error err;
+    /* item 2: expdot gamma 1, x = {1:1}, {1:100}, {1:100}: K(x, x) = exp(10^4) = inf */
+    km_mtl_param p = {0.5, 1, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL};
+    km_mtl *s = km_mtl_new(&p, &err), *ref = km_mtl_new(&p, &err);
+    int32_t i0[] = {0};
+    double one[] = {1}, hundred[] = {100}, v27[] = {27}, v15[] = {15.5}, two[] = {0.5};
+    km_mtl_update(s, 1, i0, one, 1, 1, 1, &err);
+    km_mtl_update(ref, 1, i0, one, 1, 1, 1, &err);
+    int r1 = km_mtl_update(s, 1, i0, hundred, 1, 1, 1, &err);
+    CHECK(r1 == KM_EINPUT && strstr(err.msg, "K(x, x) = inf"), "expdot, x = {1:100}: refused "
+          "(%s)", err.msg);
+    int r2 = km_mtl_update(s, 2, i0, v27, 1, 1, 1, &err);
+    int r3 = km_mtl_update(s, 2, i0, v15, 1, 1, 1, &err);
+    CHECK(r2 == KM_EINPUT && r3 == KM_EINPUT && strstr(err.msg, "beyond 1e+100"),
+          "x = {1:27} (inf) and {1:15.5} (exp(240) = 1.6e104 > 1e100) refused too");
+    CHECK(same_state(s, ref), "the refused triples left the state as it was, bit for bit");
+    for (int k = 0; k < 100; k++) {   /* the same good triples afterwards: the same bits */
+        double v = 0.01 * (k % 37) - 0.2;
+        int64_t t = k % 5;
+        km_mtl_update(s, t, i0, &v, 1, sin(k), 1, &err);
+        km_mtl_update(ref, t, i0, &v, 1, sin(k), 1, &err);
+    }
+    km_mtl_disclosed d;
+    km_mtl_disclose(s, 0, &d, &err);
+    int finite = 1;
+    for (int64_t i = 0; i < d.n * d.n; i++)
+        finite &= isfinite(d.H[i]);
+    CHECK(same_state(s, ref) && finite, "100 good triples later: the same bits as without the "
+          "refused ones, H finite (n = %lld)", (long long)d.n);
+    km_mtl_disclosed_free(&d);
+    CHECK(km_mtl_update(s, 1, i0, two, 1, INFINITY, 1, &err) == KM_EINPUT &&
+          km_mtl_update(s, 1, i0, two, 1, 1e101, 1, &err) == KM_EINPUT &&
+          km_mtl_update(s, 1, i0, two, 1, 1, 1e-101, &err) == KM_EINPUT &&
+          km_mtl_update(s, 1, i0, two, 1, 1, 1e101, &err) == KM_EINPUT && same_state(s, ref),
+          "|y| > 1e100, w < 1e-100 or w > 1e100: refused, state kept");
+    km_mtl_free(s);
+    km_mtl_free(ref);
+
+    /* item 1: feature index 2^31 - 1 (index + 1 overflows) refused, 2^31 - 2 accepted */
+    km_mtl_param lp = km_mtl_param_default();
+    s = km_mtl_new(&lp, &err);
+    int32_t imax[] = {INT32_MAX}, imax1[] = {INT32_MAX - 1};
+    int ra = km_mtl_update(s, 1, imax, one, 1, 1, 1, &err);
+    CHECK(ra == KM_EINPUT && km_mtl_version(s) == 0 && strstr(err.msg, "beyond"),
+          "feature index 2^31 - 1: refused (%s)", err.msg);
+    int rb = km_mtl_update(s, 1, imax1, one, 1, 1, 1, &err);
+    km_mtl_disclose(s, 0, &d, &err);
+    CHECK(rb == KM_OK && d.X->n == INT32_MAX, "feature index 2^31 - 2: %d features, no "
+          "overflow", (int)d.X->n);
+    km_mtl_disclosed_free(&d);
+    km_mtl_free(s);
+
+    /* item 9: the first unique input without features (memcpy from NULL under UBSan) */
+    s = km_mtl_new(&lp, &err);
+    int re = km_mtl_update(s, 1, NULL, NULL, 0, 1, 1, &err);
+    int rf = km_mtl_update(s, 2, NULL, NULL, 0, 2, 1, &err);
+    CHECK(re == KM_OK && rf == KM_OK && km_mtl_n(s) == 1, "an input without features: one "
+          "unique input, twice");
+    km_mtl_free(s);
+    km_problem *P = calloc(1, sizeof *P);
+    int64_t rp[] = {0, 0, 1, 2};
+    int32_t ix3[] = {0, 1};
+    double vx3[] = {1, 2}, y3[] = {1, -1, 1};
+    int64_t q3[] = {1, 1, 2};
+    P->l = 3;
+    P->n = 2;
+    P->nnz = 2;
+    P->row_ptr = rp;
+    P->index = ix3;
+    P->value = vx3;
+    P->y = y3;
+    P->qid = q3;
+    km_mtl *off = NULL;
+    int ro = km_mtl_offline(&lp, P, NULL, &off, &err);
+    CHECK(ro == KM_OK && km_mtl_n(off) == 3, "Algorithm 4: a first row without features");
+    km_mtl_free(off);
+    /* item 2 offline: expdot gamma 1 on {1:1}, {1:100}: a clear error, no model */
+    double vbad[] = {1, 100};
+    int32_t ibad[] = {0, 0};
+    int64_t rpb[] = {0, 0, 1, 2};
+    P->index = ibad;
+    P->value = vbad;
+    P->row_ptr = rpb;
+    ro = km_mtl_offline(&p, P, NULL, &off, &err);
+    CHECK(ro == KM_EINPUT && !off && strstr(err.msg, "row 3") && strstr(err.msg, "expdot"),
+          "Algorithm 4, expdot on x = {1:100}: refused (%s)", err.msg);
+    free(P);
+
+    /* transactions: three tasks' triples across two batches of H rolled back to the bits of
+     * km_mtl_begin; committed, the same as the triples one by one within 1e-12 */
+    km_mtl_param rp2 = {0.5, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
+                        NULL};
+    stream S = make_stream(21, 4, 60, 300, 4, 0, 0);
+    km_mtl *a = km_mtl_new(&rp2, &err), *b = km_mtl_new(&rp2, &err);
+    feed(a, &S, 0, 100, INT64_MIN, 0);
+    feed(b, &S, 0, 100, INT64_MIN, 0);
+    int ok = !km_mtl_begin(a, &err) && km_mtl_begin(a, &err) == KM_EUSAGE;
+    ok &= !feed(a, &S, 100, 250, INT64_MIN, 0);
+    int64_t mid_n = km_mtl_n(a), mid_v = km_mtl_version(a);
+    km_mtl_rollback(a);
+    CHECK(ok && mid_v == 250 && mid_n > km_mtl_n(b) && same_state(a, b),
+          "150 triples (%lld new inputs, 2 batches of H, new tasks) rolled back: the same bits",
+          (long long)(mid_n - km_mtl_n(b)));
+    feed(a, &S, 100, 200, INT64_MIN, 0);
+    feed(b, &S, 100, 200, INT64_MIN, 0);
+    CHECK(same_state(a, b), "and the state goes on as if they never came");
+    km_mtl_begin(a, &err);
+    feed(a, &S, 200, 300, INT64_MIN, 0);
+    int rc = km_mtl_commit(a, &err);
+    feed(b, &S, 200, 300, INT64_MIN, 0);
+    km_mtl_disclosed da, db;
+    km_mtl_disclose(a, 0, &da, &err);
+    km_mtl_disclose(b, 0, &db, &err);
+    double e = relerr(da.H, db.H, da.n * da.n);
+    CHECK(!rc && da.version == 300 && e < 1e-12, "100 triples in one transaction committed = "
+          "one by one (H rel err %.2g)", e);
+    km_mtl_disclosed_free(&da);
+    km_mtl_disclosed_free(&db);
+    km_mtl_free(a);
+    km_mtl_free(b);
+    /* the exact check of H's update at every commit (the cheap bound skips it here): the
+     * same state within rounding, and a rollback across it the same bits */
+    a = km_mtl_new(&rp2, &err);
+    b = km_mtl_new(&rp2, &err);
+    km_mtl_exact_checks(a, 1);
+    feed(a, &S, 0, 150, INT64_MIN, 0);
+    feed(b, &S, 0, 150, INT64_MIN, 0);
+    km_mtl *c = km_mtl_new(&rp2, &err);
+    km_mtl_exact_checks(c, 1);
+    feed(c, &S, 0, 150, INT64_MIN, 0);
+    km_mtl_begin(c, &err);
+    feed(c, &S, 150, 300, INT64_MIN, 0);
+    km_mtl_rollback(c);
+    int same_ac = same_state(a, c);
+    feed(a, &S, 150, 300, INT64_MIN, 0);
+    feed(b, &S, 150, 300, INT64_MIN, 0);
+    km_mtl_disclose(a, 0, &da, &err);
+    km_mtl_disclose(b, 0, &db, &err);
+    e = relerr(da.H, db.H, da.n * da.n);
+    double ey = relerr(da.ybar, db.ybar, da.n);
+    CHECK(same_ac && e < 1e-12 && ey < 1e-12, "exact checks at every commit: H and ybar = "
+          "those of the cheap bound (rel err %.2g, %.2g); a rollback over them: the same bits",
+          e, ey);
+    km_mtl_disclosed_free(&da);
+    km_mtl_disclosed_free(&db);
+    km_mtl_free(a);
+    km_mtl_free(b);
+    km_mtl_free(c);
+    stream_free(&S);
+
+    /* the map under deletions (rollback removes tasks and inputs) */
+    km_imap m = {0};
+    int64_t want[512];
+    km_rng r;
+    km_rng_seed(&r, 5);
+    for (int k = 0; k < 512; k++)
+        want[k] = -1;
+    int good = 1;
+    for (int k = 0; k < 20000; k++) {
+        int64_t key = (int64_t)km_rng_below(&r, 512);
+        if (km_rng_below(&r, 3)) {
+            km_imap_put(&m, key * 64, k);
+            want[key] = k;
+        } else {
+            km_imap_del(&m, key * 64);
+            want[key] = -1;
+        }
+        if (k % 97 == 0)
+            for (int j = 0; j < 512; j++)
+                good &= km_imap_get(&m, j * 64) == want[j];
+    }
+    int64_t cnt = 0;
+    for (int j = 0; j < 512; j++)
+        cnt += want[j] >= 0;
+    CHECK(good && m.count == cnt, "hash map: 20,000 random puts and deletions agree with a "
+          "table (%lld keys)", (long long)cnt);
+    km_imap_free(&m);
+}
+
 /* The text of a file (malloc'ed). */
 static char *slurp(const char *path)
 {
@@ -624,6 +825,7 @@ int main(void)
     for (size_t k = 0; k < sizeof cf / sizeof *cf; k++)
         run_config(&cf[k], 100 + k);
     determinism();
+    hostile();
     km_mtl_param mp = {0.3, 0.2, expdot, lin, 0, NULL};
     model_file(&mp, "one K~");
     mp.ntk = 2;   /* tasks 4 and 11 (ids t * 7 - 3) */

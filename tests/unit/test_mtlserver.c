@@ -63,7 +63,7 @@ static int start_server(const char *extra)
     unlink(pf);
     snprintf(cmd, sizeof cmd, "exec '%s' -q --port 0 --port-file '%s' --secrets '%s/secrets' "
              "--journal '%s/journal' -t rbf -g 0.5 --task-kernel linear --alpha 0.5 "
-             "--lambda 0.5 --features 5 "
+             "--lambda 0.5 --features 5 --auth-delay 0 --max-auth-failures 1000000 "
              "--max-message 100000 %s 2>>'%s/server.log'", server_bin, pf, dir, dir, extra,
              dir);
     server_pid = fork();
@@ -131,7 +131,8 @@ typedef struct triple {
 
 static double pool[NPOOL][D];
 static triple data[L];
-static const char *secret[M] = {"alpha0", "b-1", "c.2", "d_3", "e4e4e4"};
+static const char *secret[M] = {"alpha0-secret-000", "b-1-secret-one-1", "c.2.secret.two.2",
+                                "d_3_secret_three", "e4e4e4e4e4e4e4e4e4"};
 
 static void make_data(uint64_t seed)
 {
@@ -166,6 +167,7 @@ static void put_send(km_buf *b, int64_t task, const char *sec, const triple *t, 
 {
     size_t f = km_buf_begin(b, KM_MTLP_SEND);
     km_mtlp_put_auth(b, task, sec);
+    km_buf_u64(b, 0);   /* no sequence number */
     km_buf_u32(b, (uint32_t)count);
     for (int k = 0; k < count; k++) {
         int32_t ix[D];
@@ -585,7 +587,7 @@ static void privacy_and_bad_input(void)
     CHECK(request_code(c, &b) == KM_MTLP_EAUTH, "an unknown task: authentication error");
     b.len = 0;
     f = km_buf_begin(&b, KM_MTLP_REGISTER);
-    km_buf_u64(&b, 99);
+    km_mtlp_put_auth(&b, 99, "any-token-at-all-here");
     km_buf_end(&b, f);
     CHECK(request_code(c, &b) == KM_MTLP_EREFUSED, "REGISTER without --register: refused");
     /* bad triples: the whole request refused, the connection stays usable */
@@ -597,6 +599,7 @@ static void privacy_and_bad_input(void)
     b.len = 0;
     f = km_buf_begin(&b, KM_MTLP_SEND);
     km_mtlp_put_auth(&b, 0, secret[0]);
+    km_buf_u64(&b, 0);
     km_buf_u32(&b, 1);
     int32_t ix[] = {D};   /* feature D + 1 > --features 5 */
     double v[] = {1};
@@ -704,6 +707,468 @@ static void privacy_and_bad_input(void)
     CHECK(stop_server() == 0, "and exits cleanly on SIGTERM (pid %d)", pid);
 }
 
+/* ---- issue 13: hostile clients and a hostile server ---- */
+
+/* Starts mtl-server with the test's secrets and only opts (no journal unless given). */
+static int start_plain(const char *opts)
+{
+    char pf[512], cmd[8192];
+    snprintf(pf, sizeof pf, "%s/port", dir);
+    unlink(pf);
+    snprintf(cmd, sizeof cmd, "exec '%s' -q --port 0 --port-file '%s' --secrets '%s/secrets' %s "
+             "2>>'%s/server.log'", server_bin, pf, dir, opts, dir);
+    server_pid = fork();
+    if (server_pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    for (int k = 0; k < 500; k++) {
+        FILE *f = fopen(pf, "r");
+        if (f) {
+            int ok = fscanf(f, "%d", &port) == 1;
+            fclose(f);
+            if (ok)
+                return 0;
+        }
+        int st;
+        if (waitpid(server_pid, &st, WNOHANG) == server_pid) {
+            server_pid = -1;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        }
+        sleep_ms(20);
+    }
+    return -1;
+}
+
+static int raw_connect(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(0x7f000001);
+    struct timeval tv = {20, 0};   /* a safety net only: no test depends on it */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads one frame from fd: its type (ERROR: *code set), -1 on EOF or error. */
+static int raw_reply(int fd, unsigned *code)
+{
+    unsigned char h[5];
+    size_t got = 0;
+    while (got < 5) {
+        ssize_t k = recv(fd, h + got, 5 - got, 0);
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+                   (uint32_t)h[3] << 24;
+    unsigned char *b = malloc(len ? len : 1);
+    got = 0;
+    while (got + 1 < len) {
+        ssize_t k = recv(fd, b + got, len - 1 - got, 0);
+        if (k <= 0) {
+            free(b);
+            return -1;
+        }
+        got += (size_t)k;
+    }
+    if (h[4] == KM_MTLP_ERROR && len >= 5)
+        *code = (unsigned)b[0] | (unsigned)b[1] << 8 | (unsigned)b[2] << 16 |
+                (unsigned)b[3] << 24;
+    free(b);
+    return h[4];
+}
+
+/* 1 when the server closes fd (EOF or reset) before the safety timeout. */
+static int closed_by_server(int fd)
+{
+    char sink[65536];
+    for (;;) {
+        ssize_t k = recv(fd, sink, sizeof sink, 0);
+        if (k == 0 || (k < 0 && errno == ECONNRESET))
+            return 1;
+        if (k < 0)
+            return 0;
+    }
+}
+
+/* A SEND of one triple with x given as pairs, sequence number seq. */
+static void put_send1(km_buf *b, int64_t task, uint64_t seq, const uint32_t *ix,
+                      const double *v, int nnz, double y)
+{
+    size_t f = km_buf_begin(b, KM_MTLP_SEND);
+    km_mtlp_put_auth(b, task, secret[task]);
+    km_buf_u64(b, seq);
+    km_buf_u32(b, 1);
+    km_buf_f64(b, y);
+    km_buf_f64(b, 1);
+    km_buf_u32(b, (uint32_t)nnz);
+    for (int k = 0; k < nnz; k++) {
+        km_buf_u32(b, ix[k]);
+        km_buf_f64(b, v[k]);
+    }
+    km_buf_end(b, f);
+}
+
+static uint64_t version_of(km_mtlp_conn *c)
+{
+    km_mtlp_status st;
+    km_error err;
+    return km_mtlp_get_status(c, 0, secret[0], &st, &err) ? UINT64_MAX : st.version;
+}
+
+/* Items 1, 2, 9, 11: feature indices, poisoning triples, empty inputs, retried SENDs. */
+static void hostile_triples(void)
+{
+    char opts[1024];
+    snprintf(opts, sizeof opts, "-t expdot -g 1 --max-features 1000 --auth-delay 0 "
+             "--journal '%s/journal.h'", dir);
+    CHECK(start_plain(opts) == 0, "server (expdot, gamma 1, --max-features 1000, no --features)");
+    km_mtlp_conn *c = conn();
+    km_buf b = {0};
+    uint32_t imax[] = {INT32_MAX}, i1000[] = {1000}, i999[] = {999}, i0[] = {0};
+    double one[] = {1};
+    put_send1(&b, 1, 0, imax, one, 1, 1);
+    int e1 = request_code(c, &b);
+    b.len = 0;
+    put_send1(&b, 1, 0, i1000, one, 1, 1);
+    int e2 = request_code(c, &b);
+    b.len = 0;
+    put_send1(&b, 1, 0, i999, one, 1, 1);
+    int e3 = request_code(c, &b);
+    CHECK(e1 == KM_MTLP_EINPUT && e2 == KM_MTLP_EINPUT && e3 == 0 && version_of(c) == 1,
+          "item 1: feature index 2^31 - 1 and 1000 refused (error %d) without --features, "
+          "999 accepted", e1);
+    km_mtl_disclosed d = {0};
+    int changed;
+    km_error err;
+    int rc = km_mtlp_get(c, 1, secret[1], &d, &changed, &err);
+    km_mtl_param pp = {0.5, 1, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL};
+    km_mtl *cs = rc ? NULL : km_mtl_from_disclosed(&pp, &d, &err);
+    CHECK(cs && d.X->n == 1000, "another task's client rebuilds the state (%d features)",
+          cs ? (int)d.X->n : -1);
+    km_mtl_free(cs);
+    km_mtl_disclosed_free(&d);
+    /* item 2: {1:1}, then {1:100}, {1:100} in one request */
+    b.len = 0;
+    put_send1(&b, 2, 0, i0, one, 1, 1);
+    int p1 = request_code(c, &b);
+    b.len = 0;
+    size_t f = km_buf_begin(&b, KM_MTLP_SEND);
+    km_mtlp_put_auth(&b, 2, secret[2]);
+    km_buf_u64(&b, 0);
+    km_buf_u32(&b, 3);
+    for (int k = 0; k < 3; k++) {   /* a good triple first: the request is all or nothing */
+        km_buf_f64(&b, 1);
+        km_buf_f64(&b, 1);
+        km_buf_u32(&b, 1);
+        km_buf_u32(&b, 0);
+        km_buf_f64(&b, k ? 100 : 0.5);
+    }
+    km_buf_end(&b, f);
+    int p2 = request_code(c, &b);
+    uint64_t v2 = version_of(c);
+    rc = km_mtlp_get(c, 1, secret[1], &d, &changed, &err);
+    int finite = !rc;
+    for (int64_t i = 0; !rc && i < d.n * d.n; i++)
+        finite &= isfinite(d.H[i]);
+    CHECK(p1 == 0 && p2 == KM_MTLP_EINPUT && v2 == 2 && finite,
+          "item 2: x = {1:100} (expdot: K(x, x) = inf) refused with its request (error %d), "
+          "the good triple before it not applied (version %llu), the next GET answered, H "
+          "finite", p2, (unsigned long long)v2);
+    km_mtl_disclosed_free(&d);
+    /* item 9: an empty x */
+    b.len = 0;
+    put_send1(&b, 3, 0, NULL, NULL, 0, 1);
+    int p3 = request_code(c, &b);
+    CHECK(p3 == 0 && version_of(c) == 3, "item 9: a SEND with an empty x is applied");
+    /* item 11: a retried SEND (same sequence number) is acknowledged, not applied twice */
+    uint32_t i5[] = {5};
+    double half[] = {0.5};
+    b.len = 0;
+    put_send1(&b, 4, 77, i5, half, 1, 2);
+    ack a1 = {0}, a2 = {0}, a3 = {0};
+    int r1 = km_mtlp_call(c, &b, 1, on_ack, &a1, &err);
+    int r2 = km_mtlp_call(c, &b, 1, on_ack, &a2, &err);
+    km_buf b2 = {0};
+    put_send1(&b2, 4, 76, i5, half, 1, 2);
+    int r3 = km_mtlp_call(c, &b2, 1, on_ack, &a3, &err);
+    CHECK(!r1 && !r2 && !r3 && a1.count == 1 && a2.count == 0 && a3.count == 0 &&
+          a2.version == a1.version && version_of(c) == 4, "item 11: SEND seq 77 applied once; "
+          "its retry and seq 76 acknowledged with count 0 (version %llu)",
+          (unsigned long long)a1.version);
+    km_mtlp_close(c);
+    CHECK(stop_server() == 0, "SIGTERM");
+    CHECK(start_plain(opts) == 0, "restart on the journal");
+    c = conn();
+    ack a4 = {0}, a5 = {0};
+    r1 = km_mtlp_call(c, &b, 1, on_ack, &a4, &err);
+    b2.len = 0;
+    put_send1(&b2, 4, 78, i5, half, 1, 2);
+    r2 = km_mtlp_call(c, &b2, 1, on_ack, &a5, &err);
+    CHECK(!r1 && !r2 && a4.count == 0 && a4.version == 4 && a5.count == 1 && a5.version == 5,
+          "after a restart: the refused request was not journaled (version 4), seq 77 is "
+          "still a retry, seq 78 applied");
+    km_buf_free(&b);
+    km_buf_free(&b2);
+    km_mtlp_close(c);
+    stop_server();
+}
+
+/* Item 7: connection limits, timeouts and memory budgets. */
+static void hostile_connections(void)
+{
+    CHECK(start_plain("--max-per-peer 3 --idle-timeout 0.3 --io-timeout 0.3 --auth-delay 0 "
+                      "--max-message 100000 --conn-memory 150000 --max-memory 250000") == 0,
+          "server with --max-per-peer 3, timeouts 0.3 s, --max-memory 250000");
+    /* a fourth connection from one address is refused; the idle ones are closed */
+    int fds[4];
+    for (int k = 0; k < 4; k++)
+        fds[k] = raw_connect();
+    unsigned code = 0;
+    int t4 = raw_reply(fds[3], &code);
+    CHECK(t4 == KM_MTLP_ERROR && code == KM_MTLP_EBUSY, "a 4th connection from 127.0.0.1: "
+          "ERROR %u (busy), closed", code);
+    int idle = 1;
+    for (int k = 0; k < 3; k++)
+        idle &= closed_by_server(fds[k]);
+    CHECK(idle, "3 idle connections closed by the server (--idle-timeout)");
+    for (int k = 0; k < 4; k++)
+        close(fds[k]);
+    /* a frame stalled in the middle: ERROR timeout, closed */
+    int st = raw_connect();
+    int sent = st >= 0 && send(st, "\x20\x00\x00\x00\x04\x01", 6, MSG_NOSIGNAL) == 6;
+    code = 0;
+    int tt = raw_reply(st, &code);
+    CHECK(sent && tt == KM_MTLP_ERROR && code == KM_MTLP_ETIMEOUT && closed_by_server(st),
+          "a frame stalled in the middle: ERROR %u (timeout), closed", code);
+    close(st);
+    /* frames stalled one byte short hold memory: beyond the budget, refused */
+    int big[3], refused = -1;
+    unsigned char *junk = calloc(1, 99995);
+    junk[0] = 0x9b;   /* length 99995 (type + body), type 0x02 */
+    junk[1] = 0x86;
+    junk[2] = 0x01;
+    junk[3] = 0;
+    junk[4] = KM_MTLP_SEND;
+    for (int k = 0; k < 3; k++) {
+        big[k] = raw_connect();
+        if (send(big[k], junk, 99995, MSG_NOSIGNAL) != 99995)
+            printf("# short send\n");
+        sleep_ms(50);   /* let the server read it before the next one */
+    }
+    code = 0;
+    if (raw_reply(big[2], &code) == KM_MTLP_ERROR)
+        refused = (int)code;
+    km_mtlp_conn *c = conn();
+    int alive = c && version_of(c) != UINT64_MAX;
+    km_mtlp_close(c);
+    CHECK(refused == KM_MTLP_EBUSY && alive, "3 frames of 100 kB stalled 4 bytes short: the "
+          "third is refused (ERROR %d, --max-memory 250000); a small request is answered",
+          refused);
+    for (int k = 0; k < 3; k++)
+        close(big[k]);
+    free(junk);
+    /* a client that never reads its replies (720 kB each: n = 300) is closed */
+    CHECK(stop_server() == 0, "SIGTERM");
+    CHECK(start_plain("--io-timeout 0.3 --auth-delay 0") == 0, "server with --io-timeout 0.3");
+    c = conn();
+    km_buf tb = {0};
+    size_t tf = km_buf_begin(&tb, KM_MTLP_SEND);
+    km_mtlp_put_auth(&tb, 0, secret[0]);
+    km_buf_u64(&tb, 0);
+    km_buf_u32(&tb, 300);
+    for (int k = 0; k < 300; k++) {
+        int32_t ix0[] = {0};
+        double v0[] = {0.001 * (k + 1)};
+        km_mtlp_put_triple(&tb, 1, 1, ix0, v0, 1);
+    }
+    km_buf_end(&tb, tf);
+    int filled = request_code(c, &tb) == 0 && version_of(c) == 300;
+    km_buf_free(&tb);
+    km_mtlp_close(c);
+    int fl = socket(AF_INET, SOCK_STREAM, 0), rcv = 4096;
+    setsockopt(fl, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);   /* the replies back up */
+    struct timeval tv20 = {20, 0};
+    setsockopt(fl, SOL_SOCKET, SO_RCVTIMEO, &tv20, sizeof tv20);
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(0x7f000001);
+    if (connect(fl, (struct sockaddr *)&sa, sizeof sa) != 0)
+        printf("# connect failed\n");
+    km_buf b = {0};
+    for (int k = 0; k < 200; k++) {
+        size_t fr = km_buf_begin(&b, KM_MTLP_GET);
+        km_mtlp_put_auth(&b, 1, secret[1]);
+        km_buf_u64(&b, UINT64_MAX);
+        km_buf_u64(&b, 0);
+        km_buf_end(&b, fr);
+    }
+    int ok = send(fl, b.p, b.len, MSG_NOSIGNAL) == (ssize_t)b.len;
+    km_buf_free(&b);
+    sleep_ms(1500);   /* not reading, for 5 times --io-timeout */
+    int replies = 0;
+    while (ok && raw_reply(fl, &code) >= 0)
+        replies++;
+    CHECK(filled && ok && replies < 200, "200 GETs whose replies are not read: the "
+          "connection is closed (%d replies had left)", replies);
+    close(fl);
+    CHECK(stop_server() == 0, "SIGTERM");
+}
+
+/* Item 8: REGISTER only with the admin token, uniform refusals, limits; failed
+ * authentications limited per address. */
+static void hostile_auth(void)
+{
+    char opts[1024], tok[512];
+    snprintf(tok, sizeof tok, "%s/admin", dir);
+    FILE *f = fopen(tok, "w");
+    fprintf(f, "the-admin-token-0123\n");
+    fclose(f);
+    snprintf(opts, sizeof opts, "--register --admin-token-file '%s' --max-secrets 2 "
+             "--auth-delay 0 --max-auth-failures 5", tok);
+    CHECK(start_plain(opts) == 0, "server with --register and an admin token");
+    km_mtlp_conn *c = conn();
+    km_error err;
+    char s1[KM_MTLP_SECRET_MAX + 1], m1[sizeof err.msg], m2[sizeof err.msg], m3[sizeof err.msg];
+    int r1 = km_mtlp_register(c, 100, "not-the-admin-token", s1, &err);
+    snprintf(m1, sizeof m1, "%s", err.msg);
+    int r2 = km_mtlp_register(c, 0, "not-the-admin-token", s1, &err);   /* task 0 exists */
+    snprintf(m2, sizeof m2, "%s", err.msg);
+    CHECK(r1 && r2 && !strcmp(m1, m2) && strstr(m1, "error 5: registration refused"),
+          "REGISTER with a wrong token: the same refusal for a new and an existing task (%s)",
+          m1);
+    int r3 = km_mtlp_register(c, 100, "the-admin-token-0123", s1, &err);
+    km_mtlp_status st;
+    int r4 = r3 ? -1 : km_mtlp_get_status(c, 100, s1, &st, &err);
+    CHECK(!r3 && !r4 && strlen(s1) == 32, "with the admin token: a secret that works");
+    int r5 = km_mtlp_register(c, 100, "the-admin-token-0123", s1, &err);
+    snprintf(m3, sizeof m3, "%s", err.msg);
+    int r6 = km_mtlp_register(c, 101, "the-admin-token-0123", s1, &err);
+    int r7 = km_mtlp_register(c, 102, "the-admin-token-0123", s1, &err);
+    CHECK(r5 && strstr(m3, "already has a secret") && !r6 && r7 &&
+          strstr(err.msg, "registration limit"), "the admin is told a task has a secret; "
+          "--max-secrets 2: the third refused (%s)", err.msg);
+    km_mtlp_close(c);
+    /* 5 failed authentications from an address: then even the right secret is refused */
+    c = conn();
+    int fails = 0;
+    for (int k = 0; k < 5; k++)
+        fails += km_mtlp_get_status(c, 1, "wrong-secret-0123456", &st, &err) != 0;
+    int blocked = km_mtlp_get_status(c, 1, secret[1], &st, &err);
+    CHECK(fails == 5 && blocked && strstr(err.msg, "error 3"), "--max-auth-failures 5: after "
+          "5 wrong secrets the right one is refused too (%s)", err.msg);
+    km_mtlp_close(c);
+    CHECK(stop_server() == 0, "SIGTERM");
+}
+
+/* Item 6: the client library against a hostile server. */
+static void hostile_server(void)
+{
+    /* decoder: counts against the bytes present */
+    km_buf b = {0};
+    km_buf_u64(&b, 1);
+    km_buf_u64(&b, 1);   /* n */
+    km_buf_u64(&b, 0);   /* first */
+    km_buf_u32(&b, 1000000);   /* a row of 1,000,000 pairs in a 28-byte body */
+    km_buf_f64(&b, 0);
+    km_buf_f64(&b, 1);
+    km_rd r = {b.p, b.p + b.len, 0};
+    km_mtl_disclosed d;
+    km_error err;
+    int e1 = km_mtlp_get_disclosed(&r, &d, &err);
+    b.len = 0;
+    km_buf_u64(&b, 1);
+    km_buf_u64(&b, (uint64_t)1 << 40);   /* n^2 overflows nothing, the body is 24 bytes */
+    km_buf_u64(&b, 0);
+    r = (km_rd){b.p, b.p + b.len, 0};
+    int e2 = km_mtlp_get_disclosed(&r, &d, &err);
+    b.len = 0;
+    km_buf_u64(&b, 1);
+    km_buf_u64(&b, 2);
+    km_buf_u64(&b, 3);   /* first > n */
+    r = (km_rd){b.p, b.p + b.len, 0};
+    int e3 = km_mtlp_get_disclosed(&r, &d, &err);
+    b.len = 0;   /* n = 1, one row with index 2^31 - 1 */
+    km_buf_u64(&b, 1);
+    km_buf_u64(&b, 1);
+    km_buf_u64(&b, 0);
+    km_buf_u32(&b, 1);
+    km_buf_u32(&b, INT32_MAX);
+    km_buf_f64(&b, 1);
+    km_buf_f64(&b, 0);
+    km_buf_f64(&b, 1);
+    r = (km_rd){b.p, b.p + b.len, 0};
+    int e4 = km_mtlp_get_disclosed(&r, &d, &err);
+    CHECK(e1 == KM_EINPUT && e2 == KM_EINPUT && e3 == KM_EINPUT && e4 == KM_EINPUT,
+          "DISCLOSED bodies with a row longer than the body, n^2 beyond it, first > n, "
+          "a feature index 2^31 - 1: refused before any allocation");
+    /* a fake server answers GET with the first of those (the row's nnz beyond the bytes) */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(0x7f000001);
+    socklen_t sl = sizeof sa;
+    int up = bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 4) == 0 &&
+             getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0;
+    pid_t kid = up ? fork() : -1;
+    if (kid == 0) {
+        for (int k = 0; k < 2; k++) {
+            int fd = accept(lfd, NULL, NULL);
+            unsigned char req[512];
+            if (recv(fd, req, sizeof req, 0) <= 0)
+                _exit(1);
+            km_buf o = {0};
+            size_t fr = km_buf_begin(&o, KM_MTLP_DISCLOSED);
+            if (k == 0) {
+                km_buf_u64(&o, 5);
+                km_buf_u64(&o, 2);
+                km_buf_u64(&o, 0);
+                km_buf_u32(&o, 1);
+                km_buf_u32(&o, 0);
+                km_buf_f64(&o, 1);
+                km_buf_u32(&o, 50);   /* 50 pairs claimed, 48 bytes left */
+                for (int i = 0; i < 6; i++)
+                    km_buf_f64(&o, 0.5);
+                km_buf_end(&o, fr);
+            } else {   /* a frame of 4 GiB claimed, 16 bytes sent */
+                o.len = 0;
+                km_buf_u32(&o, UINT32_MAX);
+                km_buf_u8(&o, KM_MTLP_DISCLOSED);
+                km_buf_u64(&o, 1);
+                km_buf_u64(&o, 1);
+            }
+            if (send(fd, o.p, o.len, MSG_NOSIGNAL) < 0)
+                _exit(1);
+            km_buf_free(&o);
+            close(fd);
+        }
+        _exit(0);
+    }
+    int ok = kid > 0;
+    for (int k = 0; k < 2 && ok; k++) {
+        km_mtlp_conn *c = km_mtlp_connect("127.0.0.1", ntohs(sa.sin_port), &err);
+        km_mtl_disclosed dd = {0};
+        int changed;
+        ok &= c && km_mtlp_get(c, 1, secret[1], &dd, &changed, &err) == KM_EINPUT && !dd.X;
+        km_mtlp_close(c);
+    }
+    if (kid > 0)
+        waitpid(kid, NULL, 0);
+    close(lfd);
+    km_buf_free(&b);
+    CHECK(ok, "a hostile server: a row's nnz beyond the bytes, a 4 GiB frame cut short: "
+          "km_mtlp_get fails cleanly (%s)", err.msg);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -733,5 +1198,9 @@ int main(int argc, char **argv)
     concurrent_and_restart(&p);
     kill9(&p);
     privacy_and_bad_input();
+    hostile_triples();
+    hostile_connections();
+    hostile_auth();
+    hostile_server();
     TEST_EXIT();
 }
