@@ -53,7 +53,8 @@ int km_mtmkl_tasks_init(km_mtmkl_tasks *k, const km_problem *P, const int64_t *i
         }
         all[i] = P->qid[i];
     }
-    memcpy(all + P->l, ids, (size_t)nids * sizeof *ids);
+    if (nids > 0)
+        memcpy(all + P->l, ids, (size_t)nids * sizeof *ids);
     qsort(all, (size_t)n, sizeof *all, cmp_i64);
     int64_t T = 0;
     for (int64_t i = 0; i < n; i++)

@@ -43,7 +43,7 @@ expect_fail "--task-groups: a bad line names file, line and column" 2 "badgroups
     $T -s mtmkl --task-groups "$TMP/badgroups" "$TMP/tree.train" "$TMP/x.model"
 expect_fail "-s mtmkl without qid: input error" 2 "needs task ids \\(qid:\\)" \
     $T -s mtmkl "$TMP/noqid.test" "$TMP/x.model"
-expect_fail "-s mtmkl needs two classes" 2 "two classes" $T -s mtmkl "$BIN/tests/../tests/models/mu.train" "$TMP/x.model"
+expect_fail "-s mtmkl needs two classes" 2 "two classes" $T -s mtmkl "$(dirname "$0")/../models/mu.train" "$TMP/x.model"
 expect_fail "options of other methods are refused" 1 "-p \\(epsilon\\) does not apply to -s mtmkl" \
     $T -s mtmkl -p 0.1 "$TMP/tree.train" "$TMP/x.model"
 expect_fail "-g without -t is refused" 1 "-g needs a kernel \\(-t\\)" \
