@@ -262,6 +262,8 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
                           "Kloft's closed form" : par.sampler == KM_POLY_ALG3 ?
                           "Algorithm 3" : par.sampler == KM_POLY_UNIFORM ? "UCD" :
                           "sampling by enumeration", par.average ? ", averaged" : "");
+            km_report_say(rep, "c-steps: %lld Cholesky factorizations, %lld CG steps\n",
+                          (long long)info.factorizations, (long long)info.cg_steps);
             km_report_say(rep, "iterations = %lld\nJ = %.17g\ngap = %.3g\nactive tuples = "
                           "%lld, ||theta|| = %.6g\ntime = %.3f s CPU\n", (long long)info.iters,
                           info.J, info.gap, (long long)nt, km_polymkl_theta_norm(S),

@@ -22,6 +22,8 @@ struct km_polymkl {
     double *Kt;            /* K~ (upper triangle): K_theta = scale K~ */
     double scale;
     double *A;             /* K_theta + lambda I, then its Cholesky factor */
+    int have_factor;       /* A holds the factor of an earlier K_theta + lambda I */
+    int64_t nfactor, ncg;  /* Cholesky factorizations, CG steps */
     double *c, J;
     /* theta~ per tuple: a hash map over the tuples seen */
     int64_t nt, cap;
@@ -30,7 +32,8 @@ struct km_polymkl {
     double *th, *acc, *lastP;
     int64_t *slot, nslot;  /* slot[h] = tuple + 1, or 0 */
     double norm2;          /* ||theta~||^2 */
-    double *work;          /* n * max(r, D + 2) + n */
+    double *work;          /* n (2 max(r, D + 2) + 2) + max(r, D + 2) */
+    double *G;             /* rank-one: r x r, X'W in Algorithm 3 */
 };
 
 static double cpu_seconds(void)
@@ -65,6 +68,7 @@ void km_polymkl_free(km_polymkl *S)
     free(S->lastP);
     free(S->slot);
     free(S->work);
+    free(S->G);
     free(S);
 }
 
@@ -109,7 +113,8 @@ km_polymkl *km_polymkl_new(int64_t n, int r, const double *X, const double *cons
     if (!Sm)
         goto nomem;
     if (X) {
-        if (!(S->X = malloc((size_t)n * (size_t)r * sizeof *S->X)))
+        if (!(S->X = malloc((size_t)n * (size_t)r * sizeof *S->X)) ||
+            !(S->G = malloc((size_t)r * (size_t)r * sizeof *S->G)))
             goto nomem;
         memcpy(S->X, X, (size_t)n * (size_t)r * sizeof *X);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, r, 1, X, (int)n,
@@ -246,6 +251,7 @@ static void clear_theta(km_polymkl *S)
         memset(S->slot, 0, (size_t)S->nslot * sizeof *S->slot);
     S->norm2 = 0;
     S->scale = 1;
+    S->have_factor = 0;
     memset(S->Kt, 0, (size_t)S->n * (size_t)S->n * sizeof *S->Kt);
 }
 
@@ -295,9 +301,75 @@ int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32
 
 /* ---- the c-step ---- */
 
+#define PCG_TOL 1e-14   /* normwise backward error ||r|| / (||A||_F ||c|| + ||y||) */
+#define PCG_MAX 25      /* steps before the matrix is factored afresh */
+#define PCG_STALE 8     /* a solve that took more steps: the next one factors afresh */
+
+/* q = (scale K~ + lambda I) x */
+static void apply(const km_polymkl *S, const double *x, double *q)
+{
+    cblas_dsymv(CblasColMajor, CblasUpper, (int)S->n, S->scale, S->Kt, (int)S->n, x, 1, 0, q, 1);
+    cblas_daxpy((int)S->n, S->lambda, x, 1, q, 1);
+}
+
+/* Conjugate gradient on (scale K~ + lambda I) c = y from the last c, preconditioned by the
+ * last Cholesky factor (K_theta changes by one K_t and a scale per step); 1 when the
+ * backward error reaches PCG_TOL within PCG_MAX steps. */
+static int pcg(km_polymkl *S)
+{
+    int n = (int)S->n;
+    double *r = S->work, *z = r + n, *p = z + n, *q = p + n, dg = 0, off = 0;
+    for (int b = 0; b < n; b++) {   /* ||A||_F */
+        for (int a = 0; a < b; a++)
+            off += 2 * S->Kt[(int64_t)b * n + a] * S->Kt[(int64_t)b * n + a];
+        double v = S->scale * S->Kt[(int64_t)b * n + b] + S->lambda;
+        dg += v * v;
+    }
+    double fro = sqrt(dg + S->scale * S->scale * off);
+    double ny = cblas_dnrm2(n, S->y, 1), rz = 0;
+    apply(S, S->c, q);
+    for (int a = 0; a < n; a++)
+        r[a] = S->y[a] - q[a];
+    for (int it = 0; it <= PCG_MAX; it++) {
+        if (cblas_dnrm2(n, r, 1) <= PCG_TOL * (fro * cblas_dnrm2(n, S->c, 1) + ny)) {
+            if (it > PCG_STALE)
+                S->have_factor = 0;
+            return 1;
+        }
+        if (it == PCG_MAX)
+            break;
+        memcpy(z, r, (size_t)n * sizeof *z);
+        LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', n, 1, S->A, n, z, n);
+        double rz1 = cblas_ddot(n, r, 1, z, 1);
+        if (it == 0)
+            memcpy(p, z, (size_t)n * sizeof *p);
+        else
+            for (int a = 0; a < n; a++)
+                p[a] = z[a] + rz1 / rz * p[a];
+        rz = rz1;
+        apply(S, p, q);
+        double pq = cblas_ddot(n, p, 1, q, 1);
+        if (!(pq > 0) || !(rz > 0))
+            return 0;
+        double alpha = rz / pq;
+        S->ncg++;
+        cblas_daxpy(n, alpha, p, 1, S->c, 1);
+        cblas_daxpy(n, -alpha, q, 1, r, 1);
+    }
+    return 0;
+}
+
 int km_polymkl_solve(km_polymkl *S, km_error *err)
 {
     int64_t n = S->n;
+    if (S->have_factor) {
+        if (pcg(S)) {
+            S->J = 0.5 * S->lambda * cblas_ddot((int)n, S->y, 1, S->c, 1);
+            return KM_OK;
+        }
+    }
+    S->have_factor = 0;
+    S->nfactor++;
     for (int64_t b = 0; b < n; b++) {
         for (int64_t a = 0; a <= b; a++)
             S->A[b * n + a] = S->scale * S->Kt[b * n + a];
@@ -328,6 +400,8 @@ int km_polymkl_solve(km_polymkl *S, km_error *err)
         }
         free(ev);
     }
+    else if (info == 0)
+        S->have_factor = 1;
     if (info != 0)
         return km_error_set(err, KM_EINTERNAL, "polymkl: the c-step failed (LAPACK info %d)",
                             (int)info);
@@ -350,8 +424,22 @@ double km_polymkl_delta(km_polymkl *S, double *delta)
     int64_t n = S->n;
     double *t = S->work, sum = 0;
     for (int d = 0; d <= S->D; d++) {
-        cblas_dsymv(CblasColMajor, CblasUpper, (int)n, 1, S->Spow[d], (int)n, S->c, 1, 0, t, 1);
-        delta[d] = fmax(0, cblas_ddot((int)n, S->c, 1, t, 1)) / S->rho2[d];
+        double q;
+        if (d == 0) {                 /* c'11'c */
+            q = 0;
+            for (int64_t a = 0; a < n; a++)
+                q += S->c[a];
+            q *= q;
+        } else if (d == 1 && S->X) {  /* c'XX'c */
+            cblas_dgemv(CblasColMajor, CblasTrans, (int)n, S->r, 1, S->X, (int)n, S->c, 1, 0,
+                        t, 1);
+            q = cblas_ddot(S->r, t, 1, t, 1);
+        } else {
+            cblas_dsymv(CblasColMajor, CblasUpper, (int)n, 1, S->Spow[d], (int)n, S->c, 1, 0, t,
+                        1);
+            q = cblas_ddot((int)n, S->c, 1, t, 1);
+        }
+        delta[d] = fmax(0, q) / S->rho2[d];
         sum += delta[d];
     }
     return 0.5 * S->lambda * sum;
@@ -416,11 +504,27 @@ double km_polymkl_sample(km_polymkl *S, km_rng *rng, int *d, int32_t *idx, km_er
             for (int j = 0; j < r; j++)
                 for (int64_t a = 0; a < n; a++)
                     W[(int64_t)j * n + a] = v[a] * S->X[(int64_t)j * n + a];
-            cblas_dsymm(CblasColMajor, CblasLeft, CblasUpper, (int)n, r, 1, S->Spow[m], (int)n,
-                        W, (int)n, 0, P, (int)n);
-            for (int j = 0; j < r; j++)
-                den += num[j] = fmax(0, cblas_ddot((int)n, W + (int64_t)j * n, 1,
-                                                   P + (int64_t)j * n, 1));
+            if (m == 0) {          /* S^{o 0} = 11': num_j = (1'W_j)^2 */
+                for (int j = 0; j < r; j++) {
+                    double sj = 0;
+                    for (int64_t a = 0; a < n; a++)
+                        sj += W[(int64_t)j * n + a];
+                    den += num[j] = sj * sj;
+                }
+            } else {
+                if (m == 1) {      /* S = XX': P = X (X'W), O(n r^2) */
+                    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, r, r, (int)n, 1, S->X,
+                                (int)n, W, (int)n, 0, S->G, r);
+                    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, r, r, 1, S->X,
+                                (int)n, S->G, r, 0, P, (int)n);
+                } else {
+                    cblas_dsymm(CblasColMajor, CblasLeft, CblasUpper, (int)n, r, 1, S->Spow[m],
+                                (int)n, W, (int)n, 0, P, (int)n);
+                }
+                for (int j = 0; j < r; j++)
+                    den += num[j] = fmax(0, cblas_ddot((int)n, W + (int64_t)j * n, 1,
+                                                       P + (int64_t)j * n, 1));
+            }
         } else {      /* num_j = <M o K_j, S^{o m}> */
             size_t nn = (size_t)n * (size_t)n;
             for (size_t a = 0; a < nn; a++)
@@ -820,6 +924,8 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
             break;
     }
     info->iters = k - 1;
+    info->factorizations = S->nfactor;
+    info->cg_steps = S->ncg;
     if (rc == KM_OK && par->average && info->iters > 0) {   /* theta = (1/T) sum_k theta^(k) */
         int64_t T = info->iters;
         double *avg = malloc((size_t)(S->nt > 0 ? S->nt : 1) * sizeof *avg);

@@ -102,6 +102,7 @@ typedef struct km_polymkl_info {
     int64_t iters;
     double J, gap, seconds;   /* gap: NaN where not evaluated */
     int converged;            /* Kloft: gap <= tol */
+    int64_t factorizations, cg_steps;   /* of the c-steps (since km_polymkl_new) */
 } km_polymkl_info;
 
 /* Runs the solver from theta = 0 (Kloft: uniform theta over all of I); leaves the result's

@@ -269,6 +269,42 @@ static void test_solvers(void)
     km_polymkl_free(S);
 }
 
+/* --average: the result is (1/T) sum_k theta^(k), each theta^(k) taken from a run of k
+ * iterations with the same seed. */
+static void test_average(void)
+{
+    const int64_t n = 10;
+    const int r = 3, D = 2, T = 25;
+    double X[10 * 3], y[10], rho2[3] = {1, 1, 1};
+    make_xy(n, r, 17, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.05, &err);
+    int64_t m = km_polymkl_count(S);
+    double *sum = calloc((size_t)m, sizeof *sum), *avg = calloc((size_t)m, sizeof *avg);
+    km_polymkl_info info;
+    for (int k = 1; k <= T + 1; k++) {
+        km_polymkl_param par = {.iters = k <= T ? k : T, .step = 0.5, .seed = 8,
+                                .average = k > T};
+        km_polymkl_run(S, &par, &info, &err);
+        double *to = k <= T ? sum : avg;
+        for (int64_t t = 0; t < km_polymkl_active(S); t++) {
+            int d;
+            int32_t idx[8];
+            double th = km_polymkl_theta_at(S, t, &d, idx);
+            int64_t at = d == 0 ? 0 : d == 1 ? 1 + idx[0] : 1 + r + idx[0] * r + idx[1];
+            to[at] += th;
+        }
+    }
+    double worst = 0;
+    for (int64_t t = 0; t < m; t++)
+        worst = fmax(worst, fabs(avg[t] - sum[t] / T));
+    CHECK(worst <= 1e-12, "--average: theta = (1/T) sum_k theta^(k) over T = %d runs (max error "
+          "%.2g)", T, worst);
+    free(sum);
+    free(avg);
+    km_polymkl_free(S);
+}
+
 /* theta_t = C(D, d) rho_d^2 makes K_theta = sum_d C(D,d) S^{o d} = (XX' + 1)^{o D}: c equals
  * the coefficients of train -s rls -t poly -g 1 -r 1 -d D with C = 1 / lambda. */
 static void test_poly_equivalence(void)
@@ -397,6 +433,7 @@ int main(void)
     test_sampler(1);
     test_gradient();
     test_solvers();
+    test_average();
     test_poly_equivalence();
     test_model();
     TEST_EXIT();
