@@ -31,3 +31,14 @@ expect_fail "options of other methods are refused" 1 "-c \\(C\\) does not apply 
     $T -s polymkl -c 1 "$D/heart_scale" "$TMP/x.model"
 expect_fail "-a kloft where |I| is too large" 1 "too many to enumerate" \
     $T -s polymkl -a kloft -d 12 "$D/heart_scale" "$TMP/x.model"
+
+G=$BIN/datasets/gen_poly_terms
+$G -r 5 --train 300 --valid 10 --test 200 "$TMP/pt"
+check "gen_poly_terms: 10 distinct monomials of degree <= 3, 300/10/200 rows of 5 features" bash -c \
+    "test \$(sort -u $TMP/pt.terms | wc -l) -eq 10 && test \$(awk 'NF > 3' $TMP/pt.terms | wc -l) -eq 0 && test \$(wc -l <$TMP/pt.train) -eq 300 && test \$(wc -l <$TMP/pt.test) -eq 200 && awk 'NF != 6 { exit 1 }' $TMP/pt.train"
+$G -r 5 --train 300 --valid 10 --test 200 "$TMP/pt2"
+check "gen_poly_terms: the same seed, the same files" cmp -s "$TMP/pt.train" "$TMP/pt2.train"
+$T -q -s polymkl --lambda 1e-3 --iters 300 "$TMP/pt.train" "$TMP/pt.model"
+$P "$TMP/pt.test" "$TMP/pt.model" "$TMP/pt.pred" >"$TMP/pt.mse"
+check "polymkl on gen_poly_terms -r 5: test MSE below 1% of the variance of y" bash -c \
+    "awk '{ s += \$1; q += \$1 * \$1 } END { print q / NR - (s / NR)^2 }' $TMP/pt.test >$TMP/pt.var && awk -v v=\$(cat $TMP/pt.var) '/^Mean squared error = / { exit !(\$5 < 0.01 * v) }' $TMP/pt.mse"
