@@ -301,7 +301,7 @@ int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32
 
 /* ---- the c-step ---- */
 
-#define PCG_TOL 1e-14   /* normwise backward error ||r|| / (||A||_F ||c|| + ||y||) */
+#define PCG_TOL 1e-14   /* ||r|| / (||A||_F ||c|| + ||y||), ||A||_F bounded by the trace */
 #define PCG_MAX 25      /* steps before the matrix is factored afresh */
 #define PCG_STALE 8     /* a solve that took more steps: the next one factors afresh */
 
@@ -318,14 +318,10 @@ static void apply(const km_polymkl *S, const double *x, double *q)
 static int pcg(km_polymkl *S)
 {
     int n = (int)S->n;
-    double *r = S->work, *z = r + n, *p = z + n, *q = p + n, dg = 0, off = 0;
-    for (int b = 0; b < n; b++) {   /* ||A||_F */
-        for (int a = 0; a < b; a++)
-            off += 2 * S->Kt[(int64_t)b * n + a] * S->Kt[(int64_t)b * n + a];
-        double v = S->scale * S->Kt[(int64_t)b * n + b] + S->lambda;
-        dg += v * v;
-    }
-    double fro = sqrt(dg + S->scale * S->scale * off);
+    double *r = S->work, *z = r + n, *p = z + n, *q = p + n, tr = 0;
+    for (int b = 0; b < n; b++)   /* ||A||_F <= scale tr K~ + lambda sqrt(n) (K~ is PSD) */
+        tr += S->Kt[(int64_t)b * n + b];
+    double fro = S->scale * tr + S->lambda * sqrt((double)n);
     double ny = cblas_dnrm2(n, S->y, 1), rz = 0;
     apply(S, S->c, q);
     for (int a = 0; a < n; a++)
@@ -338,8 +334,9 @@ static int pcg(km_polymkl *S)
         }
         if (it == PCG_MAX)
             break;
-        memcpy(z, r, (size_t)n * sizeof *z);
-        LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', n, 1, S->A, n, z, n);
+        memcpy(z, r, (size_t)n * sizeof *z);   /* z = (U'U)^-1 r */
+        cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, n, S->A, n, z, 1);
+        cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, S->A, n, z, 1);
         double rz1 = cblas_ddot(n, r, 1, z, 1);
         if (it == 0)
             memcpy(p, z, (size_t)n * sizeof *p);
