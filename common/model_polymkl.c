@@ -24,6 +24,45 @@ static void body_free(km_polymkl_body *b)
     free(b->theta);
     km_problem_free(b->sv);
     free(b->c);
+    free(b->feat);
+    free(b->poly);
+}
+
+/* The explicit polynomial form when every base kernel is linear on one feature (and the
+ * dense support vectors fit in 10^8 values); else nothing. */
+static int build_poly(km_polymkl_body *b, int32_t n, km_error *err)
+{
+    int r = b->basis.m, Dm = b->D > 0 ? b->D : 1;
+    for (int j = 0; j < r; j++)
+        if (b->basis.b[j].kernel.type != KM_KERNEL_LINEAR ||
+            !(b->basis.b[j].nfeat == 1 || (b->basis.b[j].nfeat == 0 && n == 1)))
+            return KM_OK;
+    int64_t nsv = b->sv->l;
+    if ((double)nsv * n > 1e8)
+        return KM_OK;
+    double *dense = calloc((size_t)(nsv > 0 ? nsv : 1) * (size_t)n, sizeof *dense);
+    if (!(b->feat = malloc((size_t)r * sizeof *b->feat)) ||
+        !(b->poly = malloc((size_t)(b->nt + 1) * sizeof *b->poly)) || !dense) {
+        free(dense);
+        return km_error_nomem(err, "polymkl model");
+    }
+    for (int j = 0; j < r; j++)
+        b->feat[j] = b->basis.b[j].nfeat ? b->basis.b[j].feat[0] : 0;
+    for (int64_t i = 0; i < nsv; i++)
+        for (int64_t q = b->sv->row_ptr[i]; q < b->sv->row_ptr[i + 1]; q++)
+            dense[i * n + b->sv->index[q]] = b->sv->value[q];
+    for (int64_t t = 0; t < b->nt; t++) {
+        double a = 0;
+        for (int64_t i = 0; i < nsv; i++) {
+            double p = b->c[i];
+            for (int q = 0; q < b->td[t]; q++)
+                p *= dense[i * n + b->feat[b->tidx[t * Dm + q]]];
+            a += p;
+        }
+        b->poly[t] = b->theta[t] / b->rho2[b->td[t]] * a;
+    }
+    free(dense);
+    return KM_OK;
 }
 
 static void free_body(km_model *m)
@@ -150,7 +189,8 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
             return km_mio_bad(io, "expected 'THETA R1 .. Rd'");
         b->td[b->nt] = d;
     }
-    return km_model_get_svs(io, m, nsv, &b->sv, &b->c, err);
+    rc = km_model_get_svs(io, m, nsv, &b->sv, &b->c, err);
+    return rc ? rc : build_poly(b, m->n, err);
 }
 
 static int decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
@@ -181,7 +221,13 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
         for (int32_t j = 0; j < n; j++)
             z[j] = (z[j] - b->shift[j]) / b->scale[j];
         double f = 0;
-        for (int64_t s = 0; s < b->sv->l; s++) {
+        for (int64_t t = 0; b->poly && !b->use_sv && t < b->nt; t++) {   /* polynomial form */
+            double p = b->poly[t];
+            for (int q = 0; q < b->td[t]; q++)
+                p *= z[b->feat[b->tidx[t * Dm + q]]];
+            f += p;
+        }
+        for (int64_t s = 0; (!b->poly || b->use_sv) && s < b->sv->l; s++) {
             int64_t p0 = b->sv->row_ptr[s], ns = b->sv->row_ptr[s + 1] - p0;
             for (int j = 0; j < r; j++)
                 kap[j] = km_basis_eval(&b->basis.b[j], b->sv->index + p0, b->sv->value + p0, ns,
@@ -227,5 +273,5 @@ int km_model_set_polymkl(km_model *m, km_polymkl_body *b, km_error *err)
     km_model_set_body(m, &km_kind_polymkl, own);
     m->loss = KM_LOSS_RLS;
     m->bias = -1;
-    return KM_OK;
+    return build_poly(own, m->n, err);
 }

@@ -140,6 +140,13 @@ typedef struct km_polymkl_body {
     double *theta;
     km_problem *sv;       /* standardized rows */
     double *c;
+    /* linear base kernels on one feature each: the explicit polynomial form
+     * f = y_mean + y_scale sum_t poly[t] prod_q z_{feat[r_q]}, poly[t] = theta_t rho_d^-2
+     * sum_i c_i prod_q sv_i[feat[r_q]], derived from the above when the model is made or
+     * read (NULL otherwise); predict uses it unless use_sv is set */
+    int32_t *feat;
+    double *poly;
+    int use_sv;
 } km_polymkl_body;
 
 /* Turns m (regression, nr_w 1) into a polymkl model; every array of b is owned by m from now

@@ -412,6 +412,19 @@ static void test_model(void)
         worst = fmax(worst, fabs(d1[i] - (y[i] - b->y_scale * b->lambda * b->c[i])));
     CHECK(b->sv->l == n && worst <= 1e-8, "decision values on the training rows = y - "
           "y_scale lambda c (max error %.2g)", worst);
+    km_polymkl_body *wb = M->body;
+    double *d3 = malloc((size_t)n * sizeof *d3), dev = 0, range = 0;
+    wb->use_sv = 1;
+    km_model_decision_rows(M, P, NULL, n, d3, 1, &err);
+    wb->use_sv = 0;
+    for (int64_t i = 0; i < n; i++) {
+        dev = fmax(dev, fabs(d3[i] - d1[i]));
+        range = fmax(range, fabs(d1[i]));
+    }
+    CHECK(wb->poly != NULL && dev <= 1e-10 * range, "the explicit polynomial form (%lld tuples) "
+          "= the support vector form (max difference %.2g of %.3g)", (long long)wb->nt, dev,
+          range);
+    free(d3);
     const char *path = "test_polymkl.tmp.model";
     rc = km_model_write(M, path, &err) || km_model_read(path, &back, &err);
     if (rc == KM_OK)
