@@ -29,9 +29,10 @@ static const km_option opt_time = {"time_limit", "--time", "S", KM_OPT_NUMBER, 0
 static const km_option opt_step = {"step", "--step", "G0", KM_OPT_NUMBER, 0, INFINITY, 1, NULL,
                                    "1", "gamma_0: step gamma_k = G0 / sqrt(k)"};
 static const km_option opt_step_rule = {"step_rule", "--step-rule", "R", KM_OPT_CHOICE, 0, 0, 0,
-                                        "scaled|literal", "scaled", "theta_t += gamma_k "
-                                        "||g||_1 / C_0, C_0 = ||g||_1 at theta = 0; literal: "
-                                        "without / C_0 (issue 15 as written)"};
+                                        "unit|scaled|literal", "unit", "unit: theta_t "
+                                        "+= gamma_k (the estimate's direction); scaled: "
+                                        "gamma_k ||g||_1 / C_0, C_0 = ||g||_1 at theta = 0; "
+                                        "literal: gamma_k ||g||_1 (issue 15 as written)"};
 static const km_option opt_sampler = {"sampler", "--sampler", "S", KM_OPT_CHOICE, 0, 0, 0,
                                       "alg3|uniform|full", "alg3", "the tuple of a step: "
                                       "Algorithm 3, uniform (UCD), or |g|/||g||_1 by "
@@ -194,7 +195,8 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
     km_polymkl_param par = {
         .iters = km_param_int(p, "iters"), .seconds = km_param_number(p, "time_limit"),
         .step = km_param_number(p, "step"),
-        .literal_step = strcmp(km_param_text(p, "step_rule"), "literal") == 0,
+        .literal_step = strcmp(km_param_text(p, "step_rule"), "literal") == 0 ? 1 :
+                        strcmp(km_param_text(p, "step_rule"), "unit") == 0 ? 2 : 0,
         .sampler = strcmp(smp, "alg3") == 0 ? KM_POLY_ALG3 : strcmp(smp, "uniform") == 0 ?
                    KM_POLY_UNIFORM : KM_POLY_FULL,
         .solver = strcmp(sol, "kloft") == 0 ? KM_POLY_KLOFT : KM_POLY_STOCH,

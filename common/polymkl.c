@@ -774,6 +774,8 @@ static int run_kloft(km_polymkl *S, const km_polymkl_param *par, double *beta,
     }
     info->iters = k;
     info->seconds = cpu_seconds() - t0;
+    info->factorizations = S->nfactor;
+    info->cg_steps = S->ncg;
     /* keep theta in the map for the model */
     int32_t idx[64];
     int d;
@@ -887,6 +889,8 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
         }
         if (k == 1)
             C0 = g1 > 0 ? g1 : 1;
+        if (par->literal_step == 2)   /* unit: the direction only */
+            amount = 1;
         amount *= par->step / sqrt((double)k) / (par->literal_step ? 1 : C0);
         int64_t q = tuple_find(S, d, idx);
         if (q < 0) {

@@ -84,7 +84,8 @@ typedef struct km_polymkl_param {
     double seconds;       /* > 0: also stop after this much CPU time */
     double step;          /* gamma_0 */
     int literal_step;     /* 1: theta_t += gamma_k ||g||_1 as in issue 15; 0: divided by
-                             C_0 = ||g(0)||_1 (Corollary 3.3's eta ~ 1/C: scale-free) */
+                             C_0 = ||g(0)||_1 (Corollary 3.3's eta ~ 1/C: scale-free);
+                             2: theta_t += gamma_k (the direction of the estimate only) */
     int sampler;          /* KM_POLY_ALG3, _UNIFORM (UCD: uniform tuple, the estimate
                              -|I| |g_t| e_t), _FULL (q by enumeration) */
     int solver;           /* KM_POLY_STOCH or _KLOFT */

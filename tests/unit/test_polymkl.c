@@ -269,6 +269,38 @@ static void test_solvers(void)
     km_polymkl_free(S);
 }
 
+/* Algorithm 2 with Algorithm 3: J(theta_T) - J* (J* by Kloft) over three seeds falls about
+ * like 1/sqrt(T) and stays below UCD's at equal T (default step rule: unit). */
+static void test_rate(void)
+{
+    const int64_t n = 30;
+    const int r = 4, D = 3;
+    double X[30 * 4], y[30], rho2[4] = {1, 1, 1, 4};
+    make_xy(n, r, 9, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    km_polymkl_param kp = {.iters = 1000, .solver = KM_POLY_KLOFT, .tol = 1e-12, .gap_work = 1e8};
+    km_polymkl_info info;
+    km_polymkl_run(S, &kp, &info, &err);
+    double Jstar = info.J, e[2][2] = {{0, 0}, {0, 0}};
+    int64_t Ts[2] = {300, 3000};
+    for (int smp = 0; smp < 2; smp++)
+        for (int a = 0; a < 2; a++)
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                km_polymkl_param par = {.iters = Ts[a], .step = 1, .literal_step = 2,
+                                        .sampler = smp ? KM_POLY_UNIFORM : KM_POLY_ALG3,
+                                        .seed = seed};
+                km_polymkl_run(S, &par, &info, &err);
+                e[smp][a] += (info.J - Jstar) / 3;
+            }
+    CHECK(e[0][1] <= 0.5 * e[0][0] && e[0][1] > 0, "Algorithm 3: J(theta_T) - J* = %.4g at T = "
+          "300, %.4g at T = 3000 (ratio %.3f; 1/sqrt(10) = 0.316), mean of 3 seeds", e[0][0],
+          e[0][1], e[0][1] / e[0][0]);
+    CHECK(e[0][0] < e[1][0] && e[0][1] < e[1][1], "... below UCD's at equal T (%.4g, %.4g)",
+          e[1][0], e[1][1]);
+    km_polymkl_free(S);
+}
+
 /* --average: the result is (1/T) sum_k theta^(k), each theta^(k) taken from a run of k
  * iterations with the same seed. */
 static void test_average(void)
@@ -446,6 +478,7 @@ int main(void)
     test_sampler(1);
     test_gradient();
     test_solvers();
+    test_rate();
     test_average();
     test_poly_equivalence();
     test_model();
