@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench/polymkl/figure2.sh - seed 002's Figure 2: datasets/gen_poly_terms (x ~ U[-1,1]^r,
+# y = the sum of 10 distinct monomials of degree <= 3, 500 / 1000 / 1000 rows) for r in RS;
+# test MSE (normalised by the test variance of y) and training CPU time of
+#   Stoch    train -s polymkl -d 3 (Algorithm 2 + 3, ITERS iterations),
+#   Kloft    train -s polymkl -d 3 -a kloft (all tuples; r <= KLOFT_MAX_R),
+#   Uniform  train -s rls -t poly -d 3 -g 1 -r 1 on standardized features: (1 + sum kappa)^3,
+# lambda chosen on the validation rows from LAMBDAS (rls: -c 1/lambda). CPU seconds: the
+# sum over the lambdas (user + system, /usr/bin/time). Prints a markdown table.
+# Usage: bench/polymkl/figure2.sh   (from the top of the tree after make; RS, LAMBDAS, ITERS,
+#        KLOFT_MAX_R, SEED, OUT_DIR, BIN in the environment)
+set -eu
+cd "$(dirname "$0")/../.."
+RS=${RS:-"5 10 20 30 40 50 60 70 80 90 100"}
+LAMBDAS=${LAMBDAS:-"1e-6 1e-4 1e-2 1"}
+ITERS=${ITERS:-2000}
+KLOFT_MAX_R=${KLOFT_MAX_R:-25}
+SEED=${SEED:-1}
+OUT=${OUT_DIR:-${TMPDIR:-/tmp}/kmtk-polymkl-figure2}
+BIN=${BIN:-.}
+mkdir -p "$OUT"
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+command -v /usr/bin/time >/dev/null || { echo "figure2.sh: needs /usr/bin/time" >&2; exit 2; }
+
+mse() {   # predictions file, data file -> mean squared error
+    paste -d' ' "$1" <(cut -d' ' -f1 "$2") | awk '{ d = $1 - $2; s += d * d } END { printf "%.6g", s / NR }'
+}
+var() {
+    cut -d' ' -f1 "$1" | awk '{ s += $1; q += $1 * $1 } END { printf "%.6g", q / NR - (s / NR)^2 }'
+}
+
+# runs one method over the lambdas: prints "normalised-test-MSE cpu-seconds best-lambda"
+run() {
+    local method=$1 r=$2 best="" bestv="" cpu=0 lam
+    for lam in $LAMBDAS; do
+        local m=$OUT/r$r.$method.$lam.model
+        case $method in
+        stoch) cmd=("$BIN/train" -q -s polymkl -d 3 --lambda "$lam" --iters "$ITERS" "$OUT/r$r.train" "$m") ;;
+        kloft) cmd=("$BIN/train" -q -s polymkl -d 3 -a kloft -e 1e-8 --iters 200 --lambda "$lam" "$OUT/r$r.train" "$m") ;;
+        uniform) cmd=("$BIN/train" -q -s rls -t poly -d 3 -g 1 -r 1 -c "$(awk -v l="$lam" 'BEGIN { printf "%.17g", 1 / l }')" -e 1e-8 "$OUT/r$r.std.train" "$m") ;;
+        esac
+        /usr/bin/time -f '%U %S' -o "$OUT/time" "${cmd[@]}" >/dev/null 2>"$OUT/err" || { cat "$OUT/err" >&2; }
+        cpu=$(awk -v c="$cpu" '{ print c + $1 + $2 }' "$OUT/time")
+        local vf=$OUT/r$r.valid tf=$OUT/r$r.test
+        [ "$method" = uniform ] && vf=$OUT/r$r.std.valid tf=$OUT/r$r.std.test
+        "$BIN/predict" -q "$vf" "$m" "$OUT/pred"
+        local v; v=$(mse "$OUT/pred" "$vf")
+        if [ -z "$bestv" ] || awk -v a="$v" -v b="$bestv" 'BEGIN { exit !(a < b) }'; then
+            bestv=$v best=$lam
+            "$BIN/predict" -q "$tf" "$m" "$OUT/pred"
+            tmse=$(mse "$OUT/pred" "$tf")
+        fi
+    done
+    echo "$(awk -v a="$tmse" -v b="$(var "$OUT/r$r.test")" 'BEGIN { printf "%.4g", a / b }') $cpu $best"
+}
+
+echo "| r | Stoch MSE | Stoch CPU s | Kloft MSE | Kloft CPU s | Uniform MSE | Uniform CPU s |"
+echo "|---|---|---|---|---|---|---|"
+for r in $RS; do
+    "$BIN/datasets/gen_poly_terms" -r "$r" --seed "$SEED" "$OUT/r$r"
+    "$BIN/datasets/standardize" "$OUT/r$r.train" "$OUT/r$r.std.train" "$OUT/r$r.valid" \
+        "$OUT/r$r.std.valid" "$OUT/r$r.test" "$OUT/r$r.std.test" 2>/dev/null
+    read -r sm sc sl <<<"$(run stoch "$r")"
+    if [ "$r" -le "$KLOFT_MAX_R" ]; then
+        read -r km kc kl <<<"$(run kloft "$r")"
+    else
+        km=- kc=- kl=-
+    fi
+    read -r um uc ul <<<"$(run uniform "$r")"
+    echo "| $r | $sm (lambda $sl) | $sc | $km (lambda $kl) | $kc | $um (lambda $ul) | $uc |"
+done

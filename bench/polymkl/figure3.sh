@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench/polymkl/figure3.sh - seed 002's Figure 3: test MSE on Table 1's sets (training /
+# validation / test sizes as in Table 1), SPLITS random splits, inputs standardized on the
+# training rows (datasets/standardize --stats-from), lambda chosen on the validation rows from
+# LAMBDAS, MSE divided by the training variance of y (the paper standardizes the outputs):
+#   Uniform d = 1, 2, 3   train -s rls -t poly -d d -g 1 -r 1 -c 1/lambda ((1 + x'x')^d;
+#                         d = 1 is the linear ridge anchor)
+#   Stoch                 train -s polymkl -d 3 (ITERS iterations)
+#   Stoch prior           the same with --rho2 1,1,1,4
+# Prints a markdown table: mean and standard deviation over the splits.
+# Usage: bench/polymkl/figure3.sh   (from the top of the tree after make; SETS, SPLITS,
+#        LAMBDAS, ITERS, OUT_DIR, DATA_DIR, BIN in the environment)
+set -eu
+cd "$(dirname "$0")/../.."
+DATA_DIR=${DATA_DIR:-../shared/datasets}
+SETS=${SETS:-"german.numer:350:150:500 ionosphere:140:36:175 sonar:83:21:104 splice_scale:500:1000:1491 waveform:500:1000:2000 ringnorm:500:1000:2000"}
+SPLITS=${SPLITS:-10}
+LAMBDAS=${LAMBDAS:-"1e-4 1e-2 1 100 1e4"}
+ITERS=${ITERS:-1000}
+OUT=${OUT_DIR:-${TMPDIR:-/tmp}/kmtk-polymkl-figure3}
+BIN=${BIN:-.}
+mkdir -p "$OUT"
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+methods=(u1 u2 u3 stoch prior)
+
+mse() {   # predictions, data -> mean squared error
+    paste -d' ' "$1" <(cut -d' ' -f1 "$2") | awk '{ d = $1 - $2; s += d * d } END { printf "%.6g", s / NR }'
+}
+var() {
+    cut -d' ' -f1 "$1" | awk '{ s += $1; q += $1 * $1 } END { printf "%.6g", q / NR - (s / NR)^2 }'
+}
+train_one() {   # method lambda train model
+    case $1 in
+    u1|u2|u3) "$BIN/train" -q -s rls -t poly -d "${1#u}" -g 1 -r 1 -e 1e-6 \
+                  -c "$(awk -v l="$2" 'BEGIN { printf "%.17g", 1 / l }')" "$3" "$4" ;;
+    stoch) "$BIN/train" -q -s polymkl -d 3 --lambda "$2" --iters "$ITERS" "$3" "$4" ;;
+    prior) "$BIN/train" -q -s polymkl -d 3 --rho2 1,1,1,4 --lambda "$2" --iters "$ITERS" "$3" "$4" ;;
+    esac
+}
+
+echo "| set | Uniform d=1 (linear) | Uniform d=2 | Uniform d=3 | Stoch | Stoch, prior 1,1,1,4 |"
+echo "|---|---|---|---|---|---|"
+for entry in $SETS; do
+    IFS=: read -r name ntr nva nte <<<"$entry"
+    [ -f "$DATA_DIR/$name.gz" ] || { echo "| $name | (not in $DATA_DIR) | | | | |"; continue; }
+    gunzip -c "$DATA_DIR/$name.gz" >"$OUT/$name.all"
+    : >"$OUT/$name.results"
+    for split in $(seq 1 "$SPLITS"); do
+        awk -v s="$split" 'BEGIN { srand(s) } { print rand() "\t" $0 }' "$OUT/$name.all" |
+            sort -k1,1g | cut -f2- >"$OUT/shuf"
+        head -n "$ntr" "$OUT/shuf" >"$OUT/raw.train"
+        tail -n +"$((ntr + 1))" "$OUT/shuf" | head -n "$nva" >"$OUT/raw.valid"
+        tail -n +"$((ntr + nva + 1))" "$OUT/shuf" | head -n "$nte" >"$OUT/raw.test"
+        "$BIN/datasets/standardize" "$OUT/raw.train" "$OUT/s.train" "$OUT/raw.valid" "$OUT/s.valid" \
+            "$OUT/raw.test" "$OUT/s.test" 2>/dev/null
+        vy=$(var "$OUT/s.train")
+        line=""
+        for m in "${methods[@]}"; do
+            best="" tm=""
+            for lam in $LAMBDAS; do
+                train_one "$m" "$lam" "$OUT/s.train" "$OUT/m.model" 2>/dev/null || continue
+                "$BIN/predict" -q "$OUT/s.valid" "$OUT/m.model" "$OUT/p"
+                v=$(mse "$OUT/p" "$OUT/s.valid")
+                if [ -z "$best" ] || awk -v a="$v" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+                    best=$v
+                    "$BIN/predict" -q "$OUT/s.test" "$OUT/m.model" "$OUT/p"
+                    tm=$(mse "$OUT/p" "$OUT/s.test")
+                fi
+            done
+            line="$line $(awk -v a="$tm" -v b="$vy" 'BEGIN { printf "%.6g", a / b }')"
+        done
+        echo "$line" >>"$OUT/$name.results"
+    done
+    awk -v name="$name" -v n="$SPLITS" '{ for (k = 1; k <= NF; k++) { s[k] += $k; q[k] += $k * $k } }
+        END { printf "| %s (%d splits) |", name, NR; for (k = 1; k <= 5; k++) { m = s[k] / NR; sd = NR > 1 ? sqrt((q[k] - NR * m * m) / (NR - 1)) : 0; printf " %.3f +- %.3f |", m, sd } print "" }' \
+        "$OUT/$name.results"
+done

@@ -1,0 +1,961 @@
+/* polymkl.c - see polymkl.h: randomized mirror-descent MKL for polynomial kernels (seed 002,
+ * Algorithms 2 and 3 as corrected in issue 15), Kloft's closed form and UCD beside it. */
+#include "polymkl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+struct km_polymkl {
+    int64_t n;
+    int r, D, Dm;          /* Dm = max(D, 1): the stride of tuple index arrays */
+    double lambda;
+    double *rho2;          /* D + 1 */
+    double *X;             /* rank-one base kernels: n x r, or NULL */
+    double **K;            /* dense base kernels: r matrices n x n, or NULL */
+    double *y;
+    double **Spow;         /* S^{o m}, m = 0..D, n x n, all entries */
+    double *Kt;            /* K~ (upper triangle): K_theta = scale K~ */
+    double scale;
+    double *A;             /* K_theta + lambda I, then its Cholesky factor */
+    int have_factor;       /* A holds the factor of an earlier K_theta + lambda I */
+    int64_t nfactor, ncg;  /* Cholesky factorizations, CG steps */
+    double *c, J;
+    /* theta~ per tuple: a hash map over the tuples seen */
+    int64_t nt, cap;
+    int *td;
+    int32_t *tidx;         /* cap * Dm */
+    double *th, *acc, *lastP;
+    int64_t *slot, nslot;  /* slot[h] = tuple + 1, or 0 */
+    double norm2;          /* ||theta~||^2 */
+    double *work;          /* n (2 max(r, D + 2) + 2) + max(r, D + 2) */
+    double *G;             /* rank-one: r x r, X'W in Algorithm 3 */
+};
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void km_polymkl_free(km_polymkl *S)
+{
+    if (!S)
+        return;
+    free(S->rho2);
+    free(S->X);
+    if (S->K)
+        for (int j = 0; j < S->r; j++)
+            free(S->K[j]);
+    free(S->K);
+    free(S->y);
+    if (S->Spow)
+        for (int m = 0; m <= S->D; m++)
+            free(S->Spow[m]);
+    free(S->Spow);
+    free(S->Kt);
+    free(S->A);
+    free(S->c);
+    free(S->td);
+    free(S->tidx);
+    free(S->th);
+    free(S->acc);
+    free(S->lastP);
+    free(S->slot);
+    free(S->work);
+    free(S->G);
+    free(S);
+}
+
+km_polymkl *km_polymkl_new(int64_t n, int r, const double *X, const double *const *K,
+                           const double *y, int D, const double *rho2, double lambda,
+                           km_error *err)
+{
+    if (n < 1 || r < 1 || D < 0 || D > 64 || !(lambda > 0) || (!X && !K)) {
+        km_error_set(err, KM_EUSAGE, "polymkl: need rows, base kernels, D in 0..64 and "
+                     "lambda > 0");
+        return NULL;
+    }
+    for (int d = 0; d <= D; d++)
+        if (!(rho2[d] > 0) || !isfinite(rho2[d])) {
+            km_error_set(err, KM_EUSAGE, "polymkl: rho_%d^2 must be positive", d);
+            return NULL;
+        }
+    km_polymkl *S = calloc(1, sizeof *S);
+    size_t nn = (size_t)n * (size_t)n;
+    if (!S)
+        goto nomem;
+    S->n = n;
+    S->r = r;
+    S->D = D;
+    S->Dm = D > 0 ? D : 1;
+    S->lambda = lambda;
+    S->scale = 1;
+    int wcols = r > D + 2 ? r : D + 2;
+    if (!(S->rho2 = malloc((size_t)(D + 1) * sizeof *S->rho2)) ||
+        !(S->y = malloc((size_t)n * sizeof *S->y)) || !(S->c = malloc((size_t)n * sizeof *S->c)) ||
+        !(S->Spow = calloc((size_t)(D + 1), sizeof *S->Spow)) ||
+        !(S->Kt = calloc(nn, sizeof *S->Kt)) || !(S->A = malloc(nn * sizeof *S->A)) ||
+        !(S->work = malloc(((size_t)n * (size_t)(2 * wcols + 2) + (size_t)wcols) *
+                                  sizeof *S->work)))
+        goto nomem;
+    memcpy(S->rho2, rho2, (size_t)(D + 1) * sizeof *rho2);
+    memcpy(S->y, y, (size_t)n * sizeof *y);
+    for (int m = 0; m <= D; m++)
+        if (!(S->Spow[m] = malloc(nn * sizeof **S->Spow)))
+            goto nomem;
+    double *Sm = D >= 1 ? S->Spow[1] : malloc(nn * sizeof *Sm);   /* S itself */
+    if (!Sm)
+        goto nomem;
+    if (X) {
+        if (!(S->X = malloc((size_t)n * (size_t)r * sizeof *S->X)) ||
+            !(S->G = malloc((size_t)r * (size_t)r * sizeof *S->G)))
+            goto nomem;
+        memcpy(S->X, X, (size_t)n * (size_t)r * sizeof *X);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, r, 1, X, (int)n,
+                    X, (int)n, 0, Sm, (int)n);
+    } else {
+        if (!(S->K = calloc((size_t)r, sizeof *S->K)))
+            goto nomem;
+        memset(Sm, 0, nn * sizeof *Sm);
+        for (int j = 0; j < r; j++) {
+            if (!(S->K[j] = malloc(nn * sizeof **S->K)))
+                goto nomem;
+            memcpy(S->K[j], K[j], nn * sizeof **K);
+            for (size_t a = 0; a < nn; a++)
+                Sm[a] += K[j][a];
+        }
+    }
+    for (size_t a = 0; a < nn; a++)
+        S->Spow[0][a] = 1;
+    for (int m = 2; m <= D; m++)
+        for (size_t a = 0; a < nn; a++)
+            S->Spow[m][a] = S->Spow[m - 1][a] * Sm[a];
+    if (D < 1)
+        free(Sm);
+    if (km_polymkl_solve(S, err)) {
+        km_polymkl_free(S);
+        return NULL;
+    }
+    return S;
+nomem:
+    km_polymkl_free(S);
+    km_error_nomem(err, "polymkl");
+    return NULL;
+}
+
+int64_t km_polymkl_count(const km_polymkl *S)
+{
+    int64_t total = 0, p = 1;
+    for (int d = 0; d <= S->D; d++) {
+        total += p;
+        if (d < S->D && p > ((int64_t)1 << 62) / S->r)
+            return -1;
+        p *= S->r;
+    }
+    return total;
+}
+
+void km_polymkl_tuple(const km_polymkl *S, int64_t index, int *d, int32_t *idx)
+{
+    int64_t p = 1;
+    int e = 0;
+    while (index >= p) {
+        index -= p;
+        p *= S->r;
+        e++;
+    }
+    *d = e;
+    for (int i = e - 1; i >= 0; i--) {
+        idx[i] = (int32_t)(index % S->r);
+        index /= S->r;
+    }
+}
+
+/* ---- the hash map of theta~ ---- */
+
+static uint64_t tuple_hash(int d, const int32_t *idx)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(d + 1);
+    for (int i = 0; i < d; i++)
+        h = (h ^ (uint64_t)(uint32_t)idx[i]) * 0x100000001B3ull;
+    return h ^ (h >> 29);
+}
+
+static int tuple_eq(const km_polymkl *S, int64_t k, int d, const int32_t *idx)
+{
+    return S->td[k] == d && memcmp(S->tidx + k * S->Dm, idx, (size_t)d * sizeof *idx) == 0;
+}
+
+/* The tuple's slot in the map, added (theta~ 0) when new; -1 when out of memory. */
+static int64_t tuple_find(km_polymkl *S, int d, const int32_t *idx)
+{
+    if (2 * (S->nt + 1) > S->nslot) {   /* grow the table and the arrays */
+        int64_t ns = S->nslot ? 2 * S->nslot : 1024;
+        int64_t *slot = calloc((size_t)ns, sizeof *slot);
+        int64_t cap = ns / 2;
+        int *td = realloc(S->td, (size_t)cap * sizeof *td);
+        if (td)
+            S->td = td;
+        int32_t *ti = realloc(S->tidx, (size_t)cap * (size_t)S->Dm * sizeof *ti);
+        if (ti)
+            S->tidx = ti;
+        double *th = realloc(S->th, (size_t)cap * sizeof *th);
+        if (th)
+            S->th = th;
+        double *acc = realloc(S->acc, (size_t)cap * sizeof *acc);
+        if (acc)
+            S->acc = acc;
+        double *lp = realloc(S->lastP, (size_t)cap * sizeof *lp);
+        if (lp)
+            S->lastP = lp;
+        if (!slot || !td || !ti || !th || !acc || !lp) {
+            free(slot);
+            return -1;
+        }
+        for (int64_t k = 0; k < S->nt; k++) {
+            uint64_t h = tuple_hash(S->td[k], S->tidx + k * S->Dm) & (uint64_t)(ns - 1);
+            while (slot[h])
+                h = (h + 1) & (uint64_t)(ns - 1);
+            slot[h] = k + 1;
+        }
+        free(S->slot);
+        S->slot = slot;
+        S->nslot = ns;
+        S->cap = cap;
+    }
+    uint64_t h = tuple_hash(d, idx) & (uint64_t)(S->nslot - 1);
+    while (S->slot[h]) {
+        if (tuple_eq(S, S->slot[h] - 1, d, idx))
+            return S->slot[h] - 1;
+        h = (h + 1) & (uint64_t)(S->nslot - 1);
+    }
+    int64_t k = S->nt++;
+    S->slot[h] = k + 1;
+    S->td[k] = d;
+    memset(S->tidx + k * S->Dm, 0, (size_t)S->Dm * sizeof *S->tidx);
+    memcpy(S->tidx + k * S->Dm, idx, (size_t)d * sizeof *idx);
+    S->th[k] = S->acc[k] = S->lastP[k] = 0;
+    return k;
+}
+
+static void clear_theta(km_polymkl *S)
+{
+    S->nt = 0;
+    if (S->slot)
+        memset(S->slot, 0, (size_t)S->nslot * sizeof *S->slot);
+    S->norm2 = 0;
+    S->scale = 1;
+    S->have_factor = 0;
+    memset(S->Kt, 0, (size_t)S->n * (size_t)S->n * sizeof *S->Kt);
+}
+
+/* K~ += w K_t (upper triangle); u: n work values. */
+static void add_kernel(km_polymkl *S, int d, const int32_t *idx, double w, double *u)
+{
+    int64_t n = S->n;
+    if (S->X) {
+        for (int64_t a = 0; a < n; a++)
+            u[a] = 1;
+        for (int i = 0; i < d; i++)
+            for (int64_t a = 0; a < n; a++)
+                u[a] *= S->X[(int64_t)idx[i] * n + a];
+        cblas_dsyr(CblasColMajor, CblasUpper, (int)n, w, u, 1, S->Kt, (int)n);
+        return;
+    }
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t a = 0; a <= b; a++) {
+            double p = w;
+            for (int i = 0; i < d; i++)
+                p *= S->K[idx[i]][b * n + a];
+            S->Kt[b * n + a] += p;
+        }
+}
+
+int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32_t *idx,
+                         const double *w, km_error *err)
+{
+    clear_theta(S);
+    for (int64_t q = 0; q < count; q++) {
+        if (d[q] < 0 || d[q] > S->D || !(w[q] > 0))
+            return km_error_set(err, KM_EUSAGE, "polymkl: tuple %lld: degree above D or "
+                                "weight not positive", (long long)q);
+        for (int i = 0; i < d[q]; i++)
+            if (idx[q * S->Dm + i] < 0 || idx[q * S->Dm + i] >= S->r)
+                return km_error_set(err, KM_EUSAGE, "polymkl: tuple %lld: base kernel out "
+                                    "of range", (long long)q);
+        int64_t k = tuple_find(S, d[q], idx + q * S->Dm);
+        if (k < 0)
+            return km_error_nomem(err, "polymkl theta");
+        S->norm2 += (S->th[k] + w[q]) * (S->th[k] + w[q]) - S->th[k] * S->th[k];
+        S->th[k] += w[q];
+        add_kernel(S, d[q], idx + q * S->Dm, w[q] / S->rho2[d[q]], S->work);
+    }
+    return km_polymkl_solve(S, err);
+}
+
+/* ---- the c-step ---- */
+
+#define PCG_TOL 1e-14   /* ||r|| / (||A||_F ||c|| + ||y||), ||A||_F bounded by the trace */
+#define PCG_MAX 25      /* steps before the matrix is factored afresh */
+#define PCG_STALE 8     /* a solve that took more steps: the next one factors afresh */
+
+/* q = (scale K~ + lambda I) x */
+static void apply(const km_polymkl *S, const double *x, double *q)
+{
+    cblas_dsymv(CblasColMajor, CblasUpper, (int)S->n, S->scale, S->Kt, (int)S->n, x, 1, 0, q, 1);
+    cblas_daxpy((int)S->n, S->lambda, x, 1, q, 1);
+}
+
+/* Conjugate gradient on (scale K~ + lambda I) c = y from the last c, preconditioned by the
+ * last Cholesky factor (K_theta changes by one K_t and a scale per step); 1 when the
+ * backward error reaches PCG_TOL within PCG_MAX steps. */
+static int pcg(km_polymkl *S)
+{
+    int n = (int)S->n;
+    double *r = S->work, *z = r + n, *p = z + n, *q = p + n, tr = 0;
+    for (int b = 0; b < n; b++)   /* ||A||_F <= scale tr K~ + lambda sqrt(n) (K~ is PSD) */
+        tr += S->Kt[(int64_t)b * n + b];
+    double fro = S->scale * tr + S->lambda * sqrt((double)n);
+    double ny = cblas_dnrm2(n, S->y, 1), rz = 0;
+    apply(S, S->c, q);
+    for (int a = 0; a < n; a++)
+        r[a] = S->y[a] - q[a];
+    for (int it = 0; it <= PCG_MAX; it++) {
+        if (cblas_dnrm2(n, r, 1) <= PCG_TOL * (fro * cblas_dnrm2(n, S->c, 1) + ny)) {
+            if (it > PCG_STALE)
+                S->have_factor = 0;
+            return 1;
+        }
+        if (it == PCG_MAX)
+            break;
+        memcpy(z, r, (size_t)n * sizeof *z);   /* z = (U'U)^-1 r */
+        cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, n, S->A, n, z, 1);
+        cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, S->A, n, z, 1);
+        double rz1 = cblas_ddot(n, r, 1, z, 1);
+        if (it == 0)
+            memcpy(p, z, (size_t)n * sizeof *p);
+        else
+            for (int a = 0; a < n; a++)
+                p[a] = z[a] + rz1 / rz * p[a];
+        rz = rz1;
+        apply(S, p, q);
+        double pq = cblas_ddot(n, p, 1, q, 1);
+        if (!(pq > 0) || !(rz > 0))
+            return 0;
+        double alpha = rz / pq;
+        S->ncg++;
+        cblas_daxpy(n, alpha, p, 1, S->c, 1);
+        cblas_daxpy(n, -alpha, q, 1, r, 1);
+    }
+    return 0;
+}
+
+int km_polymkl_solve(km_polymkl *S, km_error *err)
+{
+    int64_t n = S->n;
+    if (S->have_factor) {
+        if (pcg(S)) {
+            S->J = 0.5 * S->lambda * cblas_ddot((int)n, S->y, 1, S->c, 1);
+            return KM_OK;
+        }
+    }
+    S->have_factor = 0;
+    S->nfactor++;
+    for (int64_t b = 0; b < n; b++) {
+        for (int64_t a = 0; a <= b; a++)
+            S->A[b * n + a] = S->scale * S->Kt[b * n + a];
+        S->A[b * n + b] += S->lambda;
+    }
+    memcpy(S->c, S->y, (size_t)n * sizeof *S->c);
+    lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (lapack_int)n, S->A,
+                                          (lapack_int)n);
+    if (info == 0)
+        info = LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', (lapack_int)n, 1, S->A,
+                                   (lapack_int)n, S->c, (lapack_int)n);
+    if (info > 0) {   /* rounding made K_theta + lambda I indefinite: eigenvalues >= lambda */
+        for (int64_t b = 0; b < n; b++)
+            for (int64_t a = 0; a <= b; a++)
+                S->A[b * n + a] = S->scale * S->Kt[b * n + a];
+        double *ev = malloc((size_t)n * sizeof *ev), *t = S->work;
+        if (!ev)
+            return km_error_nomem(err, "polymkl c-step");
+        info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', (lapack_int)n, S->A, (lapack_int)n,
+                              ev);
+        if (info == 0) {   /* c = V (max(ev, 0) + lambda)^-1 V'y */
+            cblas_dgemv(CblasColMajor, CblasTrans, (int)n, (int)n, 1, S->A, (int)n, S->y, 1, 0,
+                        t, 1);
+            for (int64_t a = 0; a < n; a++)
+                t[a] /= fmax(ev[a], 0) + S->lambda;
+            cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, (int)n, 1, S->A, (int)n, t, 1, 0,
+                        S->c, 1);
+        }
+        free(ev);
+    }
+    else if (info == 0)
+        S->have_factor = 1;
+    if (info != 0)
+        return km_error_set(err, KM_EINTERNAL, "polymkl: the c-step failed (LAPACK info %d)",
+                            (int)info);
+    S->J = 0.5 * S->lambda * cblas_ddot((int)n, S->y, 1, S->c, 1);
+    return KM_OK;
+}
+
+const double *km_polymkl_c(const km_polymkl *S)
+{
+    return S->c;
+}
+
+double km_polymkl_J(const km_polymkl *S)
+{
+    return S->J;
+}
+
+double km_polymkl_delta(km_polymkl *S, double *delta)
+{
+    int64_t n = S->n;
+    double *t = S->work, sum = 0;
+    for (int d = 0; d <= S->D; d++) {
+        double q;
+        if (d == 0) {                 /* c'11'c */
+            q = 0;
+            for (int64_t a = 0; a < n; a++)
+                q += S->c[a];
+            q *= q;
+        } else if (d == 1 && S->X) {  /* c'XX'c */
+            cblas_dgemv(CblasColMajor, CblasTrans, (int)n, S->r, 1, S->X, (int)n, S->c, 1, 0,
+                        t, 1);
+            q = cblas_ddot(S->r, t, 1, t, 1);
+        } else {
+            cblas_dsymv(CblasColMajor, CblasUpper, (int)n, 1, S->Spow[d], (int)n, S->c, 1, 0, t,
+                        1);
+            q = cblas_ddot((int)n, S->c, 1, t, 1);
+        }
+        delta[d] = fmax(0, q) / S->rho2[d];
+        sum += delta[d];
+    }
+    return 0.5 * S->lambda * sum;
+}
+
+/* ---- Algorithm 3 ---- */
+
+/* An index drawn from weights w[0..m) (total > 0), or given (*pick >= 0): its probability. */
+static double draw(km_rng *rng, const double *w, int m, double total, int *pick)
+{
+    if (*pick < 0) {
+        double u = km_rng_uniform(rng) * total, s = 0;
+        int j = 0, last = -1;
+        for (; j < m; j++) {
+            if (w[j] > 0)
+                last = j;
+            s += w[j];
+            if (u < s && w[j] > 0)
+                break;
+        }
+        *pick = j < m ? j : last;
+    }
+    return w[*pick] / total;
+}
+
+double km_polymkl_sample(km_polymkl *S, km_rng *rng, int *d, int32_t *idx, km_error *err)
+{
+    int64_t n = S->n;
+    int r = S->r, D = S->D;
+    double delta[65];
+    km_polymkl_delta(S, delta);
+    double total = 0;
+    for (int e = 0; e <= D; e++)
+        total += delta[e];
+    if (!(total > 0)) {
+        km_error_set(err, KM_EINTERNAL, "polymkl: ||g||_1 = 0 (c = 0?)");
+        return -1;
+    }
+    int pick = rng ? -1 : *d;
+    double prob = draw(rng, delta, D + 1, total, &pick);
+    *d = pick;
+    double *num = S->work, *v = S->work + r;   /* r weights; then n (rank-one) */
+    double *M = NULL, *T = NULL;
+    if (S->X) {
+        memcpy(v, S->c, (size_t)n * sizeof *v);
+    } else {
+        size_t nn = (size_t)n * (size_t)n;
+        if (!(M = malloc(nn * sizeof *M)) || !(T = malloc(nn * sizeof *T))) {
+            free(M);
+            km_error_nomem(err, "polymkl sampler");
+            return -1;
+        }
+        for (int64_t b = 0; b < n; b++)
+            for (int64_t a = 0; a < n; a++)
+                M[b * n + a] = S->c[a] * S->c[b];
+    }
+    double *W = v + n, *P = W + n * r;
+    for (int i = 1; i <= *d; i++) {
+        int m = *d - i;
+        double den = 0;
+        if (S->X) {   /* num_j = (v o x_j)' S^{o m} (v o x_j) */
+            for (int j = 0; j < r; j++)
+                for (int64_t a = 0; a < n; a++)
+                    W[(int64_t)j * n + a] = v[a] * S->X[(int64_t)j * n + a];
+            if (m == 0) {          /* S^{o 0} = 11': num_j = (1'W_j)^2 */
+                for (int j = 0; j < r; j++) {
+                    double sj = 0;
+                    for (int64_t a = 0; a < n; a++)
+                        sj += W[(int64_t)j * n + a];
+                    den += num[j] = sj * sj;
+                }
+            } else {
+                if (m == 1) {      /* S = XX': P = X (X'W), O(n r^2) */
+                    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, r, r, (int)n, 1, S->X,
+                                (int)n, W, (int)n, 0, S->G, r);
+                    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, r, r, 1, S->X,
+                                (int)n, S->G, r, 0, P, (int)n);
+                } else {
+                    cblas_dsymm(CblasColMajor, CblasLeft, CblasUpper, (int)n, r, 1, S->Spow[m],
+                                (int)n, W, (int)n, 0, P, (int)n);
+                }
+                for (int j = 0; j < r; j++)
+                    den += num[j] = fmax(0, cblas_ddot((int)n, W + (int64_t)j * n, 1,
+                                                       P + (int64_t)j * n, 1));
+            }
+        } else {      /* num_j = <M o K_j, S^{o m}> */
+            size_t nn = (size_t)n * (size_t)n;
+            for (size_t a = 0; a < nn; a++)
+                T[a] = M[a] * S->Spow[m][a];
+            for (int j = 0; j < r; j++)
+                den += num[j] = fmax(0, cblas_ddot((int)nn, T, 1, S->K[j], 1));
+        }
+        if (!(den > 0)) {
+            free(M);
+            free(T);
+            km_error_set(err, KM_EINTERNAL, "polymkl: Algorithm 3 step %d: zero weights", i);
+            return -1;
+        }
+        int z = rng ? -1 : idx[i - 1];
+        prob *= draw(rng, num, r, den, &z);
+        idx[i - 1] = z;
+        if (S->X) {
+            for (int64_t a = 0; a < n; a++)
+                v[a] *= S->X[(int64_t)z * n + a];
+        } else {
+            size_t nn = (size_t)n * (size_t)n;
+            for (size_t a = 0; a < nn; a++)
+                M[a] *= S->K[z][a];
+        }
+    }
+    free(M);
+    free(T);
+    return prob;
+}
+
+/* ---- enumeration of all tuples (depth-first) ---- */
+
+typedef struct enum_ctx {
+    km_polymkl *S;
+    double *beta;          /* beta mode: out */
+    const double *w;       /* form mode: theta_t per tuple, K~ += theta_t / rho_d^2 K_t */
+    double *blk;           /* form mode, rank-one: a block of columns sqrt(w) u_t */
+    int nblk;
+    double **lev;          /* D + 1 vectors (n) or matrices (n x n) */
+    int32_t idx[64];
+} enum_ctx;
+
+#define BLOCK 64
+
+static void flush_block(enum_ctx *e)
+{
+    if (e->nblk)
+        cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (int)e->S->n, e->nblk, 1, e->blk,
+                    (int)e->S->n, 1, e->S->Kt, (int)e->S->n);
+    e->nblk = 0;
+}
+
+static void visit(enum_ctx *e, int d, int64_t index)
+{
+    km_polymkl *S = e->S;
+    int64_t n = S->n;
+    size_t nn = (size_t)n * (size_t)n;
+    const double *L = e->lev[d];
+    if (e->beta) {
+        double s = 0;
+        if (S->X) {
+            for (int64_t a = 0; a < n; a++)
+                s += L[a];
+            s *= s;
+        } else {
+            for (size_t a = 0; a < nn; a++)
+                s += L[a];
+        }
+        e->beta[index] = fmax(0, s) / S->rho2[d];
+    } else if (e->w[index] > 0) {
+        double w = e->w[index] / S->rho2[d];
+        if (S->X) {
+            double sw = sqrt(w);
+            for (int64_t a = 0; a < n; a++)
+                e->blk[(int64_t)e->nblk * n + a] = sw * L[a];
+            if (++e->nblk == BLOCK)
+                flush_block(e);
+        } else {
+            for (size_t a = 0; a < nn; a++)
+                S->Kt[a] += w * L[a];
+        }
+    }
+    if (d == S->D)
+        return;
+    /* children: index of (t, j) = offset_{d+1} + (index - offset_d) r + j */
+    int64_t off = 0, p = 1;
+    for (int q = 0; q < d; q++) {
+        off += p;
+        p *= S->r;
+    }
+    int64_t child0 = off + p + (index - off) * S->r;
+    for (int j = 0; j < S->r; j++) {
+        double *C = e->lev[d + 1];
+        if (S->X)
+            for (int64_t a = 0; a < n; a++)
+                C[a] = L[a] * S->X[(int64_t)j * n + a];
+        else
+            for (size_t a = 0; a < nn; a++)
+                C[a] = L[a] * S->K[j][a];
+        e->idx[d] = j;
+        visit(e, d + 1, child0 + j);
+    }
+}
+
+/* beta (beta != NULL) or K~ = sum_t w_t rho_d^-2 K_t (w != NULL) over all tuples. */
+static int enumerate(km_polymkl *S, double *beta, const double *w, km_error *err)
+{
+    int64_t n = S->n;
+    size_t len = S->X ? (size_t)n : (size_t)n * (size_t)n;
+    enum_ctx e = {S, beta, w, NULL, 0, NULL, {0}};
+    if (!(e.lev = calloc((size_t)S->D + 1, sizeof *e.lev)))
+        return km_error_nomem(err, "polymkl enumeration");
+    int rc = KM_OK;
+    for (int d = 0; d <= S->D && rc == KM_OK; d++)
+        if (!(e.lev[d] = malloc(len * sizeof **e.lev)))
+            rc = km_error_nomem(err, "polymkl enumeration");
+    if (rc == KM_OK && w && S->X && !(e.blk = malloc((size_t)n * BLOCK * sizeof *e.blk)))
+        rc = km_error_nomem(err, "polymkl enumeration");
+    if (rc == KM_OK) {
+        if (S->X)
+            for (int64_t a = 0; a < n; a++)
+                e.lev[0][a] = beta ? S->c[a] : 1;
+        else
+            for (int64_t b = 0; b < n; b++)
+                for (int64_t a = 0; a < n; a++)
+                    e.lev[0][b * n + a] = beta ? S->c[a] * S->c[b] : 1;
+        visit(&e, 0, 0);
+        if (w && S->X)
+            flush_block(&e);
+    }
+    for (int d = 0; d <= S->D; d++)
+        free(e.lev[d]);
+    free(e.lev);
+    free(e.blk);
+    return rc;
+}
+
+double km_polymkl_beta(km_polymkl *S, double *beta, km_error *err)
+{
+    if (enumerate(S, beta, NULL, err))
+        return -1;
+    int64_t m = km_polymkl_count(S);
+    double s = 0;
+    for (int64_t t = 0; t < m; t++)
+        s += beta[t] * beta[t];
+    return sqrt(s);
+}
+
+double km_polymkl_dual(const km_polymkl *S, double beta_norm)
+{
+    int n = (int)S->n;
+    double lam = S->lambda;
+    return lam * (cblas_ddot(n, S->y, 1, S->c, 1) - 0.5 * lam * cblas_ddot(n, S->c, 1, S->c, 1))
+           - 0.5 * lam * beta_norm;
+}
+
+/* ---- the solvers ---- */
+
+int64_t km_polymkl_active(const km_polymkl *S)
+{
+    return S->nt;
+}
+
+double km_polymkl_theta_at(const km_polymkl *S, int64_t k, int *d, int32_t *idx)
+{
+    *d = S->td[k];
+    memcpy(idx, S->tidx + k * S->Dm, (size_t)S->td[k] * sizeof *idx);
+    return S->scale * S->th[k];
+}
+
+double km_polymkl_theta_norm(const km_polymkl *S)
+{
+    return S->scale * sqrt(S->norm2);
+}
+
+/* A trace row at k in 0..10, then 1-2-5 steps, and at the last iteration. */
+static int trace_at(int64_t k, int64_t last)
+{
+    if (k <= 10 || k == last)
+        return 1;
+    while (k % 10 == 0)
+        k /= 10;
+    return k == 1 || k == 2 || k == 5;
+}
+
+/* The relative gap at the current c, or NaN when enumeration costs more than par allows. */
+static double gap_now(km_polymkl *S, const km_polymkl_param *par, double *beta, km_error *err,
+                      int *rc)
+{
+    if (!beta)
+        return NAN;
+    double nb = km_polymkl_beta(S, beta, err);
+    if (nb < 0) {
+        *rc = err->code;
+        return NAN;
+    }
+    (void)par;
+    return (S->J - km_polymkl_dual(S, nb)) / S->J;
+}
+
+static int run_kloft(km_polymkl *S, const km_polymkl_param *par, double *beta,
+                     km_polymkl_info *info, km_error *err)
+{
+    int64_t m = km_polymkl_count(S);
+    double *theta = m > 0 ? malloc((size_t)m * sizeof *theta) : NULL, t0 = cpu_seconds();
+    if (!theta || !beta) {
+        free(theta);
+        return beta ? km_error_nomem(err, "polymkl Kloft") :
+            km_error_set(err, KM_EUSAGE, "-a kloft: |I| = %lld tuples are too many to "
+                         "enumerate (raise the limit or lower -d)", (long long)m);
+    }
+    for (int64_t t = 0; t < m; t++)
+        theta[t] = 1 / sqrt((double)m);
+    int rc = KM_OK;
+    info->converged = 0;
+    int64_t k;
+    for (k = 0; rc == KM_OK; k++) {
+        clear_theta(S);
+        if ((rc = enumerate(S, NULL, theta, err)) || (rc = km_polymkl_solve(S, err)))
+            break;
+        double nb = km_polymkl_beta(S, beta, err);
+        if (nb < 0) {
+            rc = err->code;
+            break;
+        }
+        double gap = (S->J - km_polymkl_dual(S, nb)) / S->J, sec = cpu_seconds() - t0;
+        info->J = S->J;
+        info->gap = gap;
+        int stop = gap <= par->tol || k >= par->iters ||
+                   (par->seconds > 0 && sec >= par->seconds);
+        if (par->trace && (trace_at(k, -1) || stop))
+            {
+            double g1 = 0;
+            for (int64_t t = 0; t < m; t++)
+                g1 += beta[t];
+            par->trace(par->user, k, sec, S->J, m, 0.5 * S->lambda * g1, gap);
+        }
+        if (gap <= par->tol)
+            info->converged = 1;
+        if (stop)
+            break;
+        double s = 0;   /* theta_t <- (theta_t^2 beta_t)^(1/3), normalised in l2 */
+        for (int64_t t = 0; t < m; t++) {
+            theta[t] = cbrt(theta[t] * theta[t] * beta[t]);
+            s += theta[t] * theta[t];
+        }
+        s = sqrt(s);
+        for (int64_t t = 0; t < m; t++)
+            theta[t] = s > 0 ? theta[t] / s : 1 / sqrt((double)m);
+    }
+    info->iters = k;
+    info->seconds = cpu_seconds() - t0;
+    info->factorizations = S->nfactor;
+    info->cg_steps = S->ncg;
+    /* keep theta in the map for the model */
+    int32_t idx[64];
+    int d;
+    for (int64_t t = 0; rc == KM_OK && t < m; t++)
+        if (theta[t] > 0) {
+            km_polymkl_tuple(S, t, &d, idx);
+            int64_t q = tuple_find(S, d, idx);
+            if (q < 0)
+                rc = km_error_nomem(err, "polymkl theta");
+            else {
+                S->th[q] = theta[t];
+                S->norm2 += theta[t] * theta[t];
+            }
+        }
+    free(theta);
+    return rc;
+}
+
+int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *info,
+                   km_error *err)
+{
+    memset(info, 0, sizeof *info);
+    info->gap = NAN;
+    int64_t m = km_polymkl_count(S), n = S->n;
+    double cost = m < 0 ? INFINITY : (double)m * (double)(S->X ? n : n * n);
+    double *beta = NULL;
+    int need_enum = par->solver == KM_POLY_KLOFT || par->sampler == KM_POLY_FULL;
+    if (need_enum && cost > fmax(par->gap_work, 1e9))
+        return km_error_set(err, KM_EUSAGE, "polymkl: |I| = %lld tuples: too many to "
+                            "enumerate for %s", (long long)m, par->solver == KM_POLY_KLOFT ?
+                            "-a kloft" : "--sampler full");
+    if ((need_enum || cost <= par->gap_work) &&
+        !(beta = m > 0 ? malloc((size_t)m * sizeof *beta) : NULL))
+        return km_error_nomem(err, "polymkl");
+    int rc;
+    if (par->solver == KM_POLY_KLOFT) {
+        rc = run_kloft(S, par, beta, info, err);
+        free(beta);
+        return rc;
+    }
+    clear_theta(S);
+    if ((rc = km_polymkl_solve(S, err))) {
+        free(beta);
+        return rc;
+    }
+    km_rng rng;
+    km_rng_seed(&rng, par->seed);
+    double t0 = cpu_seconds(), Psum = 0, delta[65], t_trace = 0, C0 = 1;
+    int32_t idx[64];
+    int64_t k;
+    for (k = 1;; k++) {
+        double g1 = km_polymkl_delta(S, delta), sec = cpu_seconds() - t0 - t_trace;
+        int stop = k > par->iters || (par->seconds > 0 && sec >= par->seconds);
+        if (par->trace && (trace_at(k - 1, -1) || stop)) {   /* not counted in sec */
+            double t1 = cpu_seconds();
+            double gap = cost <= par->gap_work ? gap_now(S, par, beta, err, &rc) : NAN;
+            if (rc)
+                break;
+            par->trace(par->user, k - 1, sec, S->J, S->nt, g1, gap);
+            t_trace += cpu_seconds() - t1;
+        }
+        if (stop)
+            break;
+        int d = 0;
+        double amount;   /* the step on theta_t: gamma_k |g^_t| */
+        if (par->sampler == KM_POLY_ALG3) {
+            if (km_polymkl_sample(S, &rng, &d, idx, err) < 0) {
+                rc = err->code;
+                break;
+            }
+            amount = g1;
+        } else if (par->sampler == KM_POLY_FULL) {
+            double nb = km_polymkl_beta(S, beta, err), tot = 0;
+            if (nb < 0) {
+                rc = err->code;
+                break;
+            }
+            for (int64_t t = 0; t < m; t++)
+                tot += beta[t];
+            double u = km_rng_uniform(&rng) * tot, s = 0;
+            int64_t t = 0;
+            for (; t < m - 1; t++)
+                if (u < (s += beta[t]) && beta[t] > 0)
+                    break;
+            km_polymkl_tuple(S, t, &d, idx);
+            amount = g1;
+        } else {   /* UCD: a uniform tuple, the estimate g_t |I| */
+            int64_t t = (int64_t)km_rng_below(&rng, (uint64_t)m);
+            km_polymkl_tuple(S, t, &d, idx);
+            double *u = S->work, cu = 0, bt;
+            if (S->X) {
+                for (int64_t a = 0; a < n; a++)
+                    u[a] = S->c[a];
+                for (int i = 0; i < d; i++)
+                    for (int64_t a = 0; a < n; a++)
+                        u[a] *= S->X[(int64_t)idx[i] * n + a];
+                for (int64_t a = 0; a < n; a++)
+                    cu += u[a];
+                bt = cu * cu;
+            } else {
+                bt = 0;
+                for (int64_t b = 0; b < n; b++)
+                    for (int64_t a = 0; a < n; a++) {
+                        double p = S->c[a] * S->c[b];
+                        for (int i = 0; i < d; i++)
+                            p *= S->K[idx[i]][b * n + a];
+                        bt += p;
+                    }
+            }
+            amount = 0.5 * S->lambda * fmax(0, bt) / S->rho2[d] * (double)m;
+        }
+        if (k == 1)
+            C0 = g1 > 0 ? g1 : 1;
+        if (par->literal_step == 2)   /* unit: the direction only */
+            amount = 1;
+        amount *= par->step / sqrt((double)k) / (par->literal_step ? 1 : C0);
+        int64_t q = tuple_find(S, d, idx);
+        if (q < 0) {
+            rc = km_error_nomem(err, "polymkl theta");
+            break;
+        }
+        /* the running sum of theta^(k): flush this tuple's old value up to k - 1 */
+        S->acc[q] += S->th[q] * (Psum - S->lastP[q]);
+        S->lastP[q] = Psum;
+        double dt = amount / S->scale;
+        S->norm2 += (S->th[q] + dt) * (S->th[q] + dt) - S->th[q] * S->th[q];
+        S->th[q] += dt;
+        add_kernel(S, d, idx, dt / S->rho2[d], S->work);
+        double norm = S->scale * sqrt(S->norm2);
+        if (norm > 1)
+            S->scale /= norm;
+        if (S->scale < 1e-60) {   /* fold the scale into theta~ and K~ */
+            for (int64_t t = 0; t < S->nt; t++) {
+                S->th[t] *= S->scale;
+                S->acc[t] *= S->scale;
+            }
+            for (int64_t a = 0; a < n * n; a++)
+                S->Kt[a] *= S->scale;
+            Psum /= S->scale;
+            for (int64_t t = 0; t < S->nt; t++)
+                S->lastP[t] /= S->scale;
+            S->norm2 *= S->scale * S->scale;
+            S->scale = 1;
+        }
+        Psum += S->scale;
+        if ((rc = km_polymkl_solve(S, err)))
+            break;
+    }
+    info->iters = k - 1;
+    info->factorizations = S->nfactor;
+    info->cg_steps = S->ncg;
+    if (rc == KM_OK && par->average && info->iters > 0) {   /* theta = (1/T) sum_k theta^(k) */
+        int64_t T = info->iters;
+        double *avg = malloc((size_t)(S->nt > 0 ? S->nt : 1) * sizeof *avg);
+        int *dd = malloc((size_t)(S->nt > 0 ? S->nt : 1) * sizeof *dd);
+        int32_t *ii = malloc((size_t)(S->nt > 0 ? S->nt : 1) * (size_t)S->Dm * sizeof *ii);
+        int64_t cnt = 0;
+        if (!avg || !dd || !ii)
+            rc = km_error_nomem(err, "polymkl average");
+        for (int64_t t = 0; rc == KM_OK && t < S->nt; t++) {
+            double a = (S->acc[t] + S->th[t] * (Psum - S->lastP[t])) / (double)T;
+            if (a > 0) {
+                avg[cnt] = a;
+                dd[cnt] = S->td[t];
+                memcpy(ii + cnt * S->Dm, S->tidx + t * S->Dm, (size_t)S->Dm * sizeof *ii);
+                cnt++;
+            }
+        }
+        if (rc == KM_OK)
+            rc = km_polymkl_set_theta(S, cnt, dd, ii, avg, err);
+        free(avg);
+        free(dd);
+        free(ii);
+    }
+    if (rc == KM_OK) {
+        info->J = S->J;
+        info->seconds = cpu_seconds() - t0 - t_trace;
+        info->gap = cost <= par->gap_work ? gap_now(S, par, beta, err, &rc) : NAN;
+        info->converged = 1;
+    }
+    free(beta);
+    return rc;
+}

@@ -1,0 +1,44 @@
+# polymkl.sh - command-line tests of train -s polymkl (seed 002, issue 15) on heart_scale.
+. "$(dirname "$0")/lib.bash"
+T=$BIN/train P=$BIN/predict D=$(dirname "$0")/../../data
+
+$T -s polymkl --lambda 0.1 --iters 50 -o "$TMP/trace.csv" "$D/heart_scale" "$TMP/h.model" >"$TMP/h.out"
+check "train -s polymkl: 13 rank-one base kernels, D = 3, |I| = 2380, 50 iterations" bash -c \
+    "grep -q '^polymkl: 270 rows, 13 base kernels (rank one), D = 3, |I| = 2380, Algorithm 3' $TMP/h.out && grep -qx 'iterations = 50' $TMP/h.out"
+check "-o: the trace's header and rows (iterations 0..10, 20, 50)" bash -c \
+    "head -n 1 $TMP/trace.csv | grep -qx 'iteration,seconds,J,active,g1,gap' && test \$(wc -l <$TMP/trace.csv) -eq 14 && tail -n 1 $TMP/trace.csv | grep -q '^50,'"
+check "the trace's J falls from n/2 = 135 (theta = 0)" awk -F, \
+    'NR == 2 { j0 = $3 } END { exit !(j0 > 135 - 1e-9 && j0 < 135 + 1e-9 && $3 < j0) }' "$TMP/trace.csv"
+$P "$D/heart_scale" "$TMP/h.model" "$TMP/h.pred" >"$TMP/h.mse"
+check "predict: a regression model (MSE below the variance of y, 1)" \
+    awk '/^Mean squared error = / { exit !($5 < 1) }' "$TMP/h.mse"
+$T -q -s polymkl --lambda 0.1 --iters 50 "$D/heart_scale" "$TMP/again.model"
+check "the same seed: the same model file" cmp -s "$TMP/h.model" "$TMP/again.model"
+$T -s polymkl -a kloft -d 2 --lambda 0.1 "$D/heart_scale" "$TMP/k.model" >"$TMP/k.out"
+check "-a kloft -d 2: relative gap <= 1e-10, all 183 tuples active" bash -c \
+    "awk '/^gap = / { exit !(\$3 <= 1e-10) }' $TMP/k.out && grep -q '^active tuples = 183,' $TMP/k.out"
+for s in uniform full; do
+    check "--sampler $s trains" $T -q -s polymkl --sampler $s -d 2 --iters 20 "$D/heart_scale" "$TMP/$s.model"
+done
+printf 'rbf gamma=0.5 features=1-3\nlinear features=4\npoly gamma=1 coef0=1 degree=2 features=5,6\n' >"$TMP/kl"
+$T -s polymkl --kernels "$TMP/kl" -d 2 --lambda 0.1 --iters 20 "$D/heart_scale" "$TMP/kl.model" >"$TMP/kl.out"
+check "--kernels FILE: dense base kernels, kept in the model in kernel-list syntax" bash -c \
+    "grep -q '3 base kernels (dense)' $TMP/kl.out && grep -qx 'rbf gamma=0.5 features=1-3' $TMP/kl.model"
+check "... and the model predicts" $P -q "$D/heart_scale" "$TMP/kl.model" "$TMP/kl.pred"
+expect_fail "--rho2 with a wrong count" 1 "need 1 or D \\+ 1 = 4 values" \
+    $T -s polymkl --rho2 1,2 "$D/heart_scale" "$TMP/x.model"
+expect_fail "options of other methods are refused" 1 "-c \\(C\\) does not apply to -s polymkl" \
+    $T -s polymkl -c 1 "$D/heart_scale" "$TMP/x.model"
+expect_fail "-a kloft where |I| is too large" 1 "too many to enumerate" \
+    $T -s polymkl -a kloft -d 12 "$D/heart_scale" "$TMP/x.model"
+
+G=$BIN/datasets/gen_poly_terms
+$G -r 5 --train 300 --valid 10 --test 200 "$TMP/pt"
+check "gen_poly_terms: 10 distinct monomials of degree <= 3, 300/10/200 rows of 5 features" bash -c \
+    "test \$(sort -u $TMP/pt.terms | wc -l) -eq 10 && test \$(awk 'NF > 3' $TMP/pt.terms | wc -l) -eq 0 && test \$(wc -l <$TMP/pt.train) -eq 300 && test \$(wc -l <$TMP/pt.test) -eq 200 && awk 'NF != 6 { exit 1 }' $TMP/pt.train"
+$G -r 5 --train 300 --valid 10 --test 200 "$TMP/pt2"
+check "gen_poly_terms: the same seed, the same files" cmp -s "$TMP/pt.train" "$TMP/pt2.train"
+$T -q -s polymkl --lambda 1e-3 --iters 300 "$TMP/pt.train" "$TMP/pt.model"
+$P "$TMP/pt.test" "$TMP/pt.model" "$TMP/pt.pred" >"$TMP/pt.mse"
+check "polymkl on gen_poly_terms -r 5: test MSE below 1% of the variance of y" bash -c \
+    "awk '{ s += \$1; q += \$1 * \$1 } END { print q / NR - (s / NR)^2 }' $TMP/pt.test >$TMP/pt.var && awk -v v=\$(cat $TMP/pt.var) '/^Mean squared error = / { exit !(\$5 < 0.01 * v) }' $TMP/pt.mse"

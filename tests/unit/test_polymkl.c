@@ -1,0 +1,486 @@
+/* test_polymkl.c - randomized MKL of polynomial kernels (seed 002, issue 15) against
+ * independent computations: Algorithm 3's probabilities against the enumeration of every
+ * tuple (and a chi-square test of its draws), ||g||_1 from its pieces against the sum of
+ * |g_t|, the corrected gradient against central differences of J, the projection, Kloft's
+ * closed form against its optimality conditions, fixed weights against train -s rls -t poly,
+ * and the model file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmtk.h"
+#include "model.h"
+#include "polymkl.h"
+#include "rng.h"
+#include "test.h"
+
+/* X (n x r column-major) and y, N(0, 1) entries; y a polynomial of X plus noise. */
+static void make_xy(int64_t n, int r, uint64_t seed, double *X, double *y)
+{
+    km_rng g;
+    km_rng_seed(&g, seed);
+    for (int64_t a = 0; a < n * r; a++)
+        X[a] = km_rng_normal(&g);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = X[i] - 0.5 * X[n + i] * X[i] + 0.3 * X[(r - 1) * n + i] * X[i] * X[i] +
+               0.1 * km_rng_normal(&g);
+}
+
+/* Dense base kernels: K_j = exp(-|x_ij - x_kj|^2 / 2) per column j (Gaussian on one
+ * feature). */
+static double **dense_kernels(int64_t n, int r, const double *X)
+{
+    double **K = malloc((size_t)r * sizeof *K);
+    for (int j = 0; j < r; j++) {
+        K[j] = malloc((size_t)(n * n) * sizeof **K);
+        for (int64_t a = 0; a < n; a++)
+            for (int64_t b = 0; b < n; b++) {
+                double d = X[j * n + a] - X[j * n + b];
+                K[j][b * n + a] = exp(-0.5 * d * d);
+            }
+    }
+    return K;
+}
+
+/* A few tuples with positive weights so that c is not y / lambda. */
+static void some_theta(km_polymkl *S, int D)
+{
+    int d[4] = {0, 1, 2, D};
+    int32_t idx[4 * 8] = {0};
+    double w[4] = {0.2, 0.5, 0.3, 0.4};
+    idx[1 * D + 0] = 1;
+    idx[2 * D + 0] = 0, idx[2 * D + 1] = 2;
+    for (int i = 0; i < D; i++)
+        idx[3 * D + i] = (int32_t)(i % 3);
+    km_error err;
+    int rc = km_polymkl_set_theta(S, 4, d, idx, w, &err);
+    CHECK(rc == KM_OK, "set theta on 4 tuples (%s)", rc ? err.msg : "ok");
+}
+
+/* Algorithm 3 against enumeration: the probability of every tuple, ||g||_1, and a
+ * chi-square test of 10^5 draws. */
+static void test_sampler(int dense)
+{
+    const int64_t n = 12;
+    const int r = 4, D = 3;
+    double X[12 * 4], y[12], rho2[4] = {1, 0.5, 2, 4};
+    make_xy(n, r, 7, X, y);
+    double **K = dense ? dense_kernels(n, r, X) : NULL;
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, dense ? NULL : X, (const double *const *)K, y, D, rho2,
+                                   0.1, &err);
+    CHECK(S != NULL, "%s base kernels: a problem (%s)", dense ? "dense" : "rank-one",
+          S ? "ok" : err.msg);
+    if (!S)
+        return;
+    some_theta(S, D);
+    int64_t m = km_polymkl_count(S);
+    CHECK(m == 1 + 4 + 16 + 64, "|I| = sum_d r^d = 85 (%lld)", (long long)m);
+    double *beta = malloc((size_t)m * sizeof *beta), *q = malloc((size_t)m * sizeof *q);
+    km_polymkl_beta(S, beta, &err);
+    double total = 0, worst = 0, psum = 0;
+    for (int64_t t = 0; t < m; t++)
+        total += beta[t];
+    for (int64_t t = 0; t < m; t++) {   /* the product of Algorithm 3's conditionals */
+        int d;
+        int32_t idx[8];
+        km_polymkl_tuple(S, t, &d, idx);
+        q[t] = km_polymkl_sample(S, NULL, &d, idx, &err);
+        psum += q[t];
+        worst = fmax(worst, fabs(q[t] - beta[t] / total));
+    }
+    CHECK(worst <= 1e-12, "%s: every tuple's probability = |g_t| / ||g||_1 (max error %.2g, "
+          "sum %.15g)", dense ? "dense" : "rank one", worst, psum);
+    double delta[4], lam = 0.1;
+    double g1 = km_polymkl_delta(S, delta);
+    CHECK_CLOSE(g1, 0.5 * lam * total, 1e-12, "||g||_1 from Algorithm 3's delta(d) = the sum of "
+                "|g_t| by enumeration (%.15g)", g1);
+    long N = 100000, *cnt = calloc((size_t)m, sizeof *cnt);
+    km_rng g;
+    km_rng_seed(&g, 42);
+    for (long s = 0; s < N; s++) {
+        int d;
+        int32_t idx[8];
+        km_polymkl_sample(S, &g, &d, idx, &err);
+        int64_t t = 0, p = 1;
+        for (int e = 0; e < d; e++) {
+            t += p;
+            p *= r;
+        }
+        int64_t w = 0;
+        for (int e = 0; e < d; e++)
+            w = w * r + idx[e];
+        cnt[t + w]++;
+    }
+    /* chi-square over the cells with expected count >= 5 (the rest pooled) */
+    double chi = 0, pool_o = 0, pool_e = 0;
+    int df = -1;
+    for (int64_t t = 0; t < m; t++) {
+        double e = (double)N * q[t];
+        if (e >= 5) {
+            chi += ((double)cnt[t] - e) * ((double)cnt[t] - e) / e;
+            df++;
+        } else {
+            pool_o += (double)cnt[t];
+            pool_e += e;
+        }
+    }
+    if (pool_e >= 5) {
+        chi += (pool_o - pool_e) * (pool_o - pool_e) / pool_e;
+        df++;
+    }
+    /* Wilson-Hilferty: the 1e-4 upper quantile of chi^2_df */
+    double z = 3.719, h = 2.0 / (9.0 * df), crit = df * pow(1 - h + z * sqrt(h), 3);
+    CHECK(chi <= crit, "%s: chi-square of 10^5 draws %.1f <= %.1f (df %d, p = 1e-4)",
+          dense ? "dense" : "rank one", chi, crit, df);
+    free(cnt);
+    free(beta);
+    free(q);
+    km_polymkl_free(S);
+    if (K) {
+        for (int j = 0; j < r; j++)
+            free(K[j]);
+        free(K);
+    }
+}
+
+/* The corrected gradient g_t = -(lambda/2) c'K_t c / rho_d^2 against central differences of
+ * J = (lambda/2) y'c; the paper's (12) (no 1/2) is off by a factor 2. */
+static void test_gradient(void)
+{
+    const int64_t n = 15;
+    const int r = 3, D = 3;
+    double X[15 * 3], y[15], rho2[4] = {1, 1, 1, 4}, lam = 0.3;
+    make_xy(n, r, 3, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, lam, &err);
+    int64_t m = km_polymkl_count(S);
+    double *theta = malloc((size_t)m * sizeof *theta), *beta = malloc((size_t)m * sizeof *beta);
+    int *dd = malloc((size_t)m * sizeof *dd);
+    int32_t *ii = calloc((size_t)m * D, sizeof *ii);
+    km_rng g;
+    km_rng_seed(&g, 5);
+    for (int64_t t = 0; t < m; t++) {
+        theta[t] = 0.05 + 0.1 * km_rng_uniform(&g);
+        km_polymkl_tuple(S, t, &dd[t], ii + t * D);
+    }
+    km_polymkl_set_theta(S, m, dd, ii, theta, &err);
+    km_polymkl_beta(S, beta, &err);
+    double worst = 0, worst_paper = 0;
+    int64_t probe[] = {0, 2, 7, 20, m - 1};
+    for (int q = 0; q < 5; q++) {
+        int64_t t = probe[q];
+        double h = 1e-4, save = theta[t], Jp, Jm;
+        theta[t] = save + h;
+        km_polymkl_set_theta(S, m, dd, ii, theta, &err);
+        Jp = km_polymkl_J(S);
+        theta[t] = save - h;
+        km_polymkl_set_theta(S, m, dd, ii, theta, &err);
+        Jm = km_polymkl_J(S);
+        theta[t] = save;
+        double fd = (Jp - Jm) / (2 * h), gt = -0.5 * lam * beta[t], paper = -lam * beta[t];
+        worst = fmax(worst, fabs(fd - gt) / fabs(fd));
+        worst_paper = fmax(worst_paper, fabs(fd - paper) / fabs(fd));
+    }
+    CHECK(worst <= 1e-6, "g_t = -(lambda/2) c'K_t c / rho_d^2 = central differences of J "
+          "(relative error %.2g over 5 tuples)", worst);
+    CHECK(worst_paper > 0.9, "... and the paper's (12) without 1/2 is not (relative error %.2g)",
+          worst_paper);
+    free(theta);
+    free(beta);
+    free(dd);
+    free(ii);
+    km_polymkl_free(S);
+}
+
+typedef struct quad_ctx {
+    km_polymkl *S;
+    int bad, rows;
+    double maxnorm;
+} quad_ctx;
+
+static void quad_trace(void *user, int64_t k, double sec, double J, int64_t active, double g1,
+                       double gap)
+{
+    (void)k, (void)sec, (void)J, (void)active, (void)g1, (void)gap;
+    quad_ctx *q = user;
+    int d;
+    int32_t idx[8];
+    for (int64_t t = 0; t < km_polymkl_active(q->S); t++)
+        if (!(km_polymkl_theta_at(q->S, t, &d, idx) >= 0))
+            q->bad++;
+    q->maxnorm = fmax(q->maxnorm, km_polymkl_theta_norm(q->S));
+    q->rows++;
+}
+
+/* theta stays in the quadrant of the l2 ball; Kloft reaches the gap and theta = |g|/||g||. */
+static void test_solvers(void)
+{
+    const int64_t n = 30;
+    const int r = 4, D = 3;
+    double X[30 * 4], y[30], rho2[4] = {1, 1, 1, 4};
+    make_xy(n, r, 9, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    const char *names[] = {"alg3", "uniform", "full"};
+    double Jk[3];
+    for (int smp = 0; smp < 3; smp++) {
+        quad_ctx q = {S, 0, 0, 0};
+        km_polymkl_param par = {.iters = 300, .step = 1, .sampler = smp, .seed = 3,
+                                .gap_work = 1e8, .trace = quad_trace, .user = &q};
+        km_polymkl_info info;
+        int rc = km_polymkl_run(S, &par, &info, &err);
+        quad_trace(&q, 0, 0, 0, 0, 0, 0);
+        CHECK(rc == KM_OK && q.bad == 0 && q.maxnorm <= 1 + 1e-12,
+              "--sampler %s: theta >= 0 and ||theta|| <= 1 at %d checks (max %.17g)",
+              names[smp], q.rows, q.maxnorm);
+        Jk[smp] = info.J;
+        CHECK(info.gap >= -1e-12, "--sampler %s: J(theta_T) = %.6g >= the dual bound (gap %.3g)",
+              names[smp], info.J, info.gap);
+    }
+    km_polymkl_param par = {.iters = 1000, .solver = KM_POLY_KLOFT, .tol = 1e-10,
+                            .gap_work = 1e8};
+    km_polymkl_info info;
+    int rc = km_polymkl_run(S, &par, &info, &err);
+    CHECK(rc == KM_OK && info.converged && info.gap <= 1e-10, "Kloft: relative gap %.3g <= "
+          "1e-10 in %lld iterations, J* = %.12g", info.gap, (long long)info.iters, info.J);
+    CHECK(Jk[0] >= info.J * (1 - 1e-9) && Jk[1] >= info.J * (1 - 1e-9),
+          "J(theta_T) of Algorithm 3 (%.6g) and UCD (%.6g) >= J* (%.6g)", Jk[0], Jk[1], info.J);
+    int64_t m = km_polymkl_count(S);
+    double *beta = malloc((size_t)m * sizeof *beta);
+    double nb = km_polymkl_beta(S, beta, &err), worst = 0;
+    for (int64_t t = 0; t < km_polymkl_active(S); t++) {
+        int d;
+        int32_t idx[8];
+        double th = km_polymkl_theta_at(S, t, &d, idx);
+        int64_t at = 0, p = 1;
+        for (int e = 0; e < d; e++) {
+            at += p;
+            p *= r;
+        }
+        int64_t w = 0;
+        for (int e = 0; e < d; e++)
+            w = w * r + idx[e];
+        worst = fmax(worst, fabs(th - beta[at + w] / nb));
+    }
+    CHECK(worst <= 1e-4, "Kloft: theta = |g| / ||g||_2 (max deviation %.2g)", worst);
+    free(beta);
+    km_polymkl_free(S);
+}
+
+/* Algorithm 2 with Algorithm 3: J(theta_T) - J* (J* by Kloft) over three seeds falls about
+ * like 1/sqrt(T) and stays below UCD's at equal T (default step rule: unit). */
+static void test_rate(void)
+{
+    const int64_t n = 30;
+    const int r = 4, D = 3;
+    double X[30 * 4], y[30], rho2[4] = {1, 1, 1, 4};
+    make_xy(n, r, 9, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    km_polymkl_param kp = {.iters = 1000, .solver = KM_POLY_KLOFT, .tol = 1e-12, .gap_work = 1e8};
+    km_polymkl_info info;
+    km_polymkl_run(S, &kp, &info, &err);
+    double Jstar = info.J, e[2][2] = {{0, 0}, {0, 0}};
+    int64_t Ts[2] = {300, 3000};
+    for (int smp = 0; smp < 2; smp++)
+        for (int a = 0; a < 2; a++)
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                km_polymkl_param par = {.iters = Ts[a], .step = 1, .literal_step = 2,
+                                        .sampler = smp ? KM_POLY_UNIFORM : KM_POLY_ALG3,
+                                        .seed = seed};
+                km_polymkl_run(S, &par, &info, &err);
+                e[smp][a] += (info.J - Jstar) / 3;
+            }
+    CHECK(e[0][1] <= 0.5 * e[0][0] && e[0][1] > 0, "Algorithm 3: J(theta_T) - J* = %.4g at T = "
+          "300, %.4g at T = 3000 (ratio %.3f; 1/sqrt(10) = 0.316), mean of 3 seeds", e[0][0],
+          e[0][1], e[0][1] / e[0][0]);
+    CHECK(e[0][0] < e[1][0] && e[0][1] < e[1][1], "... below UCD's at equal T (%.4g, %.4g)",
+          e[1][0], e[1][1]);
+    km_polymkl_free(S);
+}
+
+/* --average: the result is (1/T) sum_k theta^(k), each theta^(k) taken from a run of k
+ * iterations with the same seed. */
+static void test_average(void)
+{
+    const int64_t n = 10;
+    const int r = 3, D = 2, T = 25;
+    double X[10 * 3], y[10], rho2[3] = {1, 1, 1};
+    make_xy(n, r, 17, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.05, &err);
+    int64_t m = km_polymkl_count(S);
+    double *sum = calloc((size_t)m, sizeof *sum), *avg = calloc((size_t)m, sizeof *avg);
+    km_polymkl_info info;
+    for (int k = 1; k <= T + 1; k++) {
+        km_polymkl_param par = {.iters = k <= T ? k : T, .step = 0.5, .seed = 8,
+                                .average = k > T};
+        km_polymkl_run(S, &par, &info, &err);
+        double *to = k <= T ? sum : avg;
+        for (int64_t t = 0; t < km_polymkl_active(S); t++) {
+            int d;
+            int32_t idx[8];
+            double th = km_polymkl_theta_at(S, t, &d, idx);
+            int64_t at = d == 0 ? 0 : d == 1 ? 1 + idx[0] : 1 + r + idx[0] * r + idx[1];
+            to[at] += th;
+        }
+    }
+    double worst = 0;
+    for (int64_t t = 0; t < m; t++)
+        worst = fmax(worst, fabs(avg[t] - sum[t] / T));
+    CHECK(worst <= 1e-12, "--average: theta = (1/T) sum_k theta^(k) over T = %d runs (max error "
+          "%.2g)", T, worst);
+    free(sum);
+    free(avg);
+    km_polymkl_free(S);
+}
+
+/* theta_t = C(D, d) rho_d^2 makes K_theta = sum_d C(D,d) S^{o d} = (XX' + 1)^{o D}: c equals
+ * the coefficients of train -s rls -t poly -g 1 -r 1 -d D with C = 1 / lambda. */
+static void test_poly_equivalence(void)
+{
+    const int64_t n = 25;
+    const int r = 3, D = 3;
+    double X[25 * 3], y[25], rho2[4] = {1, 2, 1, 4}, lam = 0.5;
+    make_xy(n, r, 13, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, lam, &err);
+    int64_t m = km_polymkl_count(S);
+    double *theta = malloc((size_t)m * sizeof *theta);
+    int *dd = malloc((size_t)m * sizeof *dd);
+    int32_t *ii = calloc((size_t)m * D, sizeof *ii);
+    static const double binom[4] = {1, 3, 3, 1};
+    for (int64_t t = 0; t < m; t++) {
+        km_polymkl_tuple(S, t, &dd[t], ii + t * D);
+        theta[t] = binom[dd[t]] * rho2[dd[t]];
+    }
+    int rc = km_polymkl_set_theta(S, m, dd, ii, theta, &err);
+    /* the same rows as a problem for train -s rls */
+    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
+    int32_t *ix = malloc((size_t)(n * r) * sizeof *ix);
+    double *v = malloc((size_t)(n * r) * sizeof *v);
+    for (int64_t i = 0; i <= n; i++)
+        rp[i] = i * r;
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < r; j++) {
+            ix[i * r + j] = j;
+            v[i * r + j] = X[j * n + i];
+        }
+    km_problem *P = NULL;
+    km_model *M = NULL;
+    km_params *par = km_params_new();
+    char C[64];
+    snprintf(C, sizeof C, "%.17g", 1 / lam);
+    rc = rc || km_problem_from_csr(n, r, rp, ix, v, y, NULL, &P, &err) ||
+         km_params_set(par, "kernel", "poly", &err) || km_params_set(par, "gamma", "1", &err) ||
+         km_params_set(par, "coef0", "1", &err) || km_params_set(par, "degree", "3", &err) ||
+         km_params_set(par, "C", C, &err) || km_params_set(par, "tolerance", "1e-15", &err) ||
+         km_params_set(par, "max_iter", "100000", &err) ||
+         km_method_train(km_method_find("rls"), P, par, &M, NULL, &err);
+    CHECK(rc == KM_OK, "train -s rls -t poly -d 3 -r 1 -g 1 -c 1/lambda (%s)",
+          rc ? err.msg : "ok");
+    if (rc == KM_OK) {
+        km_expansion *e = km_model_expansion(M);
+        const double *c = km_polymkl_c(S);
+        double worst = 0, scale = 0;
+        /* the kernel model keeps the rows with c_i != 0: all here, in order */
+        for (int64_t i = 0; i < n && e && e->sv->l == n; i++) {
+            worst = fmax(worst, fabs(e->sv_coef[i] - c[i]));
+            scale = fmax(scale, fabs(c[i]));
+        }
+        CHECK(e && e->sv->l == n && worst <= 1e-6 * scale, "theta_t = C(D,d) rho_d^2: c = the "
+              "coefficients of rls -t poly (max difference %.2g of %.3g)", worst, scale);
+    }
+    km_model_free(M);
+    km_params_free(par);
+    km_problem_free(P);
+    free(rp);
+    free(ix);
+    free(v);
+    free(theta);
+    free(dd);
+    free(ii);
+    km_polymkl_free(S);
+}
+
+/* Through the method table: a model's decision values on its training rows are
+ * y - y_scale lambda c (the c-step's equation), and a model read back gives them bit for
+ * bit. */
+static void test_model(void)
+{
+    const int64_t n = 40;
+    const int r = 3;
+    double X[40 * 3], y[40];
+    make_xy(n, r, 21, X, y);
+    int64_t rp[41];
+    int32_t ix[120];
+    double v[120];
+    for (int64_t i = 0; i <= n; i++)
+        rp[i] = i * r;
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < r; j++) {
+            ix[i * r + j] = j;
+            v[i * r + j] = 2 * X[j * n + i] + j;
+        }
+    km_problem *P = NULL;
+    km_model *M = NULL, *back = NULL;
+    km_params *par = km_params_new();
+    km_error err;
+    int rc = km_problem_from_csr(n, r, rp, ix, v, y, NULL, &P, &err) ||
+             km_params_set(par, "lambda", "0.1", &err) ||
+             km_params_set(par, "iters", "50", &err) ||
+             km_params_set(par, "rho2", "1,1,1,4", &err) ||
+             km_method_train(km_method_find("polymkl"), P, par, &M, NULL, &err);
+    CHECK(rc == KM_OK, "train -s polymkl through the table (%s)", rc ? err.msg : "ok");
+    if (rc)
+        return;
+    double *d1 = malloc((size_t)n * sizeof *d1), *d2 = malloc((size_t)n * sizeof *d2);
+    km_model_decision_rows(M, P, NULL, n, d1, 1, &err);
+    const km_polymkl_body *b = M->body;
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs(d1[i] - (y[i] - b->y_scale * b->lambda * b->c[i])));
+    CHECK(b->sv->l == n && worst <= 1e-8, "decision values on the training rows = y - "
+          "y_scale lambda c (max error %.2g)", worst);
+    km_polymkl_body *wb = M->body;
+    double *d3 = malloc((size_t)n * sizeof *d3), dev = 0, range = 0;
+    wb->use_sv = 1;
+    km_model_decision_rows(M, P, NULL, n, d3, 1, &err);
+    wb->use_sv = 0;
+    for (int64_t i = 0; i < n; i++) {
+        dev = fmax(dev, fabs(d3[i] - d1[i]));
+        range = fmax(range, fabs(d1[i]));
+    }
+    CHECK(wb->poly != NULL && dev <= 1e-10 * range, "the explicit polynomial form (%lld tuples) "
+          "= the support vector form (max difference %.2g of %.3g)", (long long)wb->nt, dev,
+          range);
+    free(d3);
+    const char *path = "test_polymkl.tmp.model";
+    rc = km_model_write(M, path, &err) || km_model_read(path, &back, &err);
+    if (rc == KM_OK)
+        km_model_decision_rows(back, P, NULL, n, d2, 1, &err);
+    CHECK(rc == KM_OK && memcmp(d1, d2, (size_t)n * sizeof *d1) == 0, "the model read back: "
+          "the same decision values, bit for bit (%s)", rc ? err.msg : "ok");
+    remove(path);
+    free(d1);
+    free(d2);
+    km_model_free(M);
+    km_model_free(back);
+    km_params_free(par);
+    km_problem_free(P);
+}
+
+int main(void)
+{
+    test_sampler(0);
+    test_sampler(1);
+    test_gradient();
+    test_solvers();
+    test_rate();
+    test_average();
+    test_poly_equivalence();
+    test_model();
+    TEST_EXIT();
+}
