@@ -69,6 +69,9 @@ typedef struct reader_state {
     int got;           /* 1: more rows may follow; 0: end of input; else an error in err */
     km_error err;
     int warned_feature, warned_label;   /* the test data do not fit the model: said once */
+    int64_t unknown_task;   /* rows of a task the (multi-task) model does not have */
+    int64_t first_unknown;  /* the first such row's line, and its task (INT64_MIN: no qid) */
+    int64_t first_unknown_qid;
 } reader_state;
 
 /* Warns (once each) about the first row with a feature the model never saw or a label that
@@ -76,6 +79,11 @@ typedef struct reader_state {
 static void check_fit(reader_state *rs, const km_row *row)
 {
     const km_model *m = rs->model;
+    if (m->kind->has_task && !m->kind->has_task(m, row->has_qid ? row->qid : INT64_MIN) &&
+        rs->unknown_task++ == 0) {
+        rs->first_unknown = row->line;
+        rs->first_unknown_qid = row->has_qid ? row->qid : INT64_MIN;
+    }
     if (!rs->warned_feature && row->nnz > 0 && row->index[row->nnz - 1] >= m->n) {
         rs->warned_feature = 1;
         km_cli_warn("%s:%lld: feature %lld is beyond the model's %d (nr_feature): the model "
@@ -489,7 +497,7 @@ int main(int argc, char **argv)
         km_cli_die(3, "out of memory");
     for (int t = 0; t < 2 * nb; t++)
         block_init(&bl[t], model);
-    reader_state rs = {r, args[0], model, 1, {0}, 0, 0};
+    reader_state rs = {r, args[0], model, 1, {0}, 0, 0, 0, 0, 0};
     batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision};
     if (multi) {
         while (read_blocks(&rs, bl, 1) > 0)
@@ -511,6 +519,16 @@ int main(int argc, char **argv)
         km_cli_die(rs.err.code, "%s", rs.err.msg);
     }
     km_svmlight_close(r);
+    if (rs.unknown_task > 0) {   /* said once, at the end: how many rows */
+        char task[48];
+        if (rs.first_unknown_qid == INT64_MIN)
+            snprintf(task, sizeof task, "without qid");
+        else
+            snprintf(task, sizeof task, "of task %lld", (long long)rs.first_unknown_qid);
+        km_cli_warn("%s: %lld rows have a task the model does not have (the first: line %lld, "
+                    "%s): predicted by the average of its tasks", args[0],
+                    (long long)rs.unknown_task, (long long)rs.first_unknown, task);
+    }
     if (to_stdout && (fflush(out) != 0 || ferror(out)))
         km_cli_die(2, "%s: write error: %s", args[2], strerror(errno));
     if (!to_stdout && km_atomic_commit(&pending, args[2], "predictions", &err))

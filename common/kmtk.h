@@ -262,6 +262,9 @@ struct km_model_kind {
                          int64_t count, double *dec, int threads, km_error *err);
     /* multi-output kinds (nr_output > 0): outputs from decision values; else NULL */
     void (*outputs)(const km_model *m, const double *dec, double *out);
+    /* multi-task kinds: 1 when a row of task qid (INT64_MIN: a row without qid) gets its own
+     * task's model, 0 when it gets the average task; NULL for kinds without tasks */
+    int (*has_task)(const km_model *m, int64_t qid);
 };
 
 /* A new model envelope of this kind (body NULL; labels zero, label weights 1). */

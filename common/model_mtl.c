@@ -310,6 +310,12 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     return KM_OK;
 }
 
+static int has_task(const km_model *m, int64_t qid)
+{
+    const km_mtl_body *b = m->body;   /* no qid: the model's task when it has exactly one */
+    return qid == INT64_MIN ? b->nr_task == 1 : find_task(b, qid) >= 0;
+}
+
 const km_model_kind km_kind_mtl = {
     .name = "mtl",
     .body_name = "tasks",
@@ -319,6 +325,7 @@ const km_model_kind km_kind_mtl = {
     .read = read_body,
     .free_body = free_body,
     .decision_rows = decision_rows,
+    .has_task = has_task,
 };
 
 km_mtl_body *km_model_mtl(const km_model *m)

@@ -355,6 +355,11 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     return KM_OK;
 }
 
+static int has_task(const km_model *m, int64_t qid)
+{
+    return qid != INT64_MIN && km_mtmkl_task(&((const mtmkl_body *)m->body)->k, qid) >= 0;
+}
+
 const km_model_kind km_kind_mtmkl = {
     .name = "mtmkl",
     .section = "tasks",
@@ -364,6 +369,7 @@ const km_model_kind km_kind_mtmkl = {
     .read = read_body,
     .free_body = free_body,
     .decision_rows = decision_rows,
+    .has_task = has_task,
 };
 
 int km_model_set_mtmkl(km_model *m, km_mtmkl_tasks *k, double p, double *theta, double *g,

@@ -18,9 +18,11 @@ $P "$TMP/tree.test" "$TMP/tree.model" "$TMP/tree.pred" >"$TMP/tree.acc"
 check "predict: the tasks' rows by their qid, accuracy above 65% (Bayes: 77%)" \
     awk '/^Accuracy = / { sub("%", "", $3); exit !($3 > 65) }' "$TMP/tree.acc"
 sed 's/ qid:[0-9]*//' "$TMP/tree.test" >"$TMP/noqid.test"
-$P -q -d "$TMP/noqid.test" "$TMP/tree.model" "$TMP/noqid.dec"
-check "rows without qid: the average task (finite decision values)" \
-    awk '!($1 == $1 + 0) { exit 1 }' "$TMP/noqid.dec"
+$P -q -d "$TMP/noqid.test" "$TMP/tree.model" "$TMP/noqid.dec" 2>"$TMP/noqid.err"
+check "rows without qid: the average task (finite decision values), said once on stderr" bash -c \
+    "awk '!(\$1 == \$1 + 0) { exit 1 }' $TMP/noqid.dec && test \$(wc -l <$TMP/noqid.err) -eq 1 && grep -q '1600 rows have a task the model does not have (the first: line 1, without qid)' $TMP/noqid.err"
+$P -q "$TMP/tree.test" "$TMP/tree.model" "$TMP/known.pred" 2>"$TMP/known.err"
+check "rows of the model's tasks: no such note" test ! -s "$TMP/known.err"
 $T -q -s mtmkl --task-groups "$TMP/tree.groups" -n 1 "$TMP/tree.train" "$TMP/n1.model"
 $T -q -s mtmkl --task-groups "$TMP/tree.groups" -n 2 "$TMP/tree.train" "$TMP/n2.model"
 check "-n 1 and -n 2: the same model file" cmp -s "$TMP/n1.model" "$TMP/n2.model"
