@@ -24,7 +24,7 @@ static void usage(void)
            "options:\n"
            "  -s method    the method (default %s):\n", DEFAULT_METHOD);
     for (int i = 0; i < km_method_count(); i++)
-        printf("                 %-6s %s\n", km_method_name(km_method_at(i)),
+        printf("                 %-8s %s\n", km_method_name(km_method_at(i)),
                km_method_summary(km_method_at(i)));
     printf("  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
            "  -q           quiet: no progress, warnings or summary\n"
