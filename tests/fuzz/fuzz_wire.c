@@ -2,8 +2,8 @@
  * (common/mtlserver.c), chosen by the first byte of the input:
  *   0  km_mtlp_get_disclosed on two bodies (u16 length of the first, first, second), their
  *      merge, and a client state built from the first (km_mtl_from_disclosed)
- *   1  a SEND body as the server checks it: u32 count, triples (km_mtlp_get_triple,
- *      km_mtlp_triple_x, km_mtl_check_triple)
+ *   1  a SEND body as the server checks it after the auth: u64 seq, u32 count, triples
+ *      (km_mtlp_get_triple, km_mtlp_triple_x, km_mtl_check_triple)
  *   2  km_mtlp_get_auth, then km_mtlp_get_param, on the rest
  *   3  the client library reading replies: a fake server sends the rest of the input as its
  *      reply bytes to km_mtlp_register, km_mtlp_get_status or two km_mtlp_get (merge)
@@ -11,7 +11,8 @@
  *      directory; any feature index (4) or 8 features (5)): one connection sends the rest
  *      of the input (frames), half-closes and reads every reply until the server closes it;
  *      the replies must be whole frames; then the server stops, and a server started again
- *      on its journal must replay it. Tasks 1 and 2 have secrets "s1" and "s2". */
+ *      on its journal must replay it. Tasks 1 and 2 have secrets SECRET1 and SECRET2,
+ *      REGISTER takes ADMIN_TOKEN (protocol version 2: 16 to 64 characters each). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,10 @@
 #include "mtl.h"
 #include "mtlproto.h"
 #include "mtlserver.h"
+
+#define SECRET1 "fuzz-secret-of-1"
+#define SECRET2 "fuzz-secret-of-2"
+#define ADMIN_TOKEN "fuzz-admin-token"
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -99,6 +104,7 @@ static void disclosures(const uint8_t *data, size_t size)
 static void send_body(const uint8_t *data, size_t size)
 {
     km_rd r = {data, data + size, 0};
+    km_rd_u64(&r);   /* seq */
     uint32_t count = km_rd_u32(&r);
     if (r.bad || count > size / 20)
         return;
@@ -202,17 +208,17 @@ static void client(const uint8_t *data, size_t size)
     shutdown(fd, SHUT_WR);
     if (what == 0) {
         char secret[KM_MTLP_SECRET_MAX + 1];
-        if (km_mtlp_register(c, 1, secret, &err) == KM_OK)
+        if (km_mtlp_register(c, 1, ADMIN_TOKEN, secret, &err) == KM_OK)
             FZ_CHECK(strlen(secret) <= KM_MTLP_SECRET_MAX, "secret");
     } else if (what == 1) {
         km_mtlp_status st;
-        km_mtlp_get_status(c, 1, "s1", &st, &err);
+        km_mtlp_get_status(c, 1, SECRET1, &st, &err);
     } else {
         km_mtl_disclosed d = {0};
         int changed;
-        if (km_mtlp_get(c, 1, "s1", &d, &changed, &err) == KM_OK && d.X) {
+        if (km_mtlp_get(c, 1, SECRET1, &d, &changed, &err) == KM_OK && d.X) {
             check_disclosed(&d);
-            if (km_mtlp_get(c, 1, "s1", &d, &changed, &err) == KM_OK)
+            if (km_mtlp_get(c, 1, SECRET1, &d, &changed, &err) == KM_OK)
                 check_disclosed(&d);
         }
         km_mtl_disclosed_free(&d);
@@ -252,20 +258,26 @@ static void *serve(void *arg)
 }
 
 static const int64_t secret_task[] = {1, 2};
-static char s1[] = "s1", s2[] = "s2";
+static char s1[] = SECRET1, s2[] = SECRET2;
 static char *const secrets[] = {s1, s2};
 
 static void server_config(srv *s, const char *journal, int32_t nfeat)
 {
     memset(s, 0, sizeof *s);
-    s->cfg.param = km_mtl_param_default();
+    km_mtl_server_config_default(&s->cfg);
     s->cfg.n_features = nfeat;
-    s->cfg.bind = "127.0.0.1";
+    s->cfg.max_features = INT32_MAX;     /* without nfeat: any index (mode 4) */
+    s->cfg.port = 0;
     s->cfg.journal = journal;
     s->cfg.fsync_policy = KM_FSYNC_NONE;
     s->cfg.allow_register = 1;
+    s->cfg.admin_token = ADMIN_TOKEN;
     s->cfg.max_message = 4096;
     s->cfg.max_clients = 4;
+    s->cfg.max_inputs = 256;             /* a state of at most about 1.3 MB */
+    s->cfg.auth_delay_ms = 0;            /* a wrong secret must not stall the run */
+    s->cfg.max_auth_failures = 1 << 30;
+    s->cfg.io_timeout_ms = 3000;         /* below the 10 s the harness waits */
     s->cfg.nsecrets = 2;
     s->cfg.secret_task = secret_task;
     s->cfg.secret = secrets;
@@ -318,6 +330,7 @@ static int known_send(const uint8_t *data, size_t size, int any_index)
             int64_t task;
             char secret[KM_MTLP_SECRET_MAX + 1];
             if (!km_mtlp_get_auth(&r, &task, secret)) {
+                km_rd_u64(&r);   /* seq */
                 uint32_t count = km_rd_u32(&r);
                 km_mtlp_triple t;
                 for (uint32_t k = 0; k < count && !km_mtlp_get_triple(&r, &t); k++) {
