@@ -913,13 +913,14 @@ static void values_merge(const km_kernel *k, const km_kdata *A, int64_t a, const
 {
     const km_problem *PA = A->P, *PB = B->P;
     int64_t ra = A->row[a], pa = PA->row_ptr[ra], na = PA->row_ptr[ra + 1] - pa;
-    const int32_t *ix = PA->index + pa;
-    const double *vx = PA->value + pa;
+    /* (a set of empty rows may have no arrays: no NULL + 0) */
+    const int32_t *ix = na ? PA->index + pa : NULL;
+    const double *vx = na ? PA->value + pa : NULL;
     for (int64_t b = b0; b < b1; b++) {
         int64_t rb = B->row[ib ? ib[b] : b], pb = PB->row_ptr[rb];
         int64_t nbz = PB->row_ptr[rb + 1] - pb;
-        const int32_t *iy = PB->index + pb;
-        const double *vy = PB->value + pb;
+        const int32_t *iy = nbz ? PB->index + pb : NULL;
+        const double *vy = nbz ? PB->value + pb : NULL;
         if (k->type == KM_KERNEL_LAPLACIAN)
             out[b - b0] = -k->gamma * l1_merge(ix, vx, na, iy, vy, nbz);
         else if (k->type == KM_KERNEL_SPLINE)
