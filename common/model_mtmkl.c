@@ -39,26 +39,6 @@ static void free_body(km_model *m)
     m->body = NULL;
 }
 
-/* q_k[t] (0 when the factor does not touch task t); t < 0: the mean over the tasks. */
-static double factor_q(const km_mtmkl_tasks *k, const km_mtmkl_factor *F, int32_t t)
-{
-    if (t < 0) {
-        double s = 0;
-        for (int32_t a = 0; a < F->nq; a++)
-            s += F->q[a];
-        return s / k->T;
-    }
-    int32_t lo = 0, hi = F->nq;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (F->task[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < F->nq && F->task[lo] == t ? F->q[lo] : 0;
-}
-
 /* Kernel mode: the expansion's coefficients A from c and the tasks of the rows. */
 static int build_coef(mtmkl_body *b, km_error *err)
 {
@@ -68,7 +48,7 @@ static int build_coef(mtmkl_body *b, km_error *err)
         return km_error_nomem(err, "mtmkl model");
     for (int64_t j = 0; j < nsv; j++)
         for (int64_t q = 0; q < nf; q++)
-            A[j * nf + q] = factor_q(&b->k, &b->k.f[q], b->sv_task[j]) * b->c[j];
+            A[j * nf + q] = km_mtmkl_factor_q(&b->k, &b->k.f[q], b->sv_task[j]) * b->c[j];
     free(b->e.sv_coef);
     b->e.sv_coef = A;
     return KM_OK;
@@ -338,7 +318,7 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
             double z = 0;
             for (int32_t q = 0; q < nf; q++) {
                 const km_mtmkl_factor *F = &b->k.f[q];
-                double w = factor_q(&b->k, F, t);
+                double w = km_mtmkl_factor_q(&b->k, F, t);
                 z += w != 0 ? b->theta[F->m] * F->lambda * w * D[a * nf + q] : 0;
             }
             dec[a] = z;

@@ -705,6 +705,25 @@ done:
     return rc;
 }
 
+double km_mtmkl_factor_q(const km_mtmkl_tasks *k, const km_mtmkl_factor *F, int32_t t)
+{
+    if (t < 0) {   /* the average task: (1/T) sum_t q_k[t] */
+        double s = 0;
+        for (int32_t a = 0; a < F->nq; a++)
+            s += F->q[a];
+        return s / k->T;
+    }
+    int32_t lo = 0, hi = F->nq;   /* binary search over the factor's tasks */
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (F->task[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < F->nq && F->task[lo] == t ? F->q[lo] : 0;
+}
+
 double km_mtmkl_decision(const km_mtmkl_tasks *k, const double *theta, const double *g,
                          int32_t d, int32_t t, const int32_t *index, const double *value,
                          int64_t nnz)
@@ -712,22 +731,7 @@ double km_mtmkl_decision(const km_mtmkl_tasks *k, const double *theta, const dou
     double z = 0;
     for (int32_t f = 0; f < k->nf; f++) {
         const km_mtmkl_factor *F = &k->f[f];
-        double qt = 0;
-        if (t >= 0) {   /* q_k[t] by binary search over the factor's tasks */
-            int32_t lo = 0, hi = F->nq;
-            while (lo < hi) {
-                int32_t mid = lo + (hi - lo) / 2;
-                if (F->task[mid] < t)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            qt = lo < F->nq && F->task[lo] == t ? F->q[lo] : 0;
-        } else {        /* the average task: (1/T) sum_t q_k[t] */
-            for (int32_t a = 0; a < F->nq; a++)
-                qt += F->q[a];
-            qt /= k->T;
-        }
+        double qt = km_mtmkl_factor_q(k, F, t);
         if (qt != 0)
             z += theta[F->m] * F->lambda * qt * dot(g + (int64_t)f * d, d, index, value, nnz);
     }

@@ -105,6 +105,9 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
 /* The task index of id (binary search), or -1. */
 int32_t km_mtmkl_task(const km_mtmkl_tasks *k, int64_t id);
 
+/* q_k[t] of a factor (0 when it does not touch task t; t < 0: the mean over the tasks). */
+double km_mtmkl_factor_q(const km_mtmkl_tasks *k, const km_mtmkl_factor *F, int32_t t);
+
 /* z = x'U[:, t] for task t (t < 0: the average task, (1/T) sum_t U[:, t]) of a sparse row
  * (features >= d ignored). */
 double km_mtmkl_decision(const km_mtmkl_tasks *k, const double *theta, const double *g,
