@@ -199,6 +199,10 @@ int km_expansion_rows(const km_model *m, const km_expansion *e, const km_problem
 int km_expansion_cols(const km_expansion *e, int32_t n, int nw, const km_problem *X,
                       const int64_t *rows, int64_t count, double *dec, int threads,
                       km_error *err);
+/* An expansion's file pieces, shared by the kinds built on one: the lines "nr_w", "nr_sv",
+ * "sv" and the support vectors; the header keys of its kernel and nr_sv. */
+void km_expansion_write(FILE *f, const km_model *m, const km_expansion *e);
+int km_expansion_read_head(km_mio *io, km_kernel *k, long long *nr_sv, km_error *err);
 int km_expansion_init(km_expansion *e, const km_kernel *k, km_problem *sv, double *sv_coef,
                       km_error *err);
 void km_expansion_free(km_expansion *e);

@@ -76,11 +76,26 @@ static int write_head(const km_model *m, FILE *f)
     return 0;
 }
 
-static int write_body(const km_model *m, FILE *f)
+void km_expansion_write(FILE *f, const km_model *m, const km_expansion *e)
 {
-    const km_expansion *e = m->body;
     fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)e->sv->l);
     km_model_put_svs(f, e->sv, e->sv_coef, m->nr_w);
+}
+
+int km_expansion_read_head(km_mio *io, km_kernel *k, long long *nr_sv, km_error *err)
+{
+    const char *v;
+    int rc = km_model_get_kernel(io, "", k, err);
+    if (rc)
+        return rc;
+    if (!(v = km_mio_key(io, "nr_sv")) || km_model_parse_int(v, 0, INT64_MAX / 2, nr_sv))
+        return km_mio_bad(io, "kernel model header incomplete or bad (need nr_sv COUNT)");
+    return KM_OK;
+}
+
+static int write_body(const km_model *m, FILE *f)
+{
+    km_expansion_write(f, m, m->body);
     return 0;
 }
 
@@ -88,13 +103,8 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
 {
     km_kernel k;
     long long nr_sv;
-    const char *v;
-    int rc = km_model_get_kernel(io, "", &k, err);
-    if (rc)
-        return rc;
-    if (!(v = km_mio_key(io, "nr_sv")) || km_model_parse_int(v, 0, INT64_MAX / 2, &nr_sv))
-        return km_mio_bad(io, "kernel model header incomplete or bad (need nr_sv COUNT)");
-    if ((rc = km_model_check_nr_w(io, m)))
+    int rc = km_expansion_read_head(io, &k, &nr_sv, err);
+    if (rc || (rc = km_model_check_nr_w(io, m)))
         return rc;
     km_problem *sv;
     double *coef;

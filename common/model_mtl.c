@@ -44,8 +44,7 @@ static int write_head(const km_model *m, FILE *f)
 static int write_body(const km_model *m, FILE *f)
 {
     const km_mtl_body *b = m->body;
-    fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)b->e.sv->l);
-    km_model_put_svs(f, b->e.sv, b->e.sv_coef, m->nr_w);
+    km_expansion_write(f, m, &b->e);
     int64_t nk = task_kernels_differ(b);
     char d[160], kt[160];
     task_kernel_text(b, -1, d);
@@ -225,11 +224,9 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     long long nr_sv;
     double alpha, lambda;
     const char *v;
-    int rc = km_model_get_kernel(io, "", &K, err);
+    int rc = km_expansion_read_head(io, &K, &nr_sv, err);
     if (rc || (rc = km_model_get_kernel(io, "task_", &Kt, err)))
         return rc;
-    if (!(v = km_mio_key(io, "nr_sv")) || km_model_parse_int(v, 0, INT64_MAX / 2, &nr_sv))
-        return km_mio_bad(io, "kernel model header incomplete or bad (need nr_sv COUNT)");
     if (!(v = km_mio_key(io, "lambda")) || km_mio_number(v, &lambda) || lambda < 0)
         return km_mio_bad(io, "mtl model header incomplete or bad (need lambda >= 0)");
     if (!(v = km_mio_key(io, "alpha")) || km_mio_number(v, &alpha) || !(alpha >= 0 && alpha <= 1))

@@ -20,8 +20,7 @@ static int write_head(const km_model *m, FILE *f)
 static int write_body(const km_model *m, FILE *f)
 {
     const km_okl_body *o = m->body;
-    fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)o->e.sv->l);
-    km_model_put_svs(f, o->e.sv, o->e.sv_coef, m->nr_w);
+    km_expansion_write(f, m, &o->e);
     if (!o->output_map) {
         fputs("output_map identity\n", f);
         return 0;
@@ -73,11 +72,9 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     long long nr_sv, nr_output;
     double lambda;
     const char *v;
-    int rc = km_model_get_kernel(io, "", &k, err);
+    int rc = km_expansion_read_head(io, &k, &nr_sv, err);
     if (rc)
         return rc;
-    if (!(v = km_mio_key(io, "nr_sv")) || km_model_parse_int(v, 0, INT64_MAX / 2, &nr_sv))
-        return km_mio_bad(io, "kernel model header incomplete or bad (need nr_sv COUNT)");
     if (!(v = km_mio_key(io, "nr_output")) || km_model_parse_int(v, 1, INT32_MAX, &nr_output))
         return km_mio_bad(io, "okl model header incomplete or bad (need nr_output)");
     if (!(v = km_mio_key(io, "lambda")) || km_mio_number(v, &lambda) || lambda < 0)

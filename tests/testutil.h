@@ -4,7 +4,10 @@
 #define KM_TESTUTIL_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "kernel.h"
 #include "loss.h"
@@ -110,6 +113,16 @@ static inline double conj_by_hand(km_loss loss, double y, double c, double C, do
     case KM_LOSS_RLA: return fabs(c) > C + tol ? INFINITY : -y * c;
     default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
     }
+}
+
+/* The path of mtl-server beside the test binary argv0 (tests/test_x -> ../mtl-server). */
+static inline void find_server_bin(const char *argv0, char *buf, size_t size)
+{
+    const char *slash = strrchr(argv0, '/');
+    int len = slash ? (int)(slash - argv0) : 0;
+    snprintf(buf, size, "%.*s/../mtl-server", len, argv0);
+    if (access(buf, X_OK) != 0)
+        snprintf(buf, size, "%s%.*s../mtl-server", slash ? "" : "./", len, argv0);
 }
 
 #endif

@@ -1173,12 +1173,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     openblas_set_num_threads(1);
-    const char *slash = strrchr(argv[0], '/');
-    int len = slash ? (int)(slash - argv[0]) : 0;
-    snprintf(server_bin, sizeof server_bin, "%.*s/../mtl-server", len, argv[0]);
-    if (access(server_bin, X_OK) != 0)
-        snprintf(server_bin, sizeof server_bin, "%s%.*s../mtl-server", slash ? "" : "./", len,
-                 argv[0]);
+    find_server_bin(argv[0], server_bin, sizeof server_bin);
     snprintf(dir, sizeof dir, "/tmp/kmtk-mtlserver-XXXXXX");
     if (!mkdtemp(dir)) {
         printf("FAIL - mkdtemp: %s\n", strerror(errno));
