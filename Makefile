@@ -37,11 +37,34 @@ TEST_BIN  = $(TEST_SRC:tests/unit/%.c=$(O)tests/%)
 TOOL_SRC  = $(wildcard datasets/*.c bench/*.c bench/*/*.c doc/*.c)
 TOOL_BIN  = $(TOOL_SRC:%.c=$(O)%)
 
-all: $(PROGS:%=$(O)%) $(TOOL_BIN)
+# The shared library: the same objects as libkmtk.a, position-independent; only what
+# common/kmtk.h declares is exported (the header sets default visibility, the rest is
+# hidden). $(O)lib/libkmtk.so.VERSION, soname libkmtk.so.MAJOR; kmtk.pc for PREFIX.
+VERSION     := $(shell sed -n 's/^\#define KMTK_VERSION "\(.*\)"/\1/p' common/kmtk.h)
+SONAME       = libkmtk.so.$(firstword $(subst ., ,$(VERSION)))
+SHLIB        = $(O)lib/libkmtk.so.$(VERSION)
+SHLIB_LINKS  = $(O)lib/$(SONAME) $(O)lib/libkmtk.so
+SHLIB_OBJ    = $(filter-out $(BUILD)/common/cli.o,$(LIB_OBJ))
+all: $(PROGS:%=$(O)%) $(TOOL_BIN) $(SHLIB_LINKS) $(BUILD)/kmtk.pc
 
 $(BUILD)/%.o: %.c $(wildcard common/*.h bench/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) $(PKG_CFLAGS) -Icommon -Itests -c $< -o $@
+	$(CC) $(CFLAGS) $(XCFLAGS) $(PIC) $(PKG_CFLAGS) -Icommon -Itests -c $< -o $@
+
+$(LIB_OBJ): PIC = -fPIC -fvisibility=hidden -fno-semantic-interposition
+
+$(SHLIB): $(SHLIB_OBJ)
+	@mkdir -p $(dir $@)
+	printf '{ global: km_*; local: *; };\n' >$(BUILD)/libkmtk.map  # (OpenMP's lock names)
+	$(CC) $(CFLAGS) $(SAN) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(BUILD)/libkmtk.map \
+	  $^ $(LDLIBS) -o $@
+
+$(SHLIB_LINKS): $(SHLIB)
+	ln -sf $(notdir $<) $@
+
+$(BUILD)/kmtk.pc: kmtk.pc.in common/kmtk.h Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 $(BUILD)/libkmtk.a: $(LIB_OBJ)
 	@rm -f $@
@@ -63,13 +86,29 @@ check-asan:
 	$(MAKE) OUT=build/asan BUILD=build/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" check
 
-install: $(PROGS:%=$(O)%)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	for p in $(PROGS); do install -m 755 $(O)$$p $(DESTDIR)$(PREFIX)/bin/kmtk-$$p; \
-	  install -m 644 doc/kmtk-$$p.1 $(DESTDIR)$(PREFIX)/share/man/man1/; done
+# make install PREFIX=... DESTDIR=...: the programs as kmtk-NAME, the library, kmtk.h,
+# kmtk.pc, the man pages and the documents they cite; make uninstall removes just those.
+DOCS       = $(wildcard doc/*.md doc/*.svg) doc/example.c
+I          = $(DESTDIR)$(PREFIX)
+install: $(PROGS:%=$(O)%) $(SHLIB)
+	install -d $(I)/bin $(I)/lib/pkgconfig $(I)/include $(I)/share/man/man1 $(I)/share/doc/kmtk
+	for p in $(PROGS); do install -m 755 $(O)$$p $(I)/bin/kmtk-$$p; \
+	  install -m 644 doc/kmtk-$$p.1 $(I)/share/man/man1/; done
+	install -m 755 $(SHLIB) $(I)/lib/
+	ln -sf $(notdir $(SHLIB)) $(I)/lib/$(SONAME)
+	ln -sf $(SONAME) $(I)/lib/libkmtk.so
+	install -m 644 common/kmtk.h $(I)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' kmtk.pc.in >$(I)/lib/pkgconfig/kmtk.pc
+	install -m 644 $(DOCS) $(I)/share/doc/kmtk/
+
+uninstall:
+	for p in $(PROGS); do rm -f $(I)/bin/kmtk-$$p $(I)/share/man/man1/kmtk-$$p.1; done
+	rm -f $(I)/lib/$(notdir $(SHLIB)) $(I)/lib/$(SONAME) $(I)/lib/libkmtk.so \
+	  $(I)/include/kmtk.h $(I)/lib/pkgconfig/kmtk.pc $(DOCS:doc/%=$(I)/share/doc/kmtk/%)
+	-rmdir $(I)/share/doc/kmtk
 
 clean:
-	rm -rf build $(PROGS) tests/test_* $(TOOL_BIN)
+	rm -rf build lib $(PROGS) tests/test_* $(TOOL_BIN)
 
 # libFuzzer harnesses (tests/fuzz/README.md): clang only, built apart in $(FUZZ_BUILD) with
 # the library under ASan + UBSan + fuzzer coverage; the normal build never needs clang.
@@ -101,5 +140,5 @@ $(FUZZ_BIN): $(FUZZ_BUILD)/%: tests/fuzz/%.c tests/fuzz/fuzz_util.h $(FUZZ_BUILD
 fuzz-smoke: fuzz
 	tests/fuzz/smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-.PHONY: all check check-asan install clean fuzz fuzz-smoke
+.PHONY: all check check-asan install uninstall clean fuzz fuzz-smoke
 .SECONDARY:

@@ -21,6 +21,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What this header declares is libkmtk.so's interface: exported (the library is built with
+ * -fvisibility=hidden, so nothing else is). */
+#pragma GCC visibility push(default)
+
 #define KMTK_VERSION "0.2.0"
 
 /* ---- errors ---- */
@@ -63,6 +67,12 @@ int km_svmlight_read(const char *path, km_problem **out, km_error *err);
 int km_problem_from_csr(int64_t l, int32_t n, const int64_t *row_ptr, const int32_t *index,
                         const double *value, const double *y, const int64_t *qid,
                         km_problem **out, km_error *err);
+
+/* KM_OK when a problem built by the caller (arrays it owns, e.g. a binding's views of
+ * its own arrays) is well formed: row_ptr[0] = 0, row_ptr[l] = nnz, non-decreasing; in each
+ * row 0-based increasing indices below n with finite values; l * nout finite labels.
+ * Functions taking a km_problem read it only; they do not check it. */
+int km_problem_check(const km_problem *P, km_error *err);
 
 /* Frees a problem and everything it owns; NULL is fine. */
 void km_problem_free(km_problem *P);
@@ -164,6 +174,14 @@ void km_model_outputs(const km_model *m, const double *dec, double *out);
 /* pred[i] = the prediction for every row i of X (labels or values; multi-output models:
  * the first output). */
 int km_predict(const km_model *m, const km_problem *X, double *pred, km_error *err);
+
+/* Predictions of every row of X, bit for bit the predict tool's: decision values dec
+ * (X->l * nr_w, row-major), labels or values pred (X->l; multi-output models: the first
+ * output) and a multi-output model's outputs out (X->l * nr_output); any of them may be
+ * NULL. Blocks of rows on threads threads (<= 0: the online cores); a row's task is
+ * X->qid[i] (INT64_MIN, or X->qid NULL: none). */
+int km_model_predict_all(const km_model *m, const km_problem *X, double *dec, double *pred,
+                         double *out, int threads, km_error *err);
 
 /* ---- writing a method: a module and a row (km_method_register) ---- */
 
@@ -287,5 +305,7 @@ struct km_method {
 /* Adds a method (and its model kinds) to the table; the struct must outlive its use.
  * KM_EUSAGE if the name is taken or an option's flag means another name elsewhere. */
 int km_method_register(const km_method *m, km_error *err);
+
+#pragma GCC visibility pop
 
 #endif

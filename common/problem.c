@@ -126,6 +126,30 @@ km_problem *km_problem_subset(const km_problem *P, const int64_t *rows, int64_t 
     return S;
 }
 
+int km_problem_check(const km_problem *P, km_error *err)
+{
+    int64_t l = P->l, nout = km_problem_nout(P);
+    if (l < 0 || P->n < 0 || P->nout < 0 || !P->row_ptr || (l > 0 && !P->y) ||
+        P->row_ptr[0] != 0 || P->row_ptr[l] != P->nnz)
+        return km_error_set(err, KM_EUSAGE, "a problem needs l >= 0, n >= 0, row_ptr[0] = 0, "
+                            "row_ptr[l] = nnz and labels");
+    for (int64_t i = 0; i < l; i++) {
+        if (P->row_ptr[i + 1] < P->row_ptr[i])
+            return km_error_set(err, KM_EUSAGE, "row %lld: row_ptr decreases", (long long)i);
+        for (int64_t j = 0; j < nout; j++)
+            if (!isfinite(P->y[i * nout + j]))
+                return km_error_set(err, KM_EUSAGE, "row %lld: the label is not finite",
+                                    (long long)i);
+        for (int64_t t = P->row_ptr[i]; t < P->row_ptr[i + 1]; t++)
+            if (P->index[t] < 0 || P->index[t] >= P->n ||
+                (t > P->row_ptr[i] && P->index[t] <= P->index[t - 1]) || !isfinite(P->value[t]))
+                return km_error_set(err, KM_EUSAGE, "row %lld: feature indices must increase "
+                                    "within 0..n-1 = %d and values be finite", (long long)i,
+                                    (int)P->n - 1);
+    }
+    return KM_OK;
+}
+
 int km_problem_from_csr(int64_t l, int32_t n, const int64_t *row_ptr, const int32_t *index,
                         const double *value, const double *y, const int64_t *qid,
                         km_problem **out, km_error *err)
@@ -134,21 +158,11 @@ int km_problem_from_csr(int64_t l, int32_t n, const int64_t *row_ptr, const int3
     if (l < 0 || n < 0 || !row_ptr || (l > 0 && !y) || row_ptr[0] != 0)
         return km_error_set(err, KM_EUSAGE, "km_problem_from_csr: need l >= 0, n >= 0, "
                             "row_ptr[0] = 0 and labels");
-    for (int64_t i = 0; i < l; i++) {
-        if (row_ptr[i + 1] < row_ptr[i])
-            return km_error_set(err, KM_EUSAGE, "row %lld: row_ptr decreases", (long long)i);
-        if (!isfinite(y[i]))
-            return km_error_set(err, KM_EUSAGE, "row %lld: the label is not finite",
-                                (long long)i);
-        for (int64_t t = row_ptr[i]; t < row_ptr[i + 1]; t++)
-            if (index[t] < 0 || index[t] >= n || (t > row_ptr[i] && index[t] <= index[t - 1])
-                || !isfinite(value[t]))
-                return km_error_set(err, KM_EUSAGE, "row %lld: feature indices must increase "
-                                    "within 0..n-1 = %d and values be finite", (long long)i,
-                                    (int)n - 1);
-    }
     km_problem whole = {l, row_ptr[l], n, (int64_t *)row_ptr, (int32_t *)index,
                         (double *)value, (double *)y, 1, (int64_t *)qid};
+    int rc = km_problem_check(&whole, err);
+    if (rc)
+        return rc;
     *out = km_problem_subset(&whole, NULL, l, err);
     return *out ? KM_OK : KM_EINTERNAL;
 }
