@@ -1,10 +1,14 @@
-/* binding.c - see kmtk.h: predictions of many rows at once with the predict tool's
- * blocks (bindings such as python/kmtk get predict's bits without streaming a file). */
+/* binding.c - see kmtk.h: what bindings such as python/kmtk need beyond the method table:
+ * predictions of many rows at once with the predict tool's blocks (predict's bits without
+ * streaming a file), and RLS2 as the rls2-path tool trains it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "model.h"
+#include "rls2path.h"
+#include "sizelimit.h"
 #include "tasks.h"
 
 /* The predict tool's rows per block: 1024; a multi-output model fewer, about 64 MB of
@@ -88,5 +92,112 @@ int km_model_predict_all(const km_model *m, const km_problem *X, double *dec, do
     free(own);
     free(row_out);
     free(errs);
+    return rc;
+}
+
+/* ---- RLS2 (rls2-path.c's steps for a training file alone) ---- */
+
+void km_rls2_options_default(km_rls2_options *o)
+{
+    *o = (km_rls2_options){"paper", "trace", 0, 1e-6, 1e6, 30, 1e-2, 1000, -1, 0, 0, 0, 1,
+                           1};
+}
+
+/* rls2-path's guess: classes when every label is an integer and there are at most 32. */
+static int looks_like_classes(const km_problem *P)
+{
+    double seen[32];
+    int n = 0;
+    for (int64_t i = 0; i < P->l; i++) {
+        double y = P->y[i];
+        if (y != floor(y))
+            return 0;
+        int k = 0;
+        while (k < n && seen[k] != y)
+            k++;
+        if (k == n) {
+            if (n == 32)
+                return 0;
+            seen[n++] = y;
+        }
+    }
+    return 1;
+}
+
+int km_rls2_train(const km_problem *P, const km_rls2_options *o, km_model **out,
+                  km_error *err)
+{
+    *out = NULL;
+    km_rls2_setup S = {0};
+    km_rls2_param_default(&S.solver);
+    int scale = km_scale_from_name(o->scale ? o->scale : "trace");
+    if (scale < 0)
+        return km_error_set(err, KM_EUSAGE, "scale: unknown scaling '%s' (trace, class, "
+                            "microarray, none)", o->scale);
+    if (!(o->tolerance > 0) || o->max_iter < 1 || o->lambdas < 1 || !(o->lambda_min > 0) ||
+        !(o->lambda_max >= o->lambda_min) || !isfinite(o->lambda_max) || o->threads < 1 ||
+        o->threads > 1024 || o->folds < 0 || o->folds == 1 || (o->one_se && !o->folds) ||
+        o->seed < 0)
+        return km_error_set(err, KM_EUSAGE, "rls2: need tolerance > 0, max_iter >= 1, "
+                            "0 < lambda_min <= lambda_max, lambdas >= 1, threads 1..1024, "
+                            "folds 0 or >= 2 (one_se needs folds), seed >= 0");
+    int rc = km_problem_single(P, "rls2", err);
+    if (rc)
+        return rc;
+    S.scale = (km_scale_rule)scale;
+    S.center = o->center;
+    S.solver.delta = o->tolerance;
+    S.solver.max_iter = o->max_iter;
+    S.solver.threads = o->threads;
+    S.folds = o->folds;
+    S.one_se = o->one_se;
+    S.seed = (uint64_t)o->seed;
+    S.no_intercept = o->no_intercept;
+    S.nl = o->lambdas;
+    int task = o->task < 0 ? looks_like_classes(P) : o->task > 0;
+    const char *kset = o->kernels ? o->kernels : "paper";
+    km_basis_set basis = {0};
+    /* the paper and linear sets have kernels per feature: the data must justify them */
+    if (!strcmp(kset, "paper") || !strcmp(kset, "linear"))
+        rc = km_limit_features(P, NULL, 0, (int64_t)P->n + 1, strcmp(kset, "paper") ? 8 : 104,
+                               "the basis kernels", err);
+    if (rc)
+        return rc;
+    if (!strcmp(kset, "paper"))
+        rc = km_basis_paper(P->n, &basis, err);
+    else if (!strcmp(kset, "linear"))
+        rc = km_basis_linear(P->n, &basis, err);
+    else
+        rc = km_basis_read_list(kset, P->n, &basis, err);
+    if (rc == KM_OK && basis.m < 1)
+        rc = km_error_set(err, KM_EINPUT, "no basis kernels (the data have no features?)");
+    km_kbank *bank = rc ? NULL : km_kbank_new(P, &basis, S.solver.threads, err);
+    int64_t *train = malloc((size_t)(P->l > 0 ? P->l : 1) * sizeof *train);
+    double *lambda = malloc((size_t)S.nl * sizeof *lambda);
+    if (rc == KM_OK && !bank)
+        rc = err->code;
+    if (rc == KM_OK && (!train || !lambda))
+        rc = km_error_nomem(err, "rls2");
+    km_rls2_path path = {0};
+    int have_path = 0;
+    if (rc == KM_OK) {
+        for (int64_t i = 0; i < P->l; i++)
+            train[i] = i;
+        km_rls2_lambdas(o->lambda_min, o->lambda_max, S.nl, lambda);
+        S.lambda = lambda;
+        S.dof = 0;   /* (the path table's column: the model does not depend on it) */
+        S.valid = train + P->l;
+        km_rls2_task T = {bank, P->y, train, P->l, train + P->l, 0, task};
+        rc = km_rls2_run(&T, &S, &path, err);
+        have_path = rc == KM_OK;
+    }
+    if (rc == KM_OK)
+        rc = km_rls2_model(&path, &basis, P, train, out, err);
+    if (have_path)
+        km_rls2_path_free(&path);
+    km_kbank_free(bank);
+    km_basis_set_free(&basis);
+    free(train);
+    free(lambda);
     return rc;
 }

@@ -183,6 +183,31 @@ int km_predict(const km_model *m, const km_problem *X, double *pred, km_error *e
 int km_model_predict_all(const km_model *m, const km_problem *X, double *dec, double *pred,
                          double *out, int threads, km_error *err);
 
+/* ---- RLS2 along a lambda path (the rls2-path tool without its test and validation files) ---- */
+
+typedef struct km_rls2_options {
+    const char *kernels;  /* basis kernels: "paper", "linear" or a kernel-list file */
+    const char *scale;    /* scales s_k: "trace", "class", "microarray" or "none" */
+    int center;           /* scales from the kernels centered in feature space */
+    double lambda_min, lambda_max;
+    int lambdas;          /* lambdas log-spaced in [lambda_min, lambda_max], from the largest */
+    double tolerance;     /* rls2-path -e */
+    int max_iter;         /* iterations per lambda */
+    int task;             /* 1 classes, 0 regression, -1: as rls2-path guesses */
+    int no_intercept;     /* regression: fit the outputs as they are */
+    int folds;            /* k-fold cross-validation picks the lambda (0: the last lambda) */
+    int one_se;           /* ... the largest within one standard error of the best */
+    int64_t seed;         /* of the folds */
+    int threads;          /* for kernel products */
+} km_rls2_options;
+
+/* rls2-path's defaults: paper, trace, 1e-6:1e6:30, 1e-2, 1000, task -1, seed 1, 1 thread. */
+void km_rls2_options_default(km_rls2_options *o);
+
+/* The model rls2-path writes for P with these options (bit for bit). */
+int km_rls2_train(const km_problem *P, const km_rls2_options *o, km_model **out,
+                  km_error *err);
+
 /* ---- writing a method: a module and a row (km_method_register) ---- */
 
 /* One option: its API name, command-line flag, kind of value and default. */

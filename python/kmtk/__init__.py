@@ -22,7 +22,7 @@ from . import _lib
 from ._lib import Error
 
 __all__ = ["Error", "Model", "Prediction", "CrossValidation", "train", "predict",
-           "cross_validate", "load", "save", "read_svmlight", "methods", "method_help",
+           "cross_validate", "rls2_train", "load", "save", "read_svmlight", "methods", "method_help",
            "KernelSVC", "KernelRidge", "RLS2", "OKL"]
 
 _c = _lib.lib
@@ -342,6 +342,47 @@ def read_svmlight(path):
         index = index.astype(np.int64)
     X = sp.csr_matrix((value, index, row_ptr), shape=(P.l, P.n), copy=False)
     return X, y, qid
+
+
+class _RLS2Options(ctypes.Structure):
+    _fields_ = [("kernels", ctypes.c_char_p), ("scale", ctypes.c_char_p),
+                ("center", ctypes.c_int), ("lambda_min", ctypes.c_double),
+                ("lambda_max", ctypes.c_double), ("lambdas", ctypes.c_int),
+                ("tolerance", ctypes.c_double), ("max_iter", ctypes.c_int),
+                ("task", ctypes.c_int), ("no_intercept", ctypes.c_int),
+                ("folds", ctypes.c_int), ("one_se", ctypes.c_int),
+                ("seed", ctypes.c_int64), ("threads", ctypes.c_int)]
+
+
+_c.km_rls2_options_default.argtypes = [ctypes.POINTER(_RLS2Options)]
+_c.km_rls2_options_default.restype = None
+_c.km_rls2_train.argtypes = [_lib.P_PROBLEM, ctypes.POINTER(_RLS2Options),
+                                   ctypes.POINTER(_lib.P_MODEL), _lib.P_ERR]
+_c.km_rls2_train.restype = ctypes.c_int
+
+
+def rls2_train(X, y, **options):
+    """The model `rls2-path` writes for X, y with these options (km_rls2_options names:
+    kernels, scale, center, lambda_min, lambda_max, lambdas, tolerance, max_iter, task
+    (1 classes, 0 regression, None: rls2-path's guess), no_intercept, folds, one_se, seed,
+    threads)."""
+    o = _RLS2Options()
+    _c.km_rls2_options_default(ctypes.byref(o))
+    keep = []
+    for k, v in options.items():
+        if k not in dict(_RLS2Options._fields_):
+            raise Error(1, "rls2: unknown option '%s'" % k)
+        if v is None:
+            continue
+        if k in ("kernels", "scale"):
+            v = str(v).encode()
+            keep.append(v)
+        setattr(o, k, int(v) if isinstance(v, (bool, np.bool_)) else v)
+    prob = _Problem(X, y)
+    out, err = _lib.P_MODEL(), _lib.KmError()
+    _lib.set_blas_threads(1)   # as rls2-path does
+    _lib.check(_c.km_rls2_train(prob.ref, ctypes.byref(o), ctypes.byref(out), err), err)
+    return Model(out)
 
 
 try:   # the scikit-learn estimators, when scikit-learn is there
