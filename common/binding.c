@@ -185,7 +185,8 @@ int km_rls2_train(const km_problem *P, const km_rls2_options *o, km_model **out,
             train[i] = i;
         km_rls2_lambdas(o->lambda_min, o->lambda_max, S.nl, lambda);
         S.lambda = lambda;
-        S.dof = 0;   /* (the path table's column: the model does not depend on it) */
+        S.dof = 1;   /* as rls2-path: computing the dof restarts the next c-step from a new
+                        factor (rls2.c, km_rls2_dof), so --no-dof gives other bits */
         S.valid = train + P->l;
         km_rls2_task T = {bank, P->y, train, P->l, train + P->l, 0, task};
         rc = km_rls2_run(&T, &S, &path, err);
