@@ -45,6 +45,7 @@ SONAME       = libkmtk.so.$(firstword $(subst ., ,$(VERSION)))
 SHLIB        = $(O)lib/libkmtk.so.$(VERSION)
 SHLIB_LINKS  = $(O)lib/$(SONAME) $(O)lib/libkmtk.so
 SHLIB_OBJ    = $(filter-out $(BUILD)/common/cli.o,$(LIB_OBJ))
+PC_SED       = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|'
 all: $(PROGS:%=$(O)%) $(TOOL_BIN) $(SHLIB_LINKS) $(BUILD)/kmtk.pc
 
 $(BUILD)/%.o: %.c $(wildcard common/*.h bench/*.h) Makefile
@@ -64,7 +65,7 @@ $(SHLIB_LINKS): $(SHLIB)
 
 $(BUILD)/kmtk.pc: kmtk.pc.in common/kmtk.h Makefile
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
+	sed $(PC_SED) $< >$@
 
 $(BUILD)/libkmtk.a: $(LIB_OBJ)
 	@rm -f $@
@@ -98,7 +99,7 @@ install: $(PROGS:%=$(O)%) $(SHLIB)
 	ln -sf $(notdir $(SHLIB)) $(I)/lib/$(SONAME)
 	ln -sf $(SONAME) $(I)/lib/libkmtk.so
 	install -m 644 common/kmtk.h $(I)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' kmtk.pc.in >$(I)/lib/pkgconfig/kmtk.pc
+	sed $(PC_SED) kmtk.pc.in >$(I)/lib/pkgconfig/kmtk.pc
 	install -m 644 $(DOCS) $(I)/share/doc/kmtk/
 
 uninstall:
