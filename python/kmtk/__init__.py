@@ -86,9 +86,9 @@ class _Params:
             self.close()
             raise
 
-    def close(self):
+    def close(self, _free=_c.km_params_free):
         if self.p:
-            _c.km_params_free(self.p)
+            _free(self.p)
             self.p = None
 
     def __del__(self):
@@ -164,8 +164,8 @@ class _Report:
         obj.summary = r.text.decode() if r.text else ""
         obj.warnings = [r.warnings[i].decode() for i in range(r.nr_warnings)]
 
-    def __del__(self):
-        _c.km_report_free(ctypes.byref(self.r))
+    def __del__(self, _free=_c.km_report_free, _byref=ctypes.byref):
+        _free(_byref(self.r))
 
 
 class Model:
@@ -184,9 +184,9 @@ class Model:
         self.objective = self.gap = float("nan")
         self.converged, self.summary, self.warnings = None, "", []
 
-    def __del__(self):
+    def __del__(self, _free=_c.km_model_free):   # (bound now: safe at interpreter exit)
         if getattr(self, "_m", None):
-            _c.km_model_free(self._m)
+            _free(self._m)
             self._m = None
 
     def __repr__(self):
@@ -227,12 +227,13 @@ def train(X, y, method="l1svm", qid=None, **params):
     par = _Params(params)
     err, rep = _lib.KmError(), _Report()
     out = _lib.P_MODEL()
-    _lib.set_blas_threads(1)   # as train does: the solvers thread by themselves
-    try:
-        _lib.check(_c.km_method_train(m, prob.ref, par.p, ctypes.byref(out),
-                                      ctypes.byref(rep.r), err), err)
+    try:   # OpenBLAS on one thread, as train does: the solvers thread by themselves
+        with _lib.blas_threads_as(1):
+            rc = _c.km_method_train(m, prob.ref, par.p, ctypes.byref(out), ctypes.byref(rep.r),
+                                    err)
     finally:
         par.close()
+    _lib.check(rc, err)
     model = Model(out)
     rep.take(model)
     return model
@@ -247,13 +248,14 @@ def cross_validate(X, y, folds=5, method="l1svm", qid=None, **params):
     par = _Params(params)
     err, rep = _lib.KmError(), _Report()
     pred = np.empty(prob.P.l)
-    _lib.set_blas_threads(1)
     try:
-        _lib.check(_c.km_method_cross_validate(
-            m, prob.ref, par.p, int(folds), pred.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-            ctypes.byref(rep.r), err), err)
+        with _lib.blas_threads_as(1):
+            rc = _c.km_method_cross_validate(
+                m, prob.ref, par.p, int(folds),
+                pred.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ctypes.byref(rep.r), err)
     finally:
         par.close()
+    _lib.check(rc, err)
     yt = prob.y if prob.y.ndim == 1 else prob.y[:, 0]
     if _c.km_method_classifies(m):
         return CrossValidation(pred, 100.0 * np.count_nonzero(pred == yt) / len(yt), None, None)
@@ -277,11 +279,13 @@ def predict(model, X, qid=None, threads=None):
     out = np.empty((l, e.nr_output)) if multi else None
     pred = np.empty(l)
     dp = ctypes.POINTER(ctypes.c_double)
-    _lib.set_blas_threads(_lib.blas_default_threads if multi else 1)   # as predict does
     err = _lib.KmError()
-    _lib.check(_c.km_model_predict_all(
-        model._m, prob.ref, dec.ctypes.data_as(dp), pred.ctypes.data_as(dp),
-        out.ctypes.data_as(dp) if multi else None, int(threads or 0), err), err)
+    # OpenBLAS as predict runs it: its default threads for multi-output models, else one
+    with _lib.blas_threads_as(_lib.blas_default_threads if multi else 1):
+        rc = _c.km_model_predict_all(
+            model._m, prob.ref, dec.ctypes.data_as(dp), pred.ctypes.data_as(dp),
+            out.ctypes.data_as(dp) if multi else None, int(threads or 0), err)
+    _lib.check(rc, err)
     return Prediction(out if multi else pred, dec)
 
 
@@ -313,8 +317,8 @@ class _OwnedProblem:
     def __init__(self, ptr):
         self.ptr = ptr
 
-    def __del__(self):
-        _c.km_problem_free(self.ptr)
+    def __del__(self, _free=_c.km_problem_free):
+        _free(self.ptr)
 
 
 def read_svmlight(path):
@@ -380,8 +384,9 @@ def rls2_train(X, y, **options):
         setattr(o, k, int(v) if isinstance(v, (bool, np.bool_)) else v)
     prob = _Problem(X, y)
     out, err = _lib.P_MODEL(), _lib.KmError()
-    _lib.set_blas_threads(1)   # as rls2-path does
-    _lib.check(_c.km_rls2_train(prob.ref, ctypes.byref(o), ctypes.byref(out), err), err)
+    with _lib.blas_threads_as(1):   # as rls2-path does
+        rc = _c.km_rls2_train(prob.ref, ctypes.byref(o), ctypes.byref(out), err)
+    _lib.check(rc, err)
     return Model(out)
 
 

@@ -134,9 +134,20 @@ blas_threads = _blas_threads_fns()
 blas_default_threads = blas_threads[1]() if blas_threads else 1
 
 
-def set_blas_threads(n):
-    if blas_threads:
-        blas_threads[0](n)
+class blas_threads_as:
+    """with blas_threads_as(n): OpenBLAS on n threads inside, the caller's count after."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        if blas_threads:
+            self.old = blas_threads[1]()
+            blas_threads[0](self.n)
+
+    def __exit__(self, *exc):
+        if blas_threads:
+            blas_threads[0](self.old)
 
 
 def check(rc, err):
