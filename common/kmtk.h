@@ -70,8 +70,9 @@ int km_problem_from_csr(int64_t l, int32_t n, const int64_t *row_ptr, const int3
 
 /* KM_OK when a problem built by the caller (arrays it owns, e.g. a binding's views of
  * its own arrays) is well formed: row_ptr[0] = 0, row_ptr[l] = nnz, non-decreasing; in each
- * row 0-based increasing indices below n with finite values; l * nout finite labels.
- * Functions taking a km_problem read it only; they do not check it. */
+ * row 0-based increasing indices below n with finite values; l * nout finite labels; task
+ * ids (qid, may be NULL) in 0..INT64_MAX as the reader's, or INT64_MIN (none). Functions
+ * taking a km_problem read it only; they do not check it. */
 int km_problem_check(const km_problem *P, km_error *err);
 
 /* Frees a problem and everything it owns; NULL is fine. */

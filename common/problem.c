@@ -146,6 +146,10 @@ int km_problem_check(const km_problem *P, km_error *err)
                 return km_error_set(err, KM_EUSAGE, "row %lld: feature indices must increase "
                                     "within 0..n-1 = %d and values be finite", (long long)i,
                                     (int)P->n - 1);
+        if (P->qid && P->qid[i] < 0 && P->qid[i] != INT64_MIN)
+            return km_error_set(err, KM_EUSAGE, "row %lld: task id %lld is negative (0.."
+                                "INT64_MAX, or INT64_MIN for none)", (long long)i,
+                                (long long)P->qid[i]);
     }
     return KM_OK;
 }

@@ -94,6 +94,10 @@ def test_bad_parameters_raise_error(heart):
         kmtk.train(X, y, C=-1)
     with pytest.raises(kmtk.Error, match="unknown method"):
         kmtk.train(X, y, method="nope")
+    with pytest.raises(kmtk.Error, match="task id -1"):
+        kmtk.train(X, y, method="mtl", qid=-np.ones(len(y), dtype=int))
+    with pytest.raises(kmtk.Error, match="rows"):
+        kmtk.train(X, y[:-1])
     Xn = X.copy()
     Xn.data[3] = np.nan
     with pytest.raises(kmtk.Error, match="finite"):

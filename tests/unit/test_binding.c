@@ -57,6 +57,13 @@ static void test_check(void)
     P.nout = 2;
     CHECK(km_problem_check(&P, &err) == KM_EUSAGE && strstr(err.msg, "row 2"),
           "each of the l x nout labels is checked: %s", err.msg);
+    int64_t tasks[] = {4, INT64_MIN, 0}, bad_task[] = {4, -1, 0};
+    P = view();
+    P.qid = tasks;
+    CHECK(km_problem_check(&P, &err) == KM_OK, "task ids 0.. and INT64_MIN (none) pass");
+    P.qid = bad_task;
+    CHECK(km_problem_check(&P, &err) == KM_EUSAGE && strstr(err.msg, "task id -1"),
+          "a negative task id fails: %s", err.msg);
     int64_t back[] = {0, 2, 1, 5};
     P = view();
     P.row_ptr = back;
