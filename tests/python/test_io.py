@@ -55,8 +55,17 @@ def test_read_svmlight_gzip_and_qid_and_outputs(tmp_path, heart):
     assert y.shape == (2, 3) and np.array_equal(y[0], [0.3, -1.2, 0.7])
 
 
+def library_owned(a):
+    """True when the array's memory is the library's (its base chain ends at a ctypes
+    buffer over the reader's arrays), not a copy."""
+    while getattr(a, "base", None) is not None and not hasattr(a, "_owner"):
+        a = a.base
+    return hasattr(a, "_owner")
+
+
 def test_read_svmlight_keeps_the_reader_arrays_alive(heart):
     X, y, _ = kmtk.read_svmlight(heart)
+    assert library_owned(X.data) and library_owned(X.indices) and library_owned(y)
     data = X.data[5:10].copy()
     del X   # the views below keep the library's arrays
     Xb, yb, _ = kmtk.read_svmlight(heart)
