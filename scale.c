@@ -130,10 +130,10 @@ int main(int argc, char **argv)
         km_cli_die(err.code ? err.code : 2, "%s", err.code ? err.msg : "standard output: "
                    "write error");
     }
-    if (!quiet && j.dropped > 0)
+    if (!quiet && restore && j.dropped > 0)   /* (fitted: only constant features drop) */
         km_cli_warn("%lld entries of %s have a feature without scaling parameters in %s (the "
                     "first: feature %lld): dropped (scaled to 0), as svm-scale does",
-                    (long long)j.dropped, data, restore ? restore : "the data",
+                    (long long)j.dropped, data, restore,
                     (long long)j.first + 1);
     if (!quiet && !s.standardize && j.nnz > P->nnz)
         km_cli_warn("original #nonzeros %lld > new #nonzeros %lld: if feature values are "
