@@ -586,17 +586,18 @@ static int load_kmtk(sreader *r, km_scale *s)
     const char *e = km_parse_uint(v, INT32_MAX, &count, &st);
     if (st != KM_NUM_OK || *e)
         return bad(r, v, "expected a count of features (0 to 2147483647)");
-    /* a feature line has at least 6 bytes ("1 0 1\n"): nothing is allocated for more */
+    /* a feature line has at least 6 bytes ("1 0 1\n"): nothing is allocated for more (a
+     * pipe's size is unknown: its arrays grow as the lines come, below) */
     off_t pos = ftello(r->f);
     int64_t left = pos < 0 || pos > r->size ? 0 : r->size - (int64_t)pos;
-    if ((int64_t)count > left / 6) {
+    if (r->size != INT64_MAX && (int64_t)count > left / 6) {
         char what[160];
         snprintf(what, sizeof what, "features %llu needs at least %llu bytes of feature lines; "
                  "the file has %lld left", (unsigned long long)count,
                  (unsigned long long)count * 6, (long long)left);
         return bad(r, v, what);
     }
-    int64_t cap = (int64_t)count, prev = 0;
+    int64_t cap = r->size == INT64_MAX && count > 65536 ? 65536 : (int64_t)count, prev = 0;
     s->feature = malloc(((size_t)cap + 1) * sizeof *s->feature);
     s->a = malloc(((size_t)cap + 1) * sizeof *s->a);
     s->b = malloc(((size_t)cap + 1) * sizeof *s->b);

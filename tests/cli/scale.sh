@@ -77,6 +77,8 @@ for opt in "" "-l 0 -u 1 -y -1 1" "--standardize" "--standardize --center -y 0 1
     $S -q -r "$TMP/p" "$TMP/sp.train" >"$TMP/b"
     check "scale $opt -s P, then -r P: the same bytes" cmp -s "$TMP/a" "$TMP/b"
 done
+$S -q -r <(cat "$TMP/p") "$TMP/sp.train" >"$TMP/c"
+check "-r from a pipe (size unknown): the same bytes" cmp -s "$TMP/a" "$TMP/c"
 check "the parameter file's first line is its format and version" \
     bash -c "head -n 1 $TMP/p | grep -qx 'kmtk-scale 1'"
 
