@@ -160,6 +160,7 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
     km_model *m = NULL;
     const char *line = first;
     int rc = KM_OK;
+    unsigned seen = 0;   /* the header keys read, one bit each */
     /* the header, "key value" lines in any order up to "w" (load_model's tokens) */
     for (;;) {
         if (strcmp(line, "w") == 0)
@@ -168,7 +169,16 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
         size_t kl = sp ? (size_t)(sp - line) : strlen(line);
         const char *v = sp ? sp + 1 : line + kl;
 #define KEY(k) (kl == strlen(k) && strncmp(line, k, kl) == 0)
-        if (!sp) {
+        static const char *const keys[] = {"solver_type", "nr_class", "label", "nr_feature", "bias", "rho"};
+        int twice = 0;
+        for (unsigned q = 0; q < sizeof keys / sizeof *keys; q++)
+            if (KEY(keys[q])) {
+                twice = seen >> q & 1;
+                seen |= 1u << q;
+            }
+        if (twice) {   /* (a second nr_class would not match the lists read for the first) */
+            rc = km_mio_bad_col(io, 1, "header key '%.*s' given twice", (int)kl, line);
+        } else if (!sp) {
             rc = km_mio_bad_col(io, 1, "expected 'key value' or 'w' (a LIBLINEAR model)");
         } else if (KEY("solver_type")) {
             if ((solver = solver_from_name(v)) < 0)

@@ -224,6 +224,7 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
     svm_body *body = NULL;
     const char *line = first;
     int rc = KM_OK;
+    unsigned seen = 0;   /* the header keys read, one bit each */
     for (;;) {   /* "key value" lines up to "SV" (svm_load_model's read_model_header) */
         if (strcmp(line, "SV") == 0)
             break;
@@ -232,7 +233,16 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
         const char *v = sp ? sp + 1 : line + kl;
         int64_t npair = nr_class < 0 ? -1 : nr_class * (nr_class - 1) / 2;
 #define KEY(k) (kl == strlen(k) && strncmp(line, k, kl) == 0)
-        if (!sp) {
+        static const char *const keys[] = {"svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho", "label", "nr_sv", "probA", "probB", "prob_density_marks"};
+        int twice = 0;
+        for (unsigned q = 0; q < sizeof keys / sizeof *keys; q++)
+            if (KEY(keys[q])) {
+                twice = seen >> q & 1;
+                seen |= 1u << q;
+            }
+        if (twice) {   /* (a second nr_class would not match the lists read for the first) */
+            rc = km_mio_bad_col(io, 1, "header key '%.*s' given twice", (int)kl, line);
+        } else if (!sp) {
             rc = km_mio_bad_col(io, 1, "expected 'key value' or 'SV' (a LIBSVM model)");
         } else if (KEY("svm_type")) {
             for (int t = 0; t < 5; t++)

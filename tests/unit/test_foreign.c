@@ -287,6 +287,10 @@ static void test_hostile(const char *path)
          ":8:1: unexpected text after the weights"},
         {"solver_type L2R_LR\nnr_class 2\nnr_feature 1\nbias -1\nw\n1 \n", "needs a 'label'"},
         {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\n", "truncated model (no 'w' line)"},
+        {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_class 5\n", ":4:1: header key "
+         "'nr_class' given twice"},
+        {"svm_type c_svc\nkernel_type linear\nnr_class 2\nrho 1\nnr_class 3\n", ":5:1: header "
+         "key 'nr_class' given twice"},
         {"svm_type c_svc\nkernel_type precomputed\n", ":2:13: precomputed kernels"},
         {"svm_type c_svx\n", ":1:10: unknown svm_type"},
         {"svm_type c_svc\nkernel_type rbf\ngamma 1\nnr_class 3\ntotal_sv 1\nrho 1 2\n",
