@@ -23,8 +23,6 @@ static void put(const char *path, const char *text)
 static km_problem *unscaled(uint64_t seed)
 {
     km_problem *P = random_problem(60, 8, 0.6, 1, seed);
-    int64_t cap = P->nnz;
-    km_problem Q = *P;
     int64_t *rp = malloc((size_t)(P->l + 1) * sizeof *rp);
     int32_t *ix = malloc((size_t)(P->nnz + P->l) * sizeof *ix);
     double *vx = malloc((size_t)(P->nnz + P->l) * sizeof *vx);
@@ -47,8 +45,6 @@ static km_problem *unscaled(uint64_t seed)
             }
         rp[i + 1] = k;
     }
-    (void)cap;
-    (void)Q;
     km_problem *R = NULL;
     km_error err;
     km_problem_from_csr(P->l, 8, rp, ix, vx, P->y, NULL, &R, &err);
