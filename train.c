@@ -32,6 +32,8 @@ static void usage(void)
            "  --max-line BYTES  refuse lines longer than this (default 1G; k, M, G)\n"
            "  --save-liblinear FILE  also write the model as a LIBLINEAR model file (linear\n"
            "               models with integer labels; liblinear-predict reads it)\n"
+           "  --save-libsvm FILE  also write the model as a LIBSVM model file (kernel\n"
+           "               models of two classes or regression; svm-predict reads it)\n"
            "  -h, --help   this help; with -s METHOD: the method's options and defaults\n"
            "The options of the default method (train -s NAME -h for another):\n");
     char *h = km_method_help(km_method_find(DEFAULT_METHOD));
@@ -76,6 +78,7 @@ int main(int argc, char **argv)
     if (!par)
         km_cli_die(3, "out of memory");
     const char *method_name = DEFAULT_METHOD, *args[2] = {0}, *save_liblinear = NULL;
+    const char *save_libsvm = NULL;
     int quiet = 0, folds = 0, help = 0, nargs = 0, have_s = 0;
     size_t max_line = 0;
     for (int i = 1; i < argc; i++) {
@@ -94,6 +97,8 @@ int main(int argc, char **argv)
             max_line = (size_t)km_cli_size(a, NEXT());
         } else if (strcmp(a, "--save-liblinear") == 0) {
             save_liblinear = NEXT();
+        } else if (strcmp(a, "--save-libsvm") == 0) {
+            save_libsvm = NEXT();
         } else if (strncmp(a, "-w", 2) == 0 && a[2]) {   /* -wLABEL W */
             char v[256];
             snprintf(v, sizeof v, "%s:%s", a + 2, NEXT());
@@ -199,6 +204,8 @@ int main(int argc, char **argv)
         km_cli_die(err.code, "%s", err.msg);
     if (save_liblinear && km_model_write_liblinear(model, save_liblinear, &err))
         km_cli_die(err.code, "--save-liblinear: %s", err.msg);
+    if (save_libsvm && km_model_write_libsvm(model, save_libsvm, &err))
+        km_cli_die(err.code, "--save-libsvm: %s", err.msg);
     km_model_free(model);
     free(model_path);
     km_cli_check_stdout();   /* the summary */

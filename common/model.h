@@ -168,6 +168,11 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
  * (atomically); KM_EUSAGE when the model does not fit that format (a kernel model, labels
  * that are not integers, a loss LIBLINEAR has no solver for). */
 int km_model_write_liblinear(const km_model *m, const char *path, km_error *err);
+/* Writes a kernel model of two classes or regression (km_kind_kernel; kernels linear, poly,
+ * rbf, sigmoid) as a LIBSVM model file (c_svc or epsilon_svr, rho 0: kmtk's kernel models
+ * have no offset), atomically; KM_EUSAGE when it does not fit (another kind or kernel,
+ * one-versus-all classes, labels that are not integers). */
+int km_model_write_libsvm(const km_model *m, const char *path, km_error *err);
 
 /* KM_EINPUT "PATH:LINE:COL: what" at the last line read (col 1-based); returns the code. */
 int km_mio_bad_col(km_mio *io, int64_t col, const char *fmt, ...)

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic.h"
+#include "dtoa.h"
 #include "model.h"
 #include "numparse.h"
 
@@ -457,4 +459,58 @@ fail:
     free(nsv);
     free(start);
     return rc;
+}
+
+/* ---- writing ---- */
+
+static int write_text(FILE *f, const void *ctx)
+{
+    const km_model *m = ctx;
+    const km_expansion *e = km_model_expansion(m);
+    static const char *const kname[] = {[KM_KERNEL_LINEAR] = "linear",
+                                        [KM_KERNEL_POLY] = "polynomial",
+                                        [KM_KERNEL_RBF] = "rbf",
+                                        [KM_KERNEL_SIGMOID] = "sigmoid"};
+    char b[KM_DTOA_SIZE];
+    fprintf(f, "svm_type %s\nkernel_type %s\n", m->nr_class ? "c_svc" : "epsilon_svr",
+            kname[e->kernel.type]);
+    if (e->kernel.type == KM_KERNEL_POLY)
+        fprintf(f, "degree %d\n", e->kernel.degree);
+    if (e->kernel.type != KM_KERNEL_LINEAR) {
+        km_dtoa(e->kernel.gamma, b);
+        fprintf(f, "gamma %s\n", b);
+    }
+    if (e->kernel.type == KM_KERNEL_POLY || e->kernel.type == KM_KERNEL_SIGMOID) {
+        km_dtoa(e->kernel.coef0, b);
+        fprintf(f, "coef0 %s\n", b);
+    }
+    /* no offset: rho 0; two classes as {labels[1], labels[0]} with every support vector in
+     * the first (d_01 = sum_s c_s K(sv_s, x) > 0 means LIBSVM's first label) */
+    fprintf(f, "nr_class 2\ntotal_sv %lld\nrho 0\n", (long long)e->sv->l);
+    if (m->nr_class == 2)
+        fprintf(f, "label %.0f %.0f\nnr_sv %lld 0\n", m->labels[1], m->labels[0],
+                (long long)e->sv->l);
+    fputs("SV\n", f);
+    km_model_put_svs(f, e->sv, e->sv_coef, 1);
+    return ferror(f) ? -1 : 0;
+}
+
+int km_model_write_libsvm(const km_model *m, const char *path, km_error *err)
+{
+    if (m->kind != &km_kind_kernel)
+        return km_error_set(err, KM_EUSAGE, "a %s model does not fit LIBSVM's format (kernel "
+                            "models only: train -t KERNEL)", m->kind->name);
+    const km_expansion *e = m->body;
+    if (e->kernel.type != KM_KERNEL_LINEAR && e->kernel.type != KM_KERNEL_POLY &&
+        e->kernel.type != KM_KERNEL_RBF && e->kernel.type != KM_KERNEL_SIGMOID)
+        return km_error_set(err, KM_EUSAGE, "the %s kernel does not fit LIBSVM's format "
+                            "(linear, poly, rbf, sigmoid)", km_kernel_name(e->kernel.type));
+    if (m->nr_class > 2 || m->nr_w != 1)
+        return km_error_set(err, KM_EUSAGE, "a one-versus-all model of %d classes does not "
+                            "fit LIBSVM's one-versus-one format", m->nr_class);
+    for (int k = 0; k < m->nr_class; k++)
+        if (!(fabs(m->labels[k]) <= 2147483647.0) || m->labels[k] != floor(m->labels[k]))
+            return km_error_set(err, KM_EUSAGE, "label %g does not fit LIBSVM's format (its "
+                                "labels are integers)", m->labels[k]);
+    return km_write_atomic(path, "LIBSVM model", write_text, m, err);
 }

@@ -36,6 +36,7 @@ gen 300 1 4 >"$TMP/m.train"
 gen 200 2 4 1 >"$TMP/m.test"
 gen 200 3 0 >"$TMP/r.train"
 gen 100 4 0 1 >"$TMP/r.test"
+gen 100 4 0 >"$TMP/r.test0"
 
 close_files() {  # close_files A B TOL: the same number of lines, numbers within TOL (relative)
     paste -d' ' "$1" "$2" | awk -v tol="$3" '
@@ -176,6 +177,31 @@ expect_fail "--save-liblinear with a kernel model: refused (exit 1), naming the 
 printf '0.5 1:1\n1.5 1:-1\n' >"$TMP/frac.svm"
 expect_fail "--save-liblinear with labels 0.5, 1.5: refused (LIBLINEAR's labels are integers)" 1 \
     "labels are integers" $T -q -s l1svm --save-liblinear "$TMP/x.ll" "$TMP/frac.svm" "$TMP/x.model"
+
+# ---- kmtk's kernel models (two classes, regression) in LIBSVM's format (rho 0)
+both_close() { close_files "$1" "$3" 1e-9 && close_files "$2" "$3" 1e-9; }
+for opt in "-s l1svm -t rbf -g 0.1" "-s l2svm -t poly -d 2 -r 1 -g 0.2" "-s l1svm -t linear" \
+           "-s l1svm -t sigmoid -g 0.01" "-s svr -t rbf -p 0.1" "-s rls -t poly -d 3 -g 0.1 -r 1"; do
+    # (test rows without features beyond the training data's: kmtk's RBF models ignore
+    # them, LIBSVM's count them in ||x - sv||^2)
+    case "$opt" in *svr*|*rls*) tr=$TMP/r.train te=$TMP/r.test0 ;; *) tr=$H te=$H ;; esac
+    $T -q $opt --save-libsvm "$TMP/k.svm" "$tr" "$TMP/k.model"
+    $P -q "$te" "$TMP/k.model" "$TMP/our.out" 2>/dev/null
+    svm-predict "$te" "$TMP/k.svm" "$TMP/ref.out" >/dev/null
+    $P -q "$te" "$TMP/k.svm" "$TMP/again.out" 2>/dev/null
+    case "$opt" in
+    *svr*|*rls*)
+        check "train $opt --save-libsvm: svm-predict's values = predict's (1e-9), read back too" \
+            both_close "$TMP/ref.out" "$TMP/again.out" "$TMP/our.out" ;;
+    *)
+        check "train $opt --save-libsvm: svm-predict gives predict's labels, read back too" \
+            bash -c "cmp -s $TMP/ref.out $TMP/our.out && cmp -s $TMP/again.out $TMP/our.out" ;;
+    esac
+done
+expect_fail "--save-libsvm with a one-versus-all kernel model: refused" 1 \
+    "one-versus-one" $T -q -t rbf --save-libsvm "$TMP/x.svm" "$TMP/m.train" "$TMP/x.model"
+expect_fail "--save-libsvm with a Laplacian kernel: refused" 1 \
+    "laplacian kernel does not fit" $T -q -t laplacian --save-libsvm "$TMP/x.svm" $H "$TMP/x.model"
 
 # ---- damaged peer files: exit 2, FILE:LINE:COL, no allocation before the counts are checked
 liblinear-train -q -s 1 $H "$TMP/ll.model" >/dev/null

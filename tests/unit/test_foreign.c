@@ -268,6 +268,61 @@ static void test_writer(const char *dir)
     km_problem_free(X);
 }
 
+/* A kmtk kernel model written in LIBSVM's format reads back (kind libsvm) with the same
+ * decision values and labels: two classes and regression, each LIBSVM kernel. */
+static void test_libsvm_writer(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/w.libsvm", dir);
+    km_problem *X = rows();
+    km_error err;
+    km_rng r;
+    km_rng_seed(&r, 9);
+    const km_kernel kernels[] = {{KM_KERNEL_LINEAR, 0, 0, 3}, {KM_KERNEL_POLY, 0.5, 1, 3},
+                                 {KM_KERNEL_RBF, 0.3, 0, 3}, {KM_KERNEL_SIGMOID, 0.2, -0.5, 3}};
+    for (int t = 0; t < 8; t++) {
+        int nc = t < 4 ? 2 : 0;
+        km_model *m = km_model_new(nc ? KM_LOSS_L1SVM : KM_LOSS_SVR, 4, nc, 1, &err);
+        if (nc) {
+            m->labels[0] = -1;
+            m->labels[1] = 3;
+        }
+        km_problem *sv = random_problem(6, 4, 0.7, 1, 100 + (uint64_t)t);
+        double *c = malloc(6 * sizeof *c);
+        for (int s2 = 0; s2 < 6; s2++)
+            c[s2] = 2 * unif(&r) - 1;
+        km_model_set_kernel(m, &kernels[t % 4], sv, c, &err);
+        int rc = km_model_write_libsvm(m, path, &err);
+        CHECK(rc == KM_OK, "write kernel %d, %s as LIBSVM (%s)", t % 4, nc ? "two classes" :
+              "regression", rc ? err.msg : "");
+        km_model *q = NULL;
+        rc = rc ? rc : km_model_read(path, &q, &err);
+        CHECK(rc == KM_OK && q->kind == &km_kind_libsvm, "read it back (%s)", rc ? err.msg : "");
+        if (rc == KM_OK) {
+            double d1[5], d2[5], p1[5], p2[5];
+            km_model_decision_rows(m, X, NULL, X->l, d1, 1, &err);
+            km_model_decision_rows(q, X, NULL, X->l, d2, 1, &err);
+            km_predict(m, X, p1, &err);
+            km_predict(q, X, p2, &err);
+            /* labels exactly (regression: the values, below) */
+            int ok = !nc || memcmp(p1, p2, sizeof p1) == 0 || kernels[t % 4].type == KM_KERNEL_RBF;
+            for (int i = 0; i < 5; i++)   /* (rbf: row 3's feature 5 counts in LIBSVM's) */
+                ok &= kernels[t % 4].type == KM_KERNEL_RBF && i == 3
+                          ? 1 : fabs(d1[i] - d2[i]) <= 1e-13 * (1 + fabs(d1[i]));
+            CHECK(ok, "kernel %d, %s: the same decision values and labels", t % 4,
+                  nc ? "two classes" : "regression");
+            km_model_free(q);
+        }
+        km_model_free(m);
+    }
+    km_model *lin = km_model_new(KM_LOSS_L1SVM, 4, 2, 1, &err);
+    CHECK(km_model_write_libsvm(lin, path, &err) == KM_EUSAGE && strstr(err.msg, "kernel models"),
+          "a linear model is not written as LIBSVM's");
+    km_model_free(lin);
+    unlink(path);
+    km_problem_free(X);
+}
+
 static void test_hostile(const char *path)
 {
     struct { const char *text, *want; } bad[] = {
@@ -339,6 +394,7 @@ int main(void)
     test_liblinear(path);
     test_libsvm(path);
     test_writer(dir);
+    test_libsvm_writer(dir);
     test_hostile(path);
     unlink(path);
     rmdir(dir);
