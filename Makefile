@@ -29,7 +29,7 @@ PKG_LIBS   := $(shell pkg-config --libs openblas lapacke zlib)
 endif
 LDLIBS = -fopenmp $(PKG_LIBS) -lm
 
-PROGS     = train predict rls2-path mtl-server mtl-client
+PROGS     = train predict rls2-path mtl-server mtl-client scale
 LIB_SRC   = $(wildcard common/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC  = $(wildcard tests/unit/test_*.c)

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "method.h"
 #include "metrics.h"
+#include "model.h"
 #include "svmlight.h"
 
 void openblas_set_num_threads(int);
@@ -29,6 +30,10 @@ static void usage(void)
     printf("  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
            "  -q           quiet: no progress, warnings or summary\n"
            "  --max-line BYTES  refuse lines longer than this (default 1G; k, M, G)\n"
+           "  --save-liblinear FILE  also write the model as a LIBLINEAR model file (linear\n"
+           "               models with integer labels; liblinear-predict reads it)\n"
+           "  --save-libsvm FILE  also write the model as a LIBSVM model file (kernel\n"
+           "               models of two classes or regression; svm-predict reads it)\n"
            "  -h, --help   this help; with -s METHOD: the method's options and defaults\n"
            "The options of the default method (train -s NAME -h for another):\n");
     char *h = km_method_help(km_method_find(DEFAULT_METHOD));
@@ -72,7 +77,8 @@ int main(int argc, char **argv)
     km_params *par = km_params_new();
     if (!par)
         km_cli_die(3, "out of memory");
-    const char *method_name = DEFAULT_METHOD, *args[2] = {0};
+    const char *method_name = DEFAULT_METHOD, *args[2] = {0}, *save_liblinear = NULL;
+    const char *save_libsvm = NULL;
     int quiet = 0, folds = 0, help = 0, nargs = 0, have_s = 0;
     size_t max_line = 0;
     for (int i = 1; i < argc; i++) {
@@ -89,6 +95,10 @@ int main(int argc, char **argv)
             quiet = 1;
         } else if (strcmp(a, "--max-line") == 0) {
             max_line = (size_t)km_cli_size(a, NEXT());
+        } else if (strcmp(a, "--save-liblinear") == 0) {
+            save_liblinear = NEXT();
+        } else if (strcmp(a, "--save-libsvm") == 0) {
+            save_libsvm = NEXT();
         } else if (strncmp(a, "-w", 2) == 0 && a[2]) {   /* -wLABEL W */
             char v[256];
             snprintf(v, sizeof v, "%s:%s", a + 2, NEXT());
@@ -192,6 +202,10 @@ int main(int argc, char **argv)
     char *model_path = km_cli_model_path(args[0], nargs == 2 ? args[1] : NULL);
     if (km_model_write(model, model_path, &err))
         km_cli_die(err.code, "%s", err.msg);
+    if (save_liblinear && km_model_write_liblinear(model, save_liblinear, &err))
+        km_cli_die(err.code, "--save-liblinear: %s", err.msg);
+    if (save_libsvm && km_model_write_libsvm(model, save_libsvm, &err))
+        km_cli_die(err.code, "--save-libsvm: %s", err.msg);
     km_model_free(model);
     free(model_path);
     km_cli_check_stdout();   /* the summary */

@@ -307,6 +307,22 @@ int km_mio_bad(km_mio *io, const char *fmt, ...)
                         what);
 }
 
+int km_mio_bad_col(km_mio *io, int64_t col, const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return km_error_set(io->err, KM_EINPUT, "%s:%lld:%lld: %s", io->path, (long long)io->lineno,
+                        (long long)col, what);
+}
+
+const char *km_mio_path(const km_mio *io)
+{
+    return io->path;
+}
+
 int64_t km_mio_lineno(const km_mio *io)
 {
     return io->lineno;
@@ -636,10 +652,19 @@ static int read_model(km_mio *io, km_model **out)
 {
     if (!next_line(io))
         return km_error_set(io->err, KM_EINPUT, "%s: empty file, not a kmtk model", io->path);
+    /* LIBLINEAR's and LIBSVM's own files, known by their first line (model_liblinear.c,
+     * model_libsvm.c): their readers take the lines from here */
+    int foreign = strncmp(io->line, "solver_type ", 12) == 0 ? 1
+                  : strncmp(io->line, "svm_type ", 9) == 0 ? 2 : 0;
+    if (foreign) {
+        io->body = 1;
+        return foreign == 1 ? km_liblinear_read(io, io->line, out, io->err)
+                            : km_libsvm_read(io, io->line, out, io->err);
+    }
     size_t fl = strlen(KM_MODEL_FORMAT);
     if (strncmp(io->line, KM_MODEL_FORMAT " ", fl + 1) != 0)
         return km_mio_bad(io, "not a kmtk model file (expected first line 'kmtk-model "
-                          "VERSION')");
+                          "VERSION', or LIBLINEAR's 'solver_type' or LIBSVM's 'svm_type')");
     long long version;
     if (km_model_parse_int(io->line + fl + 1, 0, 1000000, &version))
         return km_mio_bad(io, "bad format version");

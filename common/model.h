@@ -155,6 +155,31 @@ void km_model_decision(const km_model *m, const int32_t *index, const double *va
 /* The kinds of every registered method, for the reader (method.c). */
 const km_model_kind *km_model_kind_find(const char *name);
 
+/* Foreign model files, known by their first line (first, already read from io; io then
+ * gives the lines after it): LIBLINEAR's ("solver_type ...", model_liblinear.c) and LIBSVM's
+ * ("svm_type ...", model_libsvm.c), read into models of kind km_kind_liblinear and
+ * km_kind_libsvm. Their labels are in the order that makes km_model_predict_label give
+ * the peer's prediction (not always ascending): two classes {label 1, label 0} of the file
+ * (a decision value > 0 means the file's first label), more classes in the file's order. */
+extern const km_model_kind km_kind_liblinear, km_kind_libsvm;
+int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *err);
+int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err);
+/* Writes a linear model (km_kind_linear or km_kind_liblinear) as a LIBLINEAR model file
+ * (atomically); KM_EUSAGE when the model does not fit that format (a kernel model, labels
+ * that are not integers, a loss LIBLINEAR has no solver for). */
+int km_model_write_liblinear(const km_model *m, const char *path, km_error *err);
+/* Writes a kernel model of two classes or regression (km_kind_kernel; kernels linear, poly,
+ * rbf, sigmoid) as a LIBSVM model file (c_svc or epsilon_svr, rho 0: kmtk's kernel models
+ * have no offset), atomically; KM_EUSAGE when it does not fit (another kind or kernel,
+ * one-versus-all classes, labels that are not integers). */
+int km_model_write_libsvm(const km_model *m, const char *path, km_error *err);
+
+/* KM_EINPUT "PATH:LINE:COL: what" at the last line read (col 1-based); returns the code. */
+int km_mio_bad_col(km_mio *io, int64_t col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The path of the file being read. */
+const char *km_mio_path(const km_mio *io);
+
 /* The line number km_mio_bad reports, and setting it (an error about an earlier line). */
 int64_t km_mio_lineno(const km_mio *io);
 void km_mio_set_lineno(km_mio *io, int64_t line);
