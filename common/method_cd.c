@@ -1,4 +1,5 @@
-/* method_cd.c - the losses of thesis Table 2.1 as methods (l1svm, l2svm, rls, rla, svr):
+/* method_cd.c - the losses of thesis Table 2.1 as methods (l1svm, l2svm, rls, rla, svr),
+ * and the logistic loss (logreg):
  * linear (Algorithm 2) or kernel (Algorithm 1, fixed point (2.10)) coordinate descent, by
  * km_train (linear.c). */
 #include <math.h>
@@ -210,6 +211,7 @@ LOSS_TRAIN(l2svm, KM_LOSS_L2SVM)
 LOSS_TRAIN(rls, KM_LOSS_RLS)
 LOSS_TRAIN(rla, KM_LOSS_RLA)
 LOSS_TRAIN(svr, KM_LOSS_SVR)
+LOSS_TRAIN(logreg, KM_LOSS_LOGISTIC)
 
 const km_method km_method_l1svm = {"l1svm", "hinge loss, L1-SVM (= liblinear -s 3)",
                                    classification_opts, kinds, 1, NULL, train_l1svm};
@@ -221,3 +223,6 @@ const km_method km_method_rla = {"rla", "absolute loss |y-z|, least absolute dev
                                  regression_opts, kinds, 0, NULL, train_rla};
 const km_method km_method_svr = {"svr", "eps-insensitive loss, support vector regression (= "
                                  "liblinear -s 13)", svr_opts, kinds, 0, NULL, train_svr};
+const km_method km_method_logreg = {"logreg", "logistic loss log(1 + exp(-y z)), logistic "
+                                    "regression (= liblinear -s 0 and -s 7)",
+                                    classification_opts, kinds, 1, NULL, train_logreg};
