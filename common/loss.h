@@ -96,6 +96,8 @@ static inline double km_logistic_resolvent(double y, double v, double alpha, dou
     double ys = y >= 0 ? 1 : -1, q = C / alpha, yv = ys * v / alpha;
     int upper = q / 2 + yv < 0;   /* g'(1/2) < 0: the root a > 1/2, t = 1 - a */
     double p = upper ? -(q + yv) : yv;
+    if (p > 745)   /* the root t <= e^{-p} is below the smallest double: t = 0 */
+        return upper ? ys * C : 0;
     double t = -p > -0.69314718055994531 ? 0.5 : exp(-p);
     if (warm > 0 && warm < 1) {
         double t0 = upper ? 1 - warm : warm;
