@@ -326,7 +326,7 @@ resolvent_flat(km_loss loss, double y, double v, double a, double Ci, double eps
         return copysign(fabs(u) < Ci ? fabs(u) : Ci, u);
     }
     case KM_LOSS_LOGISTIC:   /* Newton on the 1-D dual (loss.h): not branch-free */
-        return km_logistic_resolvent(y, v, a, Ci, 0);
+        return km_logistic_resolvent(y, v, a, Ci, 0, 1e-5);
     default: {   /* svr */
         double u = a * y - v;
         return copysign(clamp(fabs(u) - a * eps, 0, Ci), u);

@@ -86,27 +86,31 @@ static inline double km_xlogx(double x)
  * and convex, so from u >= u* (where phi > 0) the iterates fall monotonically onto the
  * root in O(log) steps, never leaving the domain. Each t-step costs one log. The start is
  * the old coefficient's a = warm when it is in (0, 1) (coordinate descent passes it, see
- * km_loss_resolvent_warm: one or two steps near convergence), else t = min(1/2, e^{-p})
- * (>= the root: log t + p <= phi). t > 0 always, so log(0) never occurs; a root below
+ * km_loss_resolvent_warm: one step near convergence), else t = min(1/2, e^{-p})
+ * (>= the root: log t + p <= phi). The solve ends after a step of relative size r <= tol,
+ * which leaves an error of about r^2/2 relative: km_loss_resolvent takes tol = 1e-5 (an
+ * error below 1e-10), coordinate descent 1e-3 (an inexact step while the coefficients
+ * move, exact in the limit: the error r^2/2 shrinks with the steps r themselves, so the
+ * fixed point and the gap certificate are unchanged; Yu, Huang and Lin also solve the
+ * sub-problem loosely and tighten it as the solver converges). t > 0 always, so log(0)
+ * never occurs; a root below
  * 1e-308 rounds a to 0 or 1, whose conjugate terms km_xlogx takes.
  */
-static inline double km_logistic_resolvent(double y, double v, double alpha, double C,
-                                           double warm)
+static inline __attribute__((always_inline)) double
+km_logistic_resolvent(double y, double v, double alpha, double C, double warm, double tol)
 {
     double ys = y >= 0 ? 1 : -1, q = C / alpha, yv = ys * v / alpha;
     int upper = q / 2 + yv < 0;   /* g'(1/2) < 0: the root a > 1/2, t = 1 - a */
     double p = upper ? -(q + yv) : yv;
     if (p > 745)   /* the root t <= e^{-p} is below the smallest double: t = 0 */
         return upper ? ys * C : 0;
-    double t = -p > -0.69314718055994531 ? 0.5 : exp(-p);
-    if (warm > 0 && warm < 1) {
-        double t0 = upper ? 1 - warm : warm;
-        if (t0 > 0 && t0 <= 0.5)
-            t = t0;
-    }
+    double t = upper ? 1 - warm : warm;   /* the warm start, when it is on this side */
+    if (!(warm > 0 && warm < 1 && t > 0 && t <= 0.5))
+        t = -p > -0.69314718055994531 ? 0.5 : exp(-p);
     for (int it = 0; it < 50; it++) {
-        double phi = log(t / (1 - t)) + p + q * t, dphi = 1 / (t * (1 - t)) + q;
-        double tn = t - phi / dphi;
+        /* phi/phi' = phi r/(1 + q r), r = t (1 - t): two divisions a step */
+        double r = t * (1 - t), phi = log(t / (1 - t)) + p + q * t;
+        double tn = t - phi * r / (1 + q * r);
         if (tn > 0.5)
             tn = 0.5;
         if (!(tn > 0)) {   /* overshot: Newton on u = log t from t (phi(t) > 0) */
@@ -121,7 +125,9 @@ static inline double km_logistic_resolvent(double y, double v, double alpha, dou
             t = exp(u);
             break;
         }
-        int done = fabs(tn - t) <= 1e-7 * tn;   /* quadratic: the next error ~ 1e-14 t */
+        /* quadratic convergence: after a step of relative size r the error is about
+         * r^2/2 (phi''/(2 phi') ~ -1/(2t)): r <= tol leaves ~tol^2/2 t */
+        int done = fabs(tn - t) <= tol * tn;
         t = tn;
         if (done)
             break;
@@ -178,7 +184,7 @@ static inline double km_loss_resolvent(km_loss loss, double y, double v, double 
         return u;
     case KM_LOSS_LOGISTIC:  /* no flat piece; Newton on the 1-D dual (km_logistic_resolvent) */
         *stuck = 0;
-        return km_logistic_resolvent(y, v, alpha, C, 0);
+        return km_logistic_resolvent(y, v, alpha, C, 0, 1e-5);
     case KM_LOSS_SVR:  /* sign(alpha y - v) min(C, (|alpha y - v| - alpha eps)_+) */
         u = alpha * y - v;
         c = fabs(u) - alpha * eps;
@@ -200,12 +206,12 @@ static inline double km_loss_resolvent(km_loss loss, double y, double v, double 
 
 /* km_loss_resolvent with the coefficient c0 it replaces as a hint: the logistic Newton
  * starts there (the same root, fewer steps); the closed forms ignore it. */
-static inline double km_loss_resolvent_warm(km_loss loss, double y, double v, double alpha,
+static inline __attribute__((always_inline)) double km_loss_resolvent_warm(km_loss loss, double y, double v, double alpha,
                                             double C, double eps, double c0, double *stuck)
 {
     if (loss == KM_LOSS_LOGISTIC) {
         *stuck = 0;
-        return km_logistic_resolvent(y, v, alpha, C, (y >= 0 ? c0 : -c0) / C);
+        return km_logistic_resolvent(y, v, alpha, C, (y >= 0 ? c0 : -c0) / C, 1e-3);
     }
     return km_loss_resolvent(loss, y, v, alpha, C, eps, stuck);
 }

@@ -42,7 +42,7 @@ static void test_resolvent(void)
 {
     km_rng r;
     km_rng_seed(&r, 7);
-    double worst = 0, worst_warm = 0;
+    double worst = 0, worst_warm = 0, worst_fixed = 0;
     int inside = 1;
     for (int k = 0; k < 20000; k++) {
         double y = unif(&r) < 0.5 ? -1 : 1;
@@ -65,12 +65,18 @@ static void test_resolvent(void)
         double aw = y * cw / C;
         double ew = (fabs(aw - aref) - 4e-16) / fmin(aref, 1 - aref);
         worst_warm = fmax(worst_warm, ew);
+        /* started at the root (coordinate descent near its fixed point): stays there */
+        double cr = km_loss_resolvent_warm(KM_LOSS_LOGISTIC, y, v, alpha, C, 0, ref, &stuck);
+        worst_fixed = fmax(worst_fixed, (fabs(y * cr / C - aref) - 4e-16) / fmin(aref, 1 - aref));
     }
     CHECK(inside, "logistic resolvent: y c/C in [0, 1], finite, never stuck (no flat piece)");
     CHECK(worst < 1e-9, "logistic resolvent = bisection on g'(a) = 0 (20,000 points, alpha "
           "1e-4..1e4, C 1e-3..1e3): worst relative error %.2g", worst);
-    CHECK(worst_warm < 1e-9, "warm-started logistic resolvent: the same root (worst %.2g)",
+    CHECK(worst_warm < 1e-6, "warm-started from anywhere (coordinate descent's tolerance "
+          "1e-3: error ~ r^2/2 for a last step r): within 1e-6 of the root (worst %.2g)",
           worst_warm);
+    CHECK(worst_fixed < 1e-12, "warm-started at the root: stays there (worst %.2g): the "
+          "fixed point of coordinate descent is exact", worst_fixed);
     /* extremes: roots below 1e-300 (a rounds to 0 or 1), no NaN */
     double stuck;
     double c1 = km_loss_resolvent(KM_LOSS_LOGISTIC, 1, 1e6, 1e-3, 1, 0, &stuck);
