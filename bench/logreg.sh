@@ -92,7 +92,8 @@ for d in $DATASETS; do
         done
         eg=$(round_down "$pgap")
         es="1e-5 $eg"
-        [ -n "$em" ] && [ "$em" != "$eg" ] && [ "$em" != 1e-5 ] && es="$es $em"
+        [ -n "$em" ] && [ "$em" != 1e-5 ] && awk -v a="$em" -v b="$eg" 'BEGIN { exit !(a + 0 > b + 0) }' \
+            && es="$es $em"   # (a tighter -e than the gap-matched one adds nothing)
         for e in $es; do
             say "$d vs -s $s, kmtk -e $e: $REPEAT pairs"
             CMD_A=("$BIN/train" -s logreg -c "$C" -e "$e" "$tr" "$w.k.model")
