@@ -100,6 +100,11 @@ static int make_param(km_loss loss, const km_params *p, km_train_param *par,
     par->cd.stop = strcmp(km_param_text(p, "stop"), "step") == 0 ? KM_STOP_STEP : KM_STOP_GAP;
     par->cd.delta = km_param_is_set(p, "tolerance") ? km_param_number(p, "tolerance") : 0;
     par->cd.rule = (km_rule)km_rule_from_name(km_param_text(p, "rule"));
+    /* logreg: auto is random for kernels too. The greedy rules solve every coefficient's
+     * sub-problem each step, a Newton solve for the logistic loss (5,000 rows of a9a, RBF:
+     * 8.2 s CPU greedy, 0.19 s random) */
+    if (loss == KM_LOSS_LOGISTIC && par->cd.rule == KM_RULE_AUTO)
+        par->cd.rule = KM_RULE_RANDOM;
     par->cd.seed = (uint64_t)km_param_int(p, "seed");
     par->cd.max_iter = km_param_int(p, "max_iter");
     par->cd.shrinking = !km_param_switch(p, "no_shrinking");
