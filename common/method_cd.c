@@ -170,7 +170,9 @@ static int fit_platt(const km_problem *P, const int64_t *rows, int64_t count,
     double *f = malloc((size_t)m * (size_t)nw * sizeof *f), *fk = malloc((size_t)m * sizeof *fk);
     double *yk = malloc((size_t)m * sizeof *yk), *A = malloc((size_t)nw * sizeof *A);
     double *B = malloc((size_t)nw * sizeof *B), *dec = malloc((size_t)nw * sizeof *dec);
-    int rc = order && sub && fold && cls && f && fk && yk && A && B && dec
+    char *present = malloc((size_t)nc);   /* the classes of a fold's training rows */
+    km_class_weight *wq = malloc((size_t)(par->nr_weight + 1) * sizeof *wq);
+    int rc = order && sub && fold && cls && f && fk && yk && A && B && dec && present && wq
              ? KM_OK : km_error_nomem(err, "probability estimates");
     km_train_param fp = *par;
     fp.cd.progress = NULL;   /* the folds' sweeps are not the model's */
@@ -198,11 +200,19 @@ static int fit_platt(const km_problem *P, const int64_t *rows, int64_t count,
             if (fold[i] != q)
                 sub[ns++] = rows ? rows[i] : i;
         int first = -1, two = 0;   /* the fold's training rows: two classes or more? */
+        memset(present, 0, (size_t)nc);
         for (int64_t i = 0; i < m; i++)
             if (fold[i] != q) {
                 two |= first >= 0 && cls[i] != first;
                 first = first < 0 ? cls[i] : first;
+                present[cls[i]] = 1;
             }
+        fp.nr_weight = 0;   /* -w of the classes the fold has (km_train refuses others) */
+        fp.weights = wq;
+        for (int t = 0; t < par->nr_weight; t++)
+            for (int k = 0; k < nc; k++)
+                if (present[k] && model->labels[k] == par->weights[t].label)
+                    wq[fp.nr_weight++] = par->weights[t];
         km_model *fm = NULL;
         if (two && (rc = km_train(P, sub, ns, &fp, &fm, NULL, err)))
             break;
@@ -257,6 +267,8 @@ static int fit_platt(const km_problem *P, const int64_t *rows, int64_t count,
     free(A);
     free(B);
     free(dec);
+    free(present);
+    free(wq);
     return rc;
 }
 
