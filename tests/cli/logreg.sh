@@ -54,6 +54,10 @@ check "predict -b 1 with Platt's A, B: P(1) = 1/(1 + exp(A f + B))" bash -c \
 $T -q -s l2svm -b 1 -t rbf "$TMP/three" "$TMP/threek.model"
 check "kernel one-versus-all -b 1: three probA values" bash -c \
     "awk '/^probA/ { exit !(NF == 4) }' $TMP/threek.model"
+printf '1 1:1\n1 1:2\n-1 1:-1\n-1 1:-2\n-1 1:-1.5\n2 1:0.1\n-1 1:-3\n1 1:3\n' >"$TMP/tiny"
+check "train -b 1: a class of one row (absent from a fold) with its -w still fits A, B" bash -c \
+    "$T -q -s l1svm -b 1 -w2 3 $TMP/tiny $TMP/tiny.model && awk '/^probA/ { exit !(NF == 4) }' $TMP/tiny.model &&
+     $P -q -b 1 $TMP/tiny $TMP/tiny.model - | awk 'NR > 1 && NF == 4 { n++ } END { exit n != 8 }'"
 expect_fail "-b with -d: exit 1" 1 "choose one" $P -b 1 -d $H "$TMP/svmb.model" "$TMP/x"
 expect_fail "-b 2: exit 1" 1 "-b" $P -b 2 $H "$TMP/svmb.model" "$TMP/x"
 expect_fail "train -s rls -b 1: exit 1" 1 "-b \\(probability\\) does not apply to -s rls" \
