@@ -20,6 +20,10 @@ static const char usage[] =
     "options:\n"
     "  -d          write decision values instead of labels (one per class for\n"
     "              one-versus-all models, space-separated)\n"
+    "  -b 0|1      1: write class probabilities: a first line 'labels L1 L2 ...' (the\n"
+    "              model's classes), then per row the predicted label (the most probable\n"
+    "              class) and one probability per class (-s logreg models, and classifiers\n"
+    "              trained with -b 1; default 0)\n"
     "  -q          quiet: do not print the metrics\n"
     "  -n threads  threads: blocks of rows in parallel; the output of -n 1 (default:\n"
     "              the online cores, at most %d)\n"
@@ -55,6 +59,7 @@ typedef struct block {
     char *has;
     double *out;       /* multi-output: nout predicted outputs of one row */
     double *pred;      /* single output: the predicted label of each row */
+    double *prob;      /* -b 1: nr_class probabilities of one row */
     char *text;        /* single output: the output lines of the block */
     size_t len, size;
     int rc;            /* an error of the block's task, in err */
@@ -119,6 +124,7 @@ typedef struct batch {
     reader_state *rs;
     const km_model *model;
     int decision;
+    int proba;         /* -b 1 */
 } batch;
 
 /* Squared-error sums of a multi-output model's outputs. */
@@ -192,7 +198,8 @@ static void block_init(block *b, const km_model *model)
         b->out = malloc((size_t)b->nout * sizeof *b->out);
         if (!b->ys || !b->has || !b->out)
             km_cli_die(3, "out of memory");
-    } else if (!(b->pred = malloc((size_t)b->rows * sizeof *b->pred))) {
+    } else if (!(b->pred = malloc((size_t)b->rows * sizeof *b->pred)) ||
+               !(b->prob = malloc((size_t)(model->nr_class + 1) * sizeof *b->prob))) {
         km_cli_die(3, "out of memory");
     }
     b->P.row_ptr = malloc((size_t)(b->rows + 1) * sizeof *b->P.row_ptr);
@@ -217,6 +224,7 @@ static void block_free(block *b)
     free(b->has);
     free(b->out);
     free(b->pred);
+    free(b->prob);
     free(b->text);
 }
 
@@ -288,7 +296,16 @@ static int block_task(void *ctx, int64_t t, int worker)
         const double *dec = b->dec + a * nw;
         b->pred[a] = km_model_predict_label(model, dec);
         int bad = 0;
-        if (B->decision)
+        if (B->proba) {   /* the most probable class (the first of ties), its probabilities */
+            int best = 0;
+            km_model_probability(model, dec, b->prob);
+            for (int k = 1; k < model->nr_class; k++)
+                best = b->prob[k] > b->prob[best] ? k : best;
+            b->pred[a] = model->labels[best];
+            bad |= put(b, "", b->pred[a]);
+            for (int k = 0; k < model->nr_class; k++)
+                bad |= put(b, " ", b->prob[k]);
+        } else if (B->decision)
             for (int k = 0; k < nw; k++)
                 bad |= put(b, k ? " " : "", dec[k]);
         else
@@ -422,7 +439,7 @@ int main(int argc, char **argv)
 {
     km_cli_init("predict");
     int decision = 0, codes = 0, quiet = 0, nargs = 0, threads = km_threads_default();
-    int per_task = 0;
+    int per_task = 0, proba = 0;
     size_t max_line = 0;
     const char *args[3] = {0};
     for (int i = 1; i < argc; i++) {
@@ -438,6 +455,10 @@ int main(int argc, char **argv)
             per_task = 1;
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "-b") == 0) {
+            if (i + 1 >= argc)
+                km_cli_die(1, "option -b needs a value");
+            proba = (int)km_cli_integer(a, argv[++i], 0, 1);
         } else if (strcmp(a, "-n") == 0) {
             if (i + 1 >= argc)
                 km_cli_die(1, "option -n needs a value");
@@ -469,6 +490,12 @@ int main(int argc, char **argv)
                    "the codes: --codes)");
     if (per_task && multi)
         km_cli_die(1, "--per-task applies to single-output models");
+    if (proba && (decision || codes))
+        km_cli_die(1, "-b 1 writes probabilities; -d and --codes write decision values: "
+                   "choose one");
+    if (proba && !km_model_has_probability(model))
+        km_cli_die(1, "-b 1: %s has no probabilities (train -s logreg, or a classifier with "
+                   "train -b 1)", args[1]);
     decision |= codes;
     km_svmlight_reader *r = km_svmlight_open(args[0], &err);
     if (!r)
@@ -498,7 +525,13 @@ int main(int argc, char **argv)
     for (int t = 0; t < 2 * nb; t++)
         block_init(&bl[t], model);
     reader_state rs = {r, args[0], model, 1, {0}, 0, 0, 0, 0, 0};
-    batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision};
+    batch B = {bl, 0, bl + nb, 0, nb, 0, &rs, model, decision, proba};
+    if (proba) {   /* the header line, as LIBSVM's svm-predict -b 1 */
+        fputs("labels", out);
+        for (int k = 0; k < model->nr_class; k++)
+            fprintf(out, " %.17g", model->labels[k]);
+        fputc('\n', out);
+    }
     if (multi) {
         while (read_blocks(&rs, bl, 1) > 0)
             flush(&bl[0], model, threads, decision, out, &sc);

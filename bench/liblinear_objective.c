@@ -9,6 +9,7 @@
  *   l2svm  F(w) = ||w||^2/2 + C sum_i max(0, 1 - y_i w'x_i)^2         (liblinear -s 1, 2)
  *   svr    F(w) = ||w||^2/2 + C sum_i max(0, |y_i - w'x_i| - P)       (liblinear -s 13)
  *   l2svr  F(w) = ||w||^2/2 + C sum_i max(0, |y_i - w'x_i| - P)^2     (liblinear -s 11, 12)
+ *   logreg F(w) = ||w||^2/2 + C sum_i log(1 + exp(-y_i w'x_i))       (liblinear -s 0, 7)
  * For a classification model (a `label A B` line) y_i is +1 when the row's label is A,
  * the first label, and -1 when it is B: LIBLINEAR's decision value is for its first label,
  * so `label -1 1` models have w pointing to -1 and are handled here. Features beyond
@@ -25,7 +26,7 @@
 #include "problem.h"
 #include "svmlight.h"
 
-enum loss { L1SVM, L2SVM, SVR, L2SVR };
+enum loss { L1SVM, L2SVM, SVR, L2SVR, LOGREG };
 
 /* A binary (one weight column) LIBLINEAR model. */
 typedef struct ll_model {
@@ -44,6 +45,7 @@ static void usage(FILE *f)
         "Prints \"objective = F\", the primal objective of a binary/regression LIBLINEAR\n"
         "model on DATA_FILE (svmlight; plain or gzip).\n"
         "  -s LOSS  l1svm (liblinear -s 3) | l2svm (-s 1, 2) | svr (-s 13) | l2svr (-s 11, 12)\n"
+        "           | logreg (-s 0, 7)\n"
         "  -c C     cost (default 1)\n"
         "  -p P     epsilon of the SVR losses (default 0.1)\n"
         "  -h       this text\n");
@@ -153,7 +155,7 @@ static int objective(const ll_model *m, const km_problem *p, const char *path, e
                 return km_error_set(err, KM_EINPUT, "%s: row %lld: label %g is not one of the"
                                     " model's labels %g %g", path, (long long)i + 1, p->y[i],
                                     m->label[0], m->label[1]);
-        } else if (loss == L1SVM || loss == L2SVM) {
+        } else if (loss == L1SVM || loss == L2SVM || loss == LOGREG) {
             return km_error_set(err, KM_EINPUT, "the model has no labels (a regression model):"
                                 " use -s svr or l2svr");
         }
@@ -162,6 +164,7 @@ static int objective(const ll_model *m, const km_problem *p, const char *path, e
         case L1SVM: t = fmax(0, 1 - y * d); break;
         case L2SVM: t = fmax(0, 1 - y * d); t *= t; break;
         case SVR: t = fmax(0, fabs(y - d) - eps); break;
+        case LOGREG: t = -y * d > 0 ? -y * d + log1p(exp(y * d)) : log1p(exp(-y * d)); break;
         default: t = fmax(0, fabs(y - d) - eps); t *= t; break;
         }
         sum += t;
@@ -215,8 +218,10 @@ int main(int argc, char **argv)
         loss = SVR;
     } else if (!strcmp(lossname, "l2svr")) {
         loss = L2SVR;
+    } else if (!strcmp(lossname, "logreg")) {
+        loss = LOGREG;
     } else {
-        fprintf(stderr, "liblinear_objective: -s: unknown loss '%s' (l1svm, l2svm, svr, l2svr)\n",
+        fprintf(stderr, "liblinear_objective: -s: unknown loss '%s' (l1svm, l2svm, svr, l2svr, logreg)\n",
                 lossname);
         return 1;
     }

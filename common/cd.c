@@ -238,7 +238,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
                 }
                 double v = zi * alpha - ci0;   /* v_i = z_i/k_ii - c_i */
                 double stuck;
-                double ci = km_loss_resolvent(loss, s->y, v, alpha, s->C, par->eps, &stuck);
+                double ci = km_loss_resolvent_warm(loss, s->y, v, alpha, s->C, par->eps, ci0,
+                                                   &stuck);
                 double h = ci - ci0;
                 if (h != 0) {                                /* skip the update when h_i = 0 */
                     if ((rc = ops->update(ctx, i, s, h, err)))
@@ -441,6 +442,9 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
         break;
     case KM_LOSS_SVR:
         rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_SVR, res, err);
+        break;
+    case KM_LOSS_LOGISTIC:
+        rc = cd_run(&ops, &x, m, coord, par, KM_LOSS_LOGISTIC, res, err);
         break;
     default:
         rc = cd_run(&ops, &x, m, coord, par, par->loss, res, err);

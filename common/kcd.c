@@ -266,7 +266,8 @@ static void team_end(team *tm)
  *   D(c) - D(c + h e_i) = -(z_i h + k_ii h^2/2 + phi_i(c_i + h) - phi_i(c_i)),
  * computed as -h (g + k' h/2) with g = z_i - y_i + (c_i/(2C_i) for l2svm, c_i/C_i for rls)
  * and k' = k_ii + (1/(2C_i), 1/C_i), minus eps (|c_i + h| - |c_i|) for svr: the gradient
- * of the smooth part once, not z_i h and y_i h apart (their difference cancels).
+ * of the smooth part once, not z_i h and y_i h apart (their difference cancels); logistic:
+ * -h (z_i + k_ii h/2) - (phi_i(c_i + h) - phi_i(c_i)), phi_i by km_loss_conj.
  */
 
 /* The best coordinate of a thread's active set, its step, and the largest |h| there. */
@@ -324,6 +325,8 @@ resolvent_flat(km_loss loss, double y, double v, double a, double Ci, double eps
         double u = a * y - v;
         return copysign(fabs(u) < Ci ? fabs(u) : Ci, u);
     }
+    case KM_LOSS_LOGISTIC:   /* Newton on the 1-D dual (loss.h): not branch-free */
+        return km_logistic_resolvent(y, v, a, Ci, 0, 1e-5);
     default: {   /* svr */
         double u = a * y - v;
         return copysign(clamp(fabs(u) - a * eps, 0, Ci), u);
@@ -351,7 +354,9 @@ rank_t(km_loss loss, km_rule rule, const kshared *S, const double *restrict z,
             r = fabs(h);
         } else {   /* -h (g + k' h/2) (- the kink of svr); see the comment above */
             double g = zi - yi, kk = kii[k];
-            if (loss == KM_LOSS_L2SVM) {
+            if (loss == KM_LOSS_LOGISTIC) {   /* phi has no -y c part: below */
+                g = zi;
+            } else if (loss == KM_LOSS_L2SVM) {
                 g += ci / (2 * Ci);
                 kk += 1 / (2 * Ci);
             } else if (loss == KM_LOSS_RLS) {
@@ -361,6 +366,8 @@ rank_t(km_loss loss, km_rule rule, const kshared *S, const double *restrict z,
             r = -h * (g + kk * h / 2);
             if (loss == KM_LOSS_SVR)
                 r -= eps * (fabs(c1) - fabs(ci));
+            if (loss == KM_LOSS_LOGISTIC)
+                r -= km_loss_conj(loss, yi, c1, Ci, eps) - km_loss_conj(loss, yi, ci, Ci, eps);
         }
         r = h != 0 ? r : 0;
         rank[k] = r;
@@ -387,6 +394,7 @@ static double rank_all(const kshared *S, const double *z, const int64_t *zix, in
     KCD_CASE(KM_LOSS_L2SVM)
     KCD_CASE(KM_LOSS_RLS)
     KCD_CASE(KM_LOSS_RLA)
+    KCD_CASE(KM_LOSS_LOGISTIC)
     default:
     KCD_CASE(KM_LOSS_SVR)
     }

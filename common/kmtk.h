@@ -209,6 +209,24 @@ void km_rls2_options_default(km_rls2_options *o);
 int km_rls2_train(const km_problem *P, const km_rls2_options *o, km_model **out,
                   km_error *err);
 
+/* ---- probabilities ---- */
+
+/* 1 when m gives class probabilities: logistic regression (-s logreg: the sigmoid of the
+ * decision values) and classifiers trained with -b 1 (Platt's sigmoid, fitted by 5-fold
+ * cross-validation at training time). */
+int km_model_has_probability(const km_model *m);
+
+/* The class probabilities of one row from its nr_w decision values: prob[k] = P(class
+ * m->labels[k] | x), k < nr_class, summing to 1. Two classes: p = sigmoid of the decision
+ * value; one-versus-all: each class's sigmoid, normalised to sum 1. Only for a model with
+ * km_model_has_probability. */
+void km_model_probability(const km_model *m, const double *dec, double *prob);
+
+/* prob[i * nr_class + k] = P(class m->labels[k] | row i of X) for every row i of X (X->l *
+ * nr_class values, row-major, classes in the model's ascending label order). KM_EUSAGE
+ * when the model has no probabilities (km_model_has_probability). */
+int km_predict_proba(const km_model *m, const km_problem *X, double *prob, km_error *err);
+
 /* ---- writing a method: a module and a row (km_method_register) ---- */
 
 /* One option: its API name, command-line flag, kind of value and default. */
@@ -265,6 +283,8 @@ struct km_model {
     double *label_weight; /* nr_class C multipliers */
     int nr_w;             /* decision values per row */
     int64_t nr_output;    /* > 0: a multi-output model with nr_output outputs per row */
+    double *prob_A, *prob_B; /* NULL, or nr_w Platt parameters (train -b 1): decision value
+                                k is positive with probability 1/(1 + exp(A_k f + B_k)) */
 };
 
 /* A model file being read: header keys of the kind, then its body lines. */

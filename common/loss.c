@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static const char *const names[KM_LOSS_COUNT] = {"l1svm", "l2svm", "rls", "rla", "svr"};
+static const char *const names[KM_LOSS_COUNT] = {"l1svm", "l2svm", "rls", "rla", "svr", "logreg"};
 
 int km_loss_from_name(const char *name)
 {
@@ -20,5 +20,5 @@ const char *km_loss_name(km_loss loss)
 
 int km_loss_is_classification(km_loss loss)
 {
-    return loss == KM_LOSS_L1SVM || loss == KM_LOSS_L2SVM;
+    return loss == KM_LOSS_L1SVM || loss == KM_LOSS_L2SVM || loss == KM_LOSS_LOGISTIC;
 }

@@ -18,7 +18,7 @@
 /* The built-in rows: adding a method = its module + a row here. */
 static const km_method *const builtin[] = {
     &km_method_l1svm, &km_method_l2svm, &km_method_rls, &km_method_rla, &km_method_svr,
-    &km_method_okl, &km_method_mtl, &km_method_mtmkl, &km_method_polymkl,
+    &km_method_logreg, &km_method_okl, &km_method_mtl, &km_method_mtmkl, &km_method_polymkl,
 };
 #define NBUILTIN ((int)(sizeof builtin / sizeof *builtin))
 #define MAX_REGISTERED 64

@@ -8,7 +8,7 @@
 
 /* The built-in methods' descriptors (their modules). */
 extern const km_method km_method_l1svm, km_method_l2svm, km_method_rls, km_method_rla,
-    km_method_svr, km_method_okl, km_method_mtl, km_method_mtmkl, km_method_polymkl;
+    km_method_svr, km_method_logreg, km_method_okl, km_method_mtl, km_method_mtmkl, km_method_polymkl;
 
 /* The option of any registered method with this API name or flag (the first found). */
 const km_option *km_option_find(const char *name_or_flag);

@@ -49,6 +49,8 @@ void km_model_free(km_model *m)
         m->kind->free_body(m);
     free(m->labels);
     free(m->label_weight);
+    free(m->prob_A);
+    free(m->prob_B);
     free(m);
 }
 

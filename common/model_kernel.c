@@ -6,6 +6,7 @@
 #include <cblas.h>
 
 #include "model.h"
+#include "prob.h"
 
 int km_expansion_init(km_expansion *e, const km_kernel *k, km_problem *sv, double *sv_coef,
                       km_error *err)
@@ -73,6 +74,7 @@ int km_expansion_cols(const km_expansion *e, int32_t n, int nw, const km_problem
 static int write_head(const km_model *m, FILE *f)
 {
     km_model_put_kernel(f, "", &((const km_expansion *)m->body)->kernel);
+    km_prob_write_keys(m, f);   /* optional (prob.h) */
     return 0;
 }
 
@@ -104,7 +106,7 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     km_kernel k;
     long long nr_sv;
     int rc = km_expansion_read_head(io, &k, &nr_sv, err);
-    if (rc || (rc = km_model_check_nr_w(io, m)))
+    if (rc || (rc = km_model_check_nr_w(io, m)) || (rc = km_prob_read_keys(io, m, err)))
         return rc;
     km_problem *sv;
     double *coef;

@@ -3,11 +3,19 @@
 #include <string.h>
 
 #include "model.h"
+#include "prob.h"
 
 /* The body is the weight array itself: (n + 1) * nr_w doubles, row n = bias weights. */
 static int64_t weight_rows(const km_model *m)
 {
     return (int64_t)m->n + (m->bias >= 0);
+}
+
+/* The optional probability keys (prob.h): the only header keys of the kind. */
+static int write_head(const km_model *m, FILE *f)
+{
+    km_prob_write_keys(m, f);
+    return 0;
 }
 
 static int write_body(const km_model *m, FILE *f)
@@ -20,7 +28,7 @@ static int write_body(const km_model *m, FILE *f)
 static int read_body(km_mio *io, km_model *m, km_error *err)
 {
     int rc = km_model_check_nr_w(io, m);
-    if (rc)
+    if (rc || (rc = km_prob_read_keys(io, m, err)))
         return rc;
     /* a line of nr_w weights has at least 2 nr_w characters */
     if ((rc = km_mio_count(io, "nr_feature", weight_rows(m), 2 * (int64_t)m->nr_w,
@@ -80,6 +88,7 @@ const km_model_kind km_kind_linear = {
     .name = "linear",
     .body_name = "weights",
     .section = "w",
+    .write_head = write_head,
     .write_body = write_body,
     .read = read_body,
     .free_body = free_body,

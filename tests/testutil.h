@@ -67,6 +67,8 @@ static inline int kkt_ok(km_loss loss, double y, double z, double c, double C, d
         return fabs(y * c - 2 * C * km_pos(1 - y * z)) <= tol;
     case KM_LOSS_RLS:
         return fabs(c - C * (y - z)) <= tol;
+    case KM_LOSS_LOGISTIC:   /* -c = C dL = -C y / (1 + e^{y z}) */
+        return fabs(y * c - C / (1 + exp(y * z))) <= tol;
     case KM_LOSS_RLA:
         if (fabs(c) > C + tol) return 0;
         if (y - z > tol) return fabs(c - C) <= tol;
@@ -111,6 +113,12 @@ static inline double conj_by_hand(km_loss loss, double y, double c, double C, do
     case KM_LOSS_L2SVM: return y * c < -tol ? INFINITY : -y * c + c * c / (4 * C);
     case KM_LOSS_RLS: return -y * c + c * c / (2 * C);
     case KM_LOSS_RLA: return fabs(c) > C + tol ? INFINITY : -y * c;
+    case KM_LOSS_LOGISTIC: {   /* C (a log a + (1 - a) log(1 - a)), a = y c/C in [0, 1] */
+        double a = y * c / C;
+        if (a < -tol / C || a > 1 + tol / C)
+            return INFINITY;
+        return C * ((a > 0 ? a * log(a) : 0) + (a < 1 ? (1 - a) * log(1 - a) : 0));
+    }
     default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
     }
 }

@@ -19,6 +19,7 @@ static double loss_of(km_loss loss, double y, double z, double eps)
     case KM_LOSS_L2SVM: m = 1 - y * z; return m > 0 ? m * m : 0;
     case KM_LOSS_RLS: return (y - z) * (y - z) / 2;
     case KM_LOSS_RLA: return fabs(y - z);
+    case KM_LOSS_LOGISTIC: m = -y * z; return m > 0 ? m + log(1 + exp(-m)) : log(1 + exp(m));
     default: m = fabs(y - z) - eps; return m > 0 ? m : 0;
     }
 }

@@ -129,6 +129,7 @@ static double primal(km_loss loss, const double *X, const double *y, int64_t l, 
         case KM_LOSS_L2SVM: m = 1 - y[i] * z; F += C * (m > 0 ? m * m : 0); break;
         case KM_LOSS_RLS: F += C * (y[i] - z) * (y[i] - z) / 2; break;
         case KM_LOSS_RLA: F += C * fabs(y[i] - z); break;
+        case KM_LOSS_LOGISTIC: m = -y[i] * z; F += C * (m > 0 ? m + log(1 + exp(-m)) : log(1 + exp(m))); break;
         default: m = fabs(y[i] - z) - eps; F += C * (m > 0 ? m : 0); break;
         }
     }
