@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from . import _lib
 from ._lib import Error
 
-__all__ = ["Error", "Model", "Prediction", "CrossValidation", "train", "predict",
+__all__ = ["Error", "Model", "Prediction", "CrossValidation", "train", "predict", "predict_proba",
            "cross_validate", "rls2_train", "load", "save", "read_svmlight", "methods", "method_help",
            "KernelSVC", "KernelRidge", "RLS2", "OKL"]
 
@@ -171,7 +171,8 @@ class _Report:
 class Model:
     """A trained or loaded model (a km_model). Attributes: n_features (features 1..n were
     seen in training), classes (ascending labels; empty for regression), n_decision
-    (decision values per row), n_outputs (multi-output models, else 0), and after training
+    (decision values per row), n_outputs (multi-output models, else 0), has_probability
+    (predict_proba applies: logreg, or trained with probability=1), and after training
     objective, gap, converged, summary (train's summary lines), warnings."""
 
     def __init__(self, ptr):
@@ -181,6 +182,7 @@ class Model:
         self.classes = np.array([e.labels[k] for k in range(e.nr_class)])
         self.n_decision = e.nr_w
         self.n_outputs = e.nr_output
+        self.has_probability = bool(_c.km_model_has_probability(ptr))
         self.objective = self.gap = float("nan")
         self.converged, self.summary, self.warnings = None, "", []
 
@@ -287,6 +289,22 @@ def predict(model, X, qid=None, threads=None):
             out.ctypes.data_as(dp) if multi else None, int(threads or 0), err)
     _lib.check(rc, err)
     return Prediction(out if multi else pred, dec)
+
+
+def predict_proba(model, X, qid=None):
+    """Class probabilities of every row of X (l x classes, columns in model.classes' order),
+    bit for bit `predict -b 1`'s: logistic regression (method logreg) gives them directly,
+    the SVMs when trained with probability=1 (Platt's sigmoid, as `train -b 1`).
+    kmtk.Error when the model has none (model.has_probability)."""
+    prob = _Problem(X, None, qid)
+    e = model._m.contents
+    out = np.empty((prob.P.l, e.nr_class))
+    err = _lib.KmError()
+    with _lib.blas_threads_as(1):
+        rc = _c.km_predict_proba(model._m, prob.ref,
+                                 out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), err)
+    _lib.check(rc, err)
+    return out
 
 
 def save(model, path):

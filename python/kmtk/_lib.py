@@ -76,6 +76,8 @@ _PROTOTYPES = {
     "km_model_free": (None, [P_MODEL]),
     "km_model_predict_all": (c_int, [P_MODEL, P_PROBLEM, POINTER(c_double),
                                      POINTER(c_double), POINTER(c_double), c_int, P_ERR]),
+    "km_model_has_probability": (c_int, [P_MODEL]),
+    "km_predict_proba": (c_int, [P_MODEL, P_PROBLEM, POINTER(c_double), P_ERR]),
 }
 
 

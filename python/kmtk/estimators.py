@@ -3,16 +3,17 @@
 Each passes its parameters to the library under the method table's option names (None:
 the library's default), so `KernelSVC(C=4, kernel="rbf", gamma=0.05).fit(X, y)` trains the
 model `train -s l1svm -c 4 -t rbf -g 0.05` does. The fitted model is .model_ (a kmtk.Model;
-kmtk.save writes it). Probabilities (predict_proba) are not offered yet.
+kmtk.save writes it). KernelSVC(probability=True) or loss="logreg" gives predict_proba.
 """
 import ctypes
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from . import predict, rls2_train, train
+from . import predict, predict_proba, rls2_train, train
 
 
 # Checks of sklearn.utils.estimator_checks that do not apply, and why.
@@ -45,14 +46,16 @@ class _KmtkEstimator(BaseEstimator):
 
 class KernelSVC(ClassifierMixin, _KmtkEstimator):
     """Kernel support vector classification (thesis Algorithm 1; no offset b):
-    loss="l1svm" (hinge, the default) or "l2svm" (squared hinge), one-versus-all for more
-    than two classes. Parameters as `train -s LOSS -h` names them."""
+    loss="l1svm" (hinge, the default), "l2svm" (squared hinge) or "logreg" (logistic),
+    one-versus-all for more than two classes. Parameters as `train -s LOSS -h` names them;
+    probability=True fits Platt's sigmoid by internal 5-fold CV (`train -b 1`) for
+    predict_proba, which logreg has without it."""
     _options = ("C", "kernel", "gamma", "degree", "coef0", "tolerance", "threads",
                 "max_iter", "seed", "cache", "rule", "solver")
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, degree=None, coef0=None, loss="l1svm",
                  tolerance=None, threads=None, max_iter=None, seed=None, cache=None,
-                 rule=None, solver=None, class_weight=None):
+                 rule=None, solver=None, class_weight=None, probability=False):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -67,10 +70,11 @@ class KernelSVC(ClassifierMixin, _KmtkEstimator):
         self.rule = rule
         self.solver = solver
         self.class_weight = class_weight
+        self.probability = probability
 
     def fit(self, X, y):
-        if self.loss not in ("l1svm", "l2svm"):
-            raise ValueError("loss must be 'l1svm' or 'l2svm', not %r" % (self.loss,))
+        if self.loss not in ("l1svm", "l2svm", "logreg"):
+            raise ValueError("loss must be 'l1svm', 'l2svm' or 'logreg', not %r" % (self.loss,))
         X, y = self._fit_data(X, y)
         check_classification_targets(y)
         self.classes_, code = np.unique(y, return_inverse=True)
@@ -81,8 +85,9 @@ class KernelSVC(ClassifierMixin, _KmtkEstimator):
         if self.class_weight is not None:   # {class: multiplier of C}
             index = {c: k for k, c in enumerate(self.classes_)}
             weight = {self._labels[index[c]]: w for c, w in self.class_weight.items()}
+        prob = 1 if self.probability and self.loss != "logreg" else None
         self.model_ = train(X, self._labels[code], method=self.loss, weight=weight,
-                            **self._params())
+                            probability=prob, **self._params())
         return self
 
     def decision_function(self, X):
@@ -94,6 +99,20 @@ class KernelSVC(ClassifierMixin, _KmtkEstimator):
         check_is_fitted(self, "model_")
         labels = predict(self.model_, self._check_X(X), threads=self.threads).labels
         return self.classes_[np.searchsorted(self._labels, labels)]
+
+    def _has_proba(self):
+        return bool(self.probability) or self.loss == "logreg"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities, l x classes in classes_' order (`predict -b 1`'s values)."""
+        check_is_fitted(self, "model_")
+        p = predict_proba(self.model_, self._check_X(X))
+        return p[:, np.searchsorted(self.model_.classes, self._labels)]
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
 
     def _more_tags(self):
         return {"requires_y": True, "_xfail_checks": dict(_XFAIL, check_class_weight_classifiers=(

@@ -167,3 +167,25 @@ def test_estimators_train_the_command_line_models(tmp_path, files):
     kmtk.save(okl.model_, str(tmp_path / "py.model"))
     assert (tmp_path / "py.model").read_bytes() == (tmp_path / "okl.model").read_bytes()
     assert okl.predict(Xs).shape == Ys.shape and okl.codes(Xs).shape == (len(Ys), 3)
+
+
+def test_probabilities_equal_predict_b(tmp_path, files):
+    """kmtk.predict_proba = predict -b 1 (printed with 17 digits), columns in classes order:
+    Platt's sigmoid (train -b 1) and logistic regression, two and three classes."""
+    for data, cli, kw in (
+            ("heart", ["-s", "l1svm", "-t", "rbf", "-g", "0.05", "-b", "1"],
+             dict(method="l1svm", kernel="rbf", gamma=0.05, probability=1)),
+            ("multi", ["-s", "logreg", "-c", "2"], dict(method="logreg", C=2))):
+        X, y, _ = kmtk.read_svmlight(files[data])
+        run("train", "-q", *cli, files[data], tmp_path / "m")
+        m = kmtk.train(X, y, **kw)
+        kmtk.save(m, str(tmp_path / "py"))
+        assert (tmp_path / "py").read_bytes() == (tmp_path / "m").read_bytes()
+        out = run("predict", "-q", "-b", "1", files[data], tmp_path / "m", "-").splitlines()
+        assert out[0].split()[1:] == ["%g" % c for c in m.classes]
+        want = floats("\n".join(out[1:]))[:, 1:]
+        assert m.has_probability and np.array_equal(kmtk.predict_proba(m, X), want)
+    plain = kmtk.train(X, y, method="l1svm")
+    assert not plain.has_probability
+    with pytest.raises(kmtk.Error):
+        kmtk.predict_proba(plain, X)

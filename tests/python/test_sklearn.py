@@ -34,7 +34,26 @@ def test_in_a_scikit_learn_pipeline():
     assert scores.mean() > 0.8   # separable enough for any working classifier
 
 
-def test_no_probabilities_yet():
-    # predict_proba comes with the probability API (issue 16, item 3), not as a stub
-    for est in ESTIMATORS:
+def test_predict_proba_only_where_the_model_has_probabilities():
+    assert not hasattr(kmtk.KernelSVC(), "predict_proba")
+    for est in ESTIMATORS[1:]:
         assert not hasattr(est, "predict_proba")
+    assert hasattr(kmtk.KernelSVC(probability=True), "predict_proba")
+    assert hasattr(kmtk.KernelSVC(loss="logreg"), "predict_proba")
+
+
+def test_predict_proba_sums_to_one_and_follows_classes():
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n_samples=150, n_features=5, n_informative=3, n_classes=3,
+                               random_state=2)
+    names = np.array(["c", "a", "b"])[y]           # classes_ = a, b, c: not the file's order
+    for est in (kmtk.KernelSVC(C=2, gamma=0.3, probability=True, seed=3),
+                kmtk.KernelSVC(C=2, kernel="linear", loss="logreg")):
+        est.fit(X, names)
+        p = est.predict_proba(X)
+        assert p.shape == (len(X), 3) and np.all(p > 0) and np.allclose(p.sum(axis=1), 1)
+        # the most probable class is mostly the predicted one, and right well above chance
+        agree = np.mean(est.classes_[p.argmax(axis=1)] == est.predict(X))
+        assert agree > 0.9 and np.mean(est.classes_[p.argmax(axis=1)] == names) > 0.6
+        assert np.allclose(np.log(p), est.predict_log_proba(X))
+
