@@ -27,6 +27,7 @@ static void usage(void)
         printf("                 %-8s %s\n", km_method_name(km_method_at(i)),
                km_method_summary(km_method_at(i)));
     printf("  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
+           "  --metric M   what -v prints: accuracy, f1, auc (two classes) or mse\n"
            "  -q           quiet: no progress, warnings or summary\n"
            "  --max-line BYTES  refuse lines longer than this (default 1G; k, M, G)\n"
            "  -h, --help   this help; with -s METHOD: the method's options and defaults\n"
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
     km_params *par = km_params_new();
     if (!par)
         km_cli_die(3, "out of memory");
-    const char *method_name = DEFAULT_METHOD, *args[2] = {0};
+    const char *method_name = DEFAULT_METHOD, *args[2] = {0}, *metric = NULL;
     int quiet = 0, folds = 0, help = 0, nargs = 0, have_s = 0;
     size_t max_line = 0;
     for (int i = 1; i < argc; i++) {
@@ -85,6 +86,8 @@ int main(int argc, char **argv)
             have_s = 1;
         } else if (strcmp(a, "-v") == 0) {
             folds = (int)km_cli_integer(a, NEXT(), 2, 1000000);
+        } else if (strcmp(a, "--metric") == 0) {
+            metric = NEXT();
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (strcmp(a, "--max-line") == 0) {
@@ -138,6 +141,10 @@ int main(int argc, char **argv)
         km_cli_die(1, "no data file given");
     if (folds && m->no_cv)
         km_cli_die(1, "-v does not apply to -s %s (%s)", m->name, m->no_cv);
+    if (metric && !folds)
+        km_cli_die(1, "--metric needs -v");
+    if (km_metric_check(m, metric, &err))
+        km_cli_die(err.code, "%s", err.msg);
     if (!folds)
         km_cli_check_model_path(args[0], nargs == 2 ? args[1] : NULL);
     openblas_set_num_threads(1);   /* the solvers thread by themselves (OpenBLAS's idle
@@ -152,25 +159,13 @@ int main(int argc, char **argv)
     double t_read = km_cli_now();
     km_report rep;
     if (folds) {
-        double *pred = malloc((size_t)P->l * sizeof *pred);
-        if (!pred)
-            km_cli_die(3, "out of memory");
-        if (km_method_cross_validate(m, P, par, folds, pred, &rep, &err))
+        double value;
+        if (km_method_cv_score(m, P, par, folds, metric, &value, &rep, &err))
             km_cli_die(err.code, "%s", err.msg);
         if (!quiet)
             print_warnings(&rep);
-        km_metrics mt = {0};
-        for (int64_t i = 0; i < P->l; i++)
-            km_metrics_add(&mt, P->y[i * km_problem_nout(P)], pred[i]);
-        if (km_method_classifies(m)) {
-            printf("Cross Validation Accuracy = %g%%\n", km_metrics_accuracy(&mt));
-        } else {
-            printf("Cross Validation Mean squared error = %g\n", km_metrics_mse(&mt));
-            printf("Cross Validation Squared correlation coefficient = %g\n",
-                   km_metrics_scc(&mt));
-        }
+        fputs(rep.text ? rep.text : "", stdout);
         km_report_free(&rep);
-        free(pred);
         km_problem_free(P);
         km_params_free(par);
         km_cli_check_stdout();

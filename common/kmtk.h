@@ -139,6 +139,21 @@ int km_method_train(const km_method *m, const km_problem *P, const km_params *p,
 int km_method_cross_validate(const km_method *m, const km_problem *P, const km_params *p,
                              int folds, double *pred, km_report *rep, km_error *err);
 
+/* k-fold cross-validation scored by metric: "accuracy" (%), "f1" (two classes: of the larger
+ * label; more: the mean over the classes), "auc" (two classes, the larger positive: the area
+ * under the ROC curve of the folds' decision values), "mse"; NULL: accuracy for classifiers,
+ * mse for regression. *value gets the score; rep->text the line(s) "Cross Validation NAME =
+ * x" (mse adds the squared correlation). KM_EUSAGE for a metric that does not fit the method
+ * or the data. */
+int km_method_cv_score(const km_method *m, const km_problem *P, const km_params *p, int folds,
+                       const char *metric, double *value, km_report *rep, km_error *err);
+
+/* KM_OK when metric (NULL: the default) can score m, else KM_EUSAGE saying why. */
+int km_metric_check(const km_method *m, const char *metric, km_error *err);
+
+/* 1 when a larger value of the metric is better (all but mse). */
+int km_metric_higher_is_better(const char *metric);
+
 /* ---- models ---- */
 
 /* Writes a model atomically (a temporary file in the same directory, then a rename). */
