@@ -80,6 +80,12 @@ km_params *km_params_new(void);
  * others replace it. KM_EUSAGE for a name no method knows. */
 int km_params_set(km_params *p, const char *name, const char *value, km_error *err);
 
+/* Instance weights (LIBSVM's weights extension): w[i] >= 0, finite, multiplies C of row i
+ * of the problem trained on (l = its rows; copied; NULL clears). Weight 0 removes the row;
+ * an integer weight k trains as k copies of the row. The same as the option "weights" (a
+ * file, --weights FILE), which must not be set too. */
+int km_params_set_weights(km_params *p, const double *w, int64_t l, km_error *err);
+
 /* The value text of an option as set (the last one), or NULL when it is not set. */
 const char *km_params_get(const km_params *p, const char *name);
 

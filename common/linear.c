@@ -224,6 +224,8 @@ static int train_problem(void *ctx, int64_t kk, int worker)
             y[i] = J->cls[i] == k ? 1 : -1;
             C[i] = J->cls[i] == k ? par->C * J->model->label_weight[k] : par->C;
         }
+        if (par->row_weight)     /* instance weights: C_i = C * class weight * w_i */
+            C[i] *= par->row_weight[J->rows ? J->rows[i] : i];
     }
     km_cd_result res = {0};
     int rc;

@@ -29,6 +29,8 @@ typedef struct km_train_param {
                                         (results bit-identical to 1 thread) */
     int fixedpoint;                  /* kernel: 1 = fixed-point iteration (2.10), 0 = CD */
     km_alpha_rule alpha_rule;        /* fixed point: 1/tr(K) or 1/||K||_2 */
+    const double *row_weight;        /* NULL, or P->l instance weights > 0 multiplying C_i
+                                        (indexed by P's rows; callers drop weight-0 rows) */
 } km_train_param;
 
 /* What training did, one entry per weight vector of the model. */

@@ -10,6 +10,7 @@
 #include "method.h"
 #include "model.h"
 #include "tasks.h"
+#include "weights.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -58,10 +59,15 @@ static const km_option opt_noshrink = {"no_shrinking", "--no-shrinking", NULL, K
                                        0, 0, NULL, NULL, "visit every coefficient in every "
                                        "macro-iteration"};
 
+static const km_option opt_row_weights = {"weights", "--weights", "FILE", KM_OPT_TEXT, 0, 0, 0,
+                                          NULL, NULL, "instance weights: one number >= 0 a "
+                                          "line, one per row, multiplying the row's C (0 "
+                                          "drops the row)"};
+
 #define KERNEL_OPTS &opt_kernel, &km_opt_gamma, &km_opt_degree, &km_opt_coef0, &opt_cache, \
     &opt_solver, &opt_fpstep
 #define SOLVER_OPTS &opt_stop, &opt_tol, &opt_rule, &km_opt_seed, &opt_max_iter, &opt_noshrink, \
-    &opt_threads
+    &opt_threads, &opt_row_weights
 
 static const km_option *const classification_opts[] = {&opt_C, &opt_bias, &opt_weight,
                                                        KERNEL_OPTS, SOLVER_OPTS, NULL};
@@ -140,18 +146,63 @@ static const char *stop_reason(const km_train_param *par, double gap, double max
     return buf;
 }
 
+/* The instance weights of p (--weights FILE, or km_params_set_weights) for the rows of P:
+ * par->row_weight (NULL: none; *owned: read from the file); the rows of weight 0 leave
+ * *rows[0..*count) (*kept: the rows that stay). */
+static int instance_weights(const km_problem *P, const int64_t **rows, int64_t *count,
+                            const km_params *p, km_train_param *par, double **owned,
+                            int64_t **kept, km_error *err)
+{
+    int64_t nw;
+    const double *w = km_params_weights(p, &nw);
+    const char *file = km_param_text(p, "weights");
+    if (w && file)
+        return km_error_set(err, KM_EUSAGE, "instance weights given twice (--weights %s and "
+                            "km_params_set_weights)", file);
+    if (file) {
+        int rc = km_weights_read(file, P->l, owned, err);
+        if (rc)
+            return rc;
+        w = *owned;
+    } else if (w && nw != P->l) {
+        return km_error_set(err, KM_EUSAGE, "%lld instance weights for %lld rows", (long long)nw,
+                            (long long)P->l);
+    }
+    if (!w)
+        return KM_OK;
+    int64_t m = *rows ? *count : P->l, t = 0;
+    if (!(*kept = malloc(((size_t)m + 1) * sizeof **kept)))
+        return km_error_nomem(err, "weights");
+    for (int64_t a = 0; a < m; a++) {   /* C_i = 0 forces c_i = 0: the row drops out */
+        int64_t r = *rows ? (*rows)[a] : a;
+        if (w[r] > 0)
+            (*kept)[t++] = r;
+    }
+    *rows = *kept;
+    *count = t;
+    par->row_weight = w;
+    return KM_OK;
+}
+
 static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t count,
                  const km_params *p, km_model **out, km_report *rep, km_error *err)
 {
     km_train_param par;
     km_class_weight *weights = NULL;
     km_train_info info = {0};
+    double *row_w = NULL;
+    int64_t *kept = NULL;
     int rc = km_problem_single(P, "the data", err);
     if (rc == KM_OK)
         rc = make_param(loss, p, &par, &weights, P->n, err);
     if (rc == KM_OK)
+        rc = instance_weights(P, &rows, &count, p, &par, &row_w, &kept, err);
+    if (rc == KM_OK)
         rc = km_train(P, rows, count, &par, out, &info, err);
     free(weights);
+    free(row_w);
+    int64_t trained = rows ? count : P->l;
+    free(kept);
     if (rc)
         return rc;
     const km_model *model = *out;
@@ -192,7 +243,7 @@ static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t
     km_report_say(rep, "gap = %.3g (relative duality gap (primal - dual) / primal%s)\n", gap,
                   info.nr_w > 1 ? ", the largest of all classes" : "");
     km_report_say(rep, "nonzero coefficients = %lld (of %lld%s)\n", (long long)nnz,
-                  (long long)((rows ? count : P->l) * info.nr_w),
+                  (long long)(trained * info.nr_w),
                   info.nr_w > 1 ? ", all classes" : "");
     km_train_info_free(&info);
     return KM_OK;

@@ -19,3 +19,25 @@ expect_fail "--metric mse for a classifier" 1 'classifies' "$T" -v 5 --metric ms
 expect_fail "--metric auc for regression" 1 'regression' "$T" -s rls -v 5 --metric auc "$H"
 expect_fail "--metric without -v" 1 'needs -v' "$T" --metric auc "$H" "$TMP/x.model"
 expect_fail "--metric unknown" 1 'unknown metric' "$T" -v 5 --metric recall "$H"
+
+# ---- --weights ----
+awk '{ print 1 }' "$H" >"$TMP/ones"
+"$T" -q "$H" "$TMP/plain.model"
+"$T" -q --weights "$TMP/ones" "$H" "$TMP/ones.model"
+check "--weights of ones: the model without weights, byte for byte" cmp -s "$TMP/plain.model" "$TMP/ones.model"
+# weight 2 on the +1 rows = the file with those rows twice (same w to the printed digits at
+# a tight tolerance): the unit test checks 1e-8; here the command line path
+awk '{ print ($1 > 0 ? 2 : 1) }' "$H" >"$TMP/two"
+awk '{ print; if ($1 > 0) print }' "$H" >"$TMP/dup.svm"
+"$T" -q --stop step -e 1e-13 --max-iter 1000000 --weights "$TMP/two" "$H" "$TMP/two.model"
+"$T" -q --stop step -e 1e-13 --max-iter 1000000 "$TMP/dup.svm" "$TMP/dup.model"
+check "--weights 2 = the rows twice (w to 1e-8)" awk 'NR == FNR { if (w) a[++n] = $1; if ($1 == "w") w = 1; next }
+    m { d = $1 - a[++k]; if (d < 0) d = -d; if (d > 1e-8) bad = 1 } $1 == "w" { m = 1 }
+    END { exit bad || k != n || n == 0 }' "$TMP/two.model" "$TMP/dup.model"
+head -n 100 "$TMP/ones" >"$TMP/short"
+expect_fail "--weights: fewer lines than rows" 2 'short: 100 weights for 270 rows' "$T" --weights "$TMP/short" "$H" "$TMP/x.model"
+{ head -n 6 "$TMP/ones"; echo "-2"; tail -n +8 "$TMP/ones"; } >"$TMP/neg"
+expect_fail "--weights: a negative weight, FILE:LINE" 2 'neg:7: expected a weight' "$T" --weights "$TMP/neg" "$H" "$TMP/x.model"
+expect_fail "--weights: no such file" 2 'nofile' "$T" --weights "$TMP/nofile" "$H" "$TMP/x.model"
+"$T" -q -v 5 --weights "$TMP/ones" "$H" >"$TMP/cvw.out"
+check "-v 5 --weights of ones = -v 5" cmp -s "$TMP/cvw.out" "$TMP/def.out"
