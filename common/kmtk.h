@@ -86,6 +86,14 @@ int km_params_set(km_params *p, const char *name, const char *value, km_error *e
  * file, --weights FILE), which must not be set too. */
 int km_params_set_weights(km_params *p, const double *w, int64_t l, km_error *err);
 
+/* A warm start for the solvers that take one (l1svm, l2svm, rls, rla, svr, linear and
+ * kernel): training starts from the coefficients that model m's decision values give
+ * (c_i = -C_i dL(y_i, z_i)) and reaches the same optimum, in fewer sweeps when m is near it
+ * (the model of a nearby C). m's classes must be the data's. m is borrowed: it must
+ * outlive p's use; NULL clears. The same as the option "init" (--init MODEL_FILE). */
+struct km_model;
+void km_params_set_init(km_params *p, const struct km_model *m);
+
 /* The value text of an option as set (the last one), or NULL when it is not set. */
 const char *km_params_get(const km_params *p, const char *name);
 

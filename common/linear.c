@@ -105,6 +105,24 @@ static int collect_labels(const km_problem *P, const int64_t *rows, int64_t m, d
     return KM_OK;
 }
 
+double km_start_coef(km_loss loss, double y, double z, double C, double eps)
+{
+    switch (loss) {
+    case KM_LOSS_L1SVM:   /* max(0, 1 - yz) */
+        return y * z < 1 ? y * C : 0;
+    case KM_LOSS_L2SVM:   /* max(0, 1 - yz)^2 */
+        return y * z < 1 ? 2 * C * y * (1 - y * z) : 0;
+    case KM_LOSS_RLS:     /* (y - z)^2 / 2 */
+        return C * (y - z);
+    case KM_LOSS_RLA:     /* |y - z| */
+        return y > z ? C : y < z ? -C : 0;
+    case KM_LOSS_SVR:     /* max(0, |y - z| - eps) */
+        return y - z > eps ? C : z - y > eps ? -C : 0;
+    default:
+        return 0;
+    }
+}
+
 /* F(c) = sum_i C_i L(y_i, z_i) + c'z/2 with z = Kc (problem (2.2)). */
 static double km_kernel_objective(const double *y, const double *C, km_loss loss, double eps,
                                   const double *c, const double *z, int64_t m)
@@ -199,6 +217,7 @@ typedef struct train_job {
     double *delta;           /* per problem: the tolerance used */
     km_train_info *info;
     km_error *errs;          /* per problem */
+    double *init_dec;        /* NULL, or m * nr_w decision values of par->init */
 } train_job;
 
 /* Solves problem k (class k of one-versus-all, else the only one) on the worker's buffers. */
@@ -227,16 +246,26 @@ static int train_problem(void *ctx, int64_t kk, int worker)
         if (par->row_weight)     /* instance weights: C_i = C * class weight * w_i */
             C[i] *= par->row_weight[J->rows ? J->rows[i] : i];
     }
+    km_cd_param cd = J->cd;
+    double *c0 = NULL;
+    if (J->init_dec) {           /* warm start: c from the init model's decision values */
+        if (!(c0 = malloc((size_t)(m > 0 ? m : 1) * sizeof *c0)))
+            return km_error_nomem(err, "warm start");
+        for (int64_t i = 0; i < m; i++)
+            c0[i] = km_start_coef(loss, y[i], J->init_dec[i * nr_w + k], C[i], par->cd.eps);
+        cd.c_init = c0;
+    }
     km_cd_result res = {0};
     int rc;
     if (!par->use_kernel)
-        rc = km_cd_linear(&J->data, y, C, &J->cd, w, ck, &res, err);
+        rc = km_cd_linear(&J->data, y, C, &cd, w, ck, &res, err);
     else if (J->G)
-        rc = km_kcd_solve(J->G, y, C, &J->cd, ck, z, &res, err);
+        rc = km_kcd_solve(J->G, y, C, &cd, ck, z, &res, err);
     else if (par->fixedpoint)
-        rc = km_fixedpoint(J->K, y, C, &J->cd, par->alpha_rule, par->threads, ck, z, &res, err);
+        rc = km_fixedpoint(J->K, y, C, &cd, par->alpha_rule, par->threads, ck, z, &res, err);
     else
-        rc = km_cd_kernel(J->K, y, C, &J->cd, ck, z, &res, err);
+        rc = km_cd_kernel(J->K, y, C, &cd, ck, z, &res, err);
+    free(c0);
     if (rc)
         return rc;
     if (!par->use_kernel) {
@@ -268,6 +297,24 @@ static int train_problem(void *ctx, int64_t kk, int worker)
             info->nnz_c[k] += ck[i] != 0;
     }
     return KM_OK;
+}
+
+/* The warm start's decision values on the rows (m * nr_w); KM_EUSAGE when the init model's
+ * classes or outputs are not those of the model being trained. */
+static int init_decisions(const km_train_param *par, const km_problem *P, const int64_t *rows,
+                          int64_t m, const km_model *model, double **out, km_error *err)
+{
+    const km_model *I = par->init;
+    int same = I->nr_class == model->nr_class && I->nr_w == model->nr_w && I->nr_output == 0;
+    for (int k = 0; same && k < model->nr_class; k++)
+        same = I->labels[k] == model->labels[k];
+    if (!same)
+        return km_error_set(err, KM_EUSAGE, "--init: the model's %s (%d, %d decision values) "
+                            "are not those of the data (%d, %d)", model->nr_class ? "classes"
+                            : "outputs", I->nr_class, I->nr_w, model->nr_class, model->nr_w);
+    if (!(*out = malloc(((size_t)m * (size_t)model->nr_w + 1) * sizeof **out)))
+        return km_error_nomem(err, "warm start");
+    return km_model_decision_rows(I, P, rows, m, *out, par->threads, err);
 }
 
 int km_train(const km_problem *P, const int64_t *rows, int64_t m,
@@ -315,7 +362,8 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
     size_t dim = par->use_kernel ? 0 : (size_t)P->n + 1;
     locked_progress lp = {par->cd.progress, par->cd.user, PTHREAD_MUTEX_INITIALIZER};
     train_job J = {P, rows, m, par, par->cd, {P, rows, m, par->bias}, NULL, NULL, model, NULL,
-                   nc, nr_w, NULL, NULL, 3 * (size_t)m + dim + (size_t)m, NULL, info, NULL};
+                   nc, nr_w, NULL, NULL, 3 * (size_t)m + dim + (size_t)m, NULL, info, NULL,
+                   NULL};
     int greedy = par->use_kernel && !par->fixedpoint && km_rule_is_greedy(par->cd.rule);
     if (workers > 1 && par->cd.progress) {
         J.cd.progress = progress_locked;
@@ -374,6 +422,8 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
     }
     for (int64_t i = 0; classify && i < m; i++)
         cls[i] = find_label(labels, nc, P->y[rows ? rows[i] : i]);
+    if (par->init && (rc = init_decisions(par, P, rows, m, model, &J.init_dec, err)))
+        goto done;
     int64_t failed;
     if ((rc = km_tasks_run(nr_w, workers, train_problem, &J, &failed))) {
         *err = J.errs[failed];
@@ -393,6 +443,7 @@ done:
     free(cls);
     free(J.delta);
     free(J.errs);
+    free(J.init_dec);
     if (rc) {
         km_model_free(model);
         if (info)

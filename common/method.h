@@ -28,6 +28,9 @@ void km_params_use(const km_params *p, const km_method *m);
 /* A copy of p (values, progress callback, method); NULL when out of memory. */
 km_params *km_params_copy(const km_params *p, km_error *err);
 
+/* The warm start of km_params_set_init, or NULL. */
+const km_model *km_params_init(const km_params *p);
+
 /* The instance weights of km_params_set_weights (NULL when none); *l gets their count. */
 const double *km_params_weights(const km_params *p, int64_t *l);
 

@@ -24,6 +24,7 @@ struct km_params {
     const km_method *method;   /* set by km_method_train: where defaults come from */
     double *weights;           /* km_params_set_weights: nr_weights instance weights */
     int64_t nr_weights;
+    const km_model *init;      /* km_params_set_init: a warm start (borrowed) */
 };
 
 km_params *km_params_new(void)
@@ -60,6 +61,16 @@ int km_params_set_weights(km_params *p, const double *w, int64_t l, km_error *er
     return KM_OK;
 }
 
+void km_params_set_init(km_params *p, const km_model *m)
+{
+    p->init = m;
+}
+
+const km_model *km_params_init(const km_params *p)
+{
+    return p ? p->init : NULL;
+}
+
 const double *km_params_weights(const km_params *p, int64_t *l)
 {
     *l = p ? p->nr_weights : 0;
@@ -86,6 +97,7 @@ km_params *km_params_copy(const km_params *p, km_error *err)
         q->progress = p->progress;
         q->user = p->user;
         q->method = p->method;
+        q->init = p->init;
     }
     return q;
 }

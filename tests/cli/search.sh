@@ -41,3 +41,23 @@ expect_fail "--weights: a negative weight, FILE:LINE" 2 'neg:7: expected a weigh
 expect_fail "--weights: no such file" 2 'nofile' "$T" --weights "$TMP/nofile" "$H" "$TMP/x.model"
 "$T" -q -v 5 --weights "$TMP/ones" "$H" >"$TMP/cvw.out"
 check "-v 5 --weights of ones = -v 5" cmp -s "$TMP/cvw.out" "$TMP/def.out"
+
+# ---- --init ----
+"$T" -c 1 -e 1e-9 "$H" "$TMP/c1.model" >"$TMP/c1.out"
+"$T" -c 1 -e 1e-9 --init "$TMP/c1.model" "$H" "$TMP/c1w.model" >"$TMP/c1w.out"
+"$T" -c 4 -e 1e-9 "$H" "$TMP/c4.model" >"$TMP/c4.out"
+"$T" -c 4 -e 1e-9 --init "$TMP/c1.model" "$H" "$TMP/c4w.model" >"$TMP/c4w.out"
+sweeps() { sed -n 's/^macro-iterations = \([0-9]*\).*/\1/p' "$1"; }
+obj() { sed -n 's/^objective = //p' "$1"; }
+check "--init of its own model: fewer sweeps ($(sweeps "$TMP/c1w.out") < $(sweeps "$TMP/c1.out"))" \
+    test "$(sweeps "$TMP/c1w.out")" -lt "$(sweeps "$TMP/c1.out")"
+check "--init from C = 1 at C = 4: the cold objective to 1e-8 ($(obj "$TMP/c4w.out"))" \
+    awk -v a="$(obj "$TMP/c4w.out")" -v b="$(obj "$TMP/c4.out")" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-8 * b) }'
+"$T" -q -s l2svm -t rbf -c 1 "$H" "$TMP/k1.model"
+"$T" -s l2svm -t rbf -c 2 -e 1e-9 --init "$TMP/k1.model" "$H" "$TMP/k2w.model" >"$TMP/k2w.out"
+"$T" -s l2svm -t rbf -c 2 -e 1e-9 "$H" "$TMP/k2.model" >"$TMP/k2.out"
+check "kernel --init from C = 1 at C = 2: the cold objective to 1e-8" \
+    awk -v a="$(obj "$TMP/k2w.out")" -v b="$(obj "$TMP/k2.out")" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-8 * b) }'
+expect_fail "--init: no such model" 2 'nomodel' "$T" --init "$TMP/nomodel" "$H" "$TMP/x.model"
+"$T" -q -s rls "$H" "$TMP/rls.model"
+expect_fail "--init: a regression model for classes" 1 'init: the model' "$T" --init "$TMP/rls.model" "$H" "$TMP/x.model"
