@@ -309,6 +309,8 @@ typedef struct cv_job {
     int threads;             /* per fold */
     double *score;           /* NULL, or l decision values for the class pos (AUC) */
     double pos;
+    km_model **models;       /* NULL, or k: in, each fold's warm start (NULL: none); out,
+                                each fold's model (a C path's next step starts from it) */
 } cv_job;
 
 /* The decision value of a fold's model for class pos (binary: the sign of w'x for the larger
@@ -340,7 +342,14 @@ static int cv_fold(void *ctx, int64_t ff, int worker)
             train[m++] = i;
     km_model *model = NULL;
     report_init(&J->rep[f]);
-    int rc = J->m->train(P, train, m, J->p, &model, &J->rep[f], err);
+    km_params *warm = NULL;   /* this fold's warm start: its model of the last C */
+    if (J->models && J->models[f]) {
+        if (!(warm = km_params_copy(J->p, err)))
+            return err->code;
+        km_params_set_init(warm, J->models[f]);
+    }
+    int rc = J->m->train(P, train, m, warm ? warm : J->p, &model, &J->rep[f], err);
+    km_params_free(warm);
     if (rc)
         return rc;
     for (int64_t i = 0; i < l; i++)   /* the held-out rows reuse the tail of train[] */
@@ -362,6 +371,11 @@ static int cv_fold(void *ctx, int64_t ff, int worker)
     }
     free(dec);
     free(out);
+    if (J->models && rc == KM_OK) {
+        km_model_free(J->models[f]);
+        J->models[f] = model;
+        model = NULL;
+    }
     km_model_free(model);
     return rc;
 }
@@ -374,7 +388,8 @@ static int cmp_double(const void *a, const void *b)
 
 /* km_method_cross_validate; score (may be NULL) gets the decision values for class pos. */
 static int cv_run(const km_method *m, const km_problem *P, const km_params *p, int k,
-                  double *pred, double *score, double pos, km_report *rep, km_error *err)
+                  double *pred, double *score, double pos, km_model **models, km_report *rep,
+                  km_error *err)
 {
     int64_t l = P->l;
     km_report local;
@@ -399,7 +414,8 @@ static int cv_run(const km_method *m, const km_problem *P, const km_params *p, i
     snprintf(per_fold, sizeof per_fold, "%d", threads / workers > 1 ? threads / workers : 1);
     km_params *fp = km_params_copy(p, err);
     cv_job J = {m, P, fp, NULL, NULL, pred, NULL, NULL, threads / workers > 1 ? threads / workers
-                                                                              : 1, score, pos};
+                                                                              : 1, score, pos,
+                models};
     int64_t *order = malloc((size_t)l * sizeof *order);
     int *fold = malloc((size_t)l * sizeof *fold);
     double *labels = NULL;
@@ -470,7 +486,7 @@ done:
 int km_method_cross_validate(const km_method *m, const km_problem *P, const km_params *p,
                              int k, double *pred, km_report *rep, km_error *err)
 {
-    return cv_run(m, P, p, k, pred, NULL, 0, rep, err);
+    return cv_run(m, P, p, k, pred, NULL, 0, NULL, rep, err);
 }
 
 int km_metric_check(const km_method *m, const char *metric, km_error *err)
@@ -496,6 +512,13 @@ int km_metric_higher_is_better(const char *metric)
 
 int km_method_cv_score(const km_method *m, const km_problem *P, const km_params *p, int folds,
                        const char *metric, double *value, km_report *rep, km_error *err)
+{
+    return km_cv_score_warm(m, P, p, folds, metric, NULL, value, rep, err);
+}
+
+int km_cv_score_warm(const km_method *m, const km_problem *P, const km_params *p, int folds,
+                     const char *metric, km_model **models, double *value, km_report *rep,
+                     km_error *err)
 {
     km_report local;
     if (!rep)
@@ -534,7 +557,7 @@ int km_method_cv_score(const km_method *m, const km_problem *P, const km_params 
         }
         pos = seen[0] > seen[1] ? seen[0] : seen[1];   /* positive: the larger label */
     }
-    if ((rc = cv_run(m, P, p, folds, pred, score, pos, rep, err)))
+    if ((rc = cv_run(m, P, p, folds, pred, score, pos, models, rep, err)))
         goto done;
     km_metrics mt = {0};
     for (int64_t i = 0; i < l; i++)

@@ -61,3 +61,41 @@ check "kernel --init from C = 1 at C = 2: the cold objective to 1e-8" \
 expect_fail "--init: no such model" 2 'nomodel' "$T" --init "$TMP/nomodel" "$H" "$TMP/x.model"
 "$T" -q -s rls "$H" "$TMP/rls.model"
 expect_fail "--init: a regression model for classes" 1 'init: the model' "$T" --init "$TMP/rls.model" "$H" "$TMP/x.model"
+
+# ---- -C and --grid ----
+# the best line names the first argmax of the printed table (accuracy: the largest)
+best_is_argmax() {  # FILE: compares "Best C = X ..." with the table's first best row
+    awk '/^log2c/ { for (i = 1; i <= NF; i++) if ($i == "=" && $(i-1) == "accuracy") {
+             v = $(i+1); sub("%", "", v); v += 0
+             c = ""; g = ""
+             for (j = 1; j <= NF; j++) { if ($j == "C") c = $(j+2); if ($j == "gamma") g = $(j+2) }
+             if (n == 0 || v > best) { best = v; bc = c; bg = g } n++ } }
+         /^Best C/ { for (j = 1; j <= NF; j++) { if ($j == "C") C = $(j+2); if ($j == "gamma") G = $(j+2) } }
+         END { exit !(n > 2 && C == bc && G == bg) }' "$1"
+}
+"$T" -q -C -n 1 "$H" >"$TMP/C1.out"
+"$T" -q -C -n 2 "$H" >"$TMP/C2.out"
+check "-C: a table and the best C" grep -q '^Best C = [0-9.e-]*  CV accuracy = [0-9.]*%$' "$TMP/C1.out"
+check "-C: the best C is the argmax of the printed table" best_is_argmax "$TMP/C1.out"
+check "-C: -n 2 prints the bits of -n 1" cmp -s "$TMP/C1.out" "$TMP/C2.out"
+# each C of the path: the cold -v 5 -c C accuracy (the path is warm-started)
+check "-C: the path's accuracies = cold -v 5 at each C" bash -c '
+    while read -r _ _ _ _ _ C _ _ _ acc; do
+        [ "$("$0" -q -v 5 -e 1e-5 -c "$C" "$1" | sed "s/.*= //")" = "$(printf "%.6g%%" "${acc%\%}")" ] || exit 1
+    done < <(grep "^log2c" "$2")' "$T" "$H" "$TMP/C1.out"
+"$T" -q -C -s l1svm -t rbf -c 0.25 "$H" >"$TMP/Ck.out"
+check "-C -c 0.25: the kernel path starts at 0.25" grep -q '^log2c =  -2.00  C = 0.25 ' "$TMP/Ck.out"
+"$T" -q --grid C=-3:5:5,g=1:-5:4 -t rbf --grid-plot "$TMP/grid.svg" -n 1 "$H" >"$TMP/g1.out"
+"$T" -q --grid C=-3:5:5,g=1:-5:4 -t rbf -n 2 "$H" >"$TMP/g2.out"
+check "--grid: 20 rows and the best" test "$(grep -c '^log2c' "$TMP/g1.out")" -eq 20
+check "--grid: the best C and gamma are the argmax of the printed table" best_is_argmax "$TMP/g1.out"
+check "--grid: -n 2 prints the bits of -n 1" cmp -s "$TMP/g1.out" "$TMP/g2.out"
+check "--grid-plot: 20 cells, contours and the best ringed" bash -c \
+    '[ "$(grep -c "class=\"cell\"" "$1")" -eq 20 ] && grep -q "class=\"contour\"" "$1" && [ "$(grep -c "class=\"best\"" "$1")" -eq 1 ]' _ "$TMP/grid.svg"
+"$T" -q -v 3 --metric auc --grid C=-2:2:3 "$H" >"$TMP/gauc.out"
+check "--grid --metric auc, linear (C only)" grep -Eq '^Best C = [0-9.]+  CV AUC = 0\.[0-9]+$' "$TMP/gauc.out"
+expect_fail "-C writes no model" 1 'writes no model' "$T" -C "$H" "$TMP/x.model"
+expect_fail "--grid over gamma without -t" 1 'needs a kernel' "$T" --grid C=0:1:2,g=0:1:2 "$H"
+expect_fail "--grid: a bad spec" 1 'expected C=LO:HI:N' "$T" --grid C=1:2 "$H"
+expect_fail "--grid-plot without --grid" 1 'needs --grid' "$T" --grid-plot "$TMP/x.svg" "$H"
+expect_fail "-C and --grid together" 1 'one search' "$T" -C --grid default "$H"

@@ -4,9 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kmtk.h"
+#include "method.h"
+#include "plot.h"
 #include "metrics.h"
+#include "search.h"
 #include "test.h"
 
 static uint64_t lcg = 12345;
@@ -296,10 +300,167 @@ static void test_warm_all(void)
     km_problem_free(P3);
 }
 
+/* A search's points against cold cross-validation at each point, its best against the
+ * argmax, and its text for -n 1 against -n 2. */
+static void check_search(const char *name, const km_method *m, const km_problem *P,
+                         km_params *p, const char *metric, const char *grid)
+{
+    km_error err;
+    km_search S, S2;
+    km_report rep, rep2;
+    km_params_set(p, "-n", "1", &err);
+    int rc = grid ? km_search_grid(m, P, p, 5, metric, grid, &S, &rep, &err)
+                  : km_search_C(m, P, p, 5, metric, &S, &rep, &err);
+    CHECK(rc == KM_OK && S.npoints > 2, "%s: runs (%d points) %s", name, rc ? 0 : S.npoints,
+          rc ? err.msg : "");
+    if (rc)
+        return;
+    km_params_set(p, "-n", "2", &err);
+    rc = grid ? km_search_grid(m, P, p, 5, metric, grid, &S2, &rep2, &err)
+              : km_search_C(m, P, p, 5, metric, &S2, &rep2, &err);
+    CHECK(rc == KM_OK && strcmp(rep.text, rep2.text) == 0 && S2.npoints == S.npoints &&
+          memcmp(S.points, S2.points, (size_t)S.npoints * sizeof *S.points) == 0,
+          "%s: -n 2 gives the bits of -n 1", name);
+    int hi = km_metric_higher_is_better(metric), argmax = 0, same = 1;
+    for (int k = 1; k < S.npoints; k++)
+        if (hi ? S.points[k].score > S.points[argmax].score
+               : S.points[k].score < S.points[argmax].score)
+            argmax = k;
+    CHECK(S.best == argmax, "%s: the best is the first argmax of the table (C = %g)", name,
+          S.points[argmax].C);
+    for (int k = 0; k < S.npoints; k++) {   /* cold: each point on its own */
+        km_params *q = km_params_copy(p, &err);
+        char v[64];
+        snprintf(v, sizeof v, "%.17g", S.points[k].C);
+        km_params_set(q, "C", v, &err);
+        if (!isnan(S.points[k].gamma)) {
+            snprintf(v, sizeof v, "%.17g", S.points[k].gamma);
+            km_params_set(q, "gamma", v, &err);
+        }
+        double cold = NAN;
+        km_method_cv_score(m, P, q, 5, metric, &cold, NULL, &err);
+        /* counts (accuracy, F1, AUC) exactly; the MSE to the solvers' tolerance (a relative
+         * gap of 1e-10 moves decision values by about sqrt(2e-10 F)) */
+        double tol = metric && strcmp(metric, "mse") == 0 ? 1e-4 : 0;
+        if (!(fabs(cold - S.points[k].score) <= tol * fabs(cold))) {
+            same = 0;
+            printf("  C = %g gamma = %g: warm %.17g, cold %.17g\n", S.points[k].C,
+                   S.points[k].gamma, S.points[k].score, cold);
+        }
+        km_params_free(q);
+    }
+    CHECK(same, "%s: the warm-started path's CV scores = cold runs at every point", name);
+    /* the text: a line per point and the best */
+    int lines = 0;
+    for (const char *t = rep.text; (t = strchr(t, '\n')); t++)
+        lines++;
+    CHECK(lines == S.npoints + 1 && strstr(rep.text, "Best C = "), "%s: a line per point and "
+          "the best", name);
+    km_report_free(&rep);
+    km_report_free(&rep2);
+    km_search_free(&S);
+    km_search_free(&S2);
+}
+
+static void test_search(void)
+{
+    km_error err;
+    km_problem *P = make_problem(150, 6, 2);
+    km_params *p = km_params_new();
+    km_params_set(p, "-e", "1e-10", &err);
+    km_params_set(p, "--max-iter", "1000000", &err);
+    check_search("-C l2svm linear", km_method_find("l2svm"), P, p, NULL, NULL);
+    check_search("-C l1svm linear auc", km_method_find("l1svm"), P, p, "auc", NULL);
+    km_params *k = km_params_copy(p, &err);
+    km_params_set(k, "-t", "rbf", &err);
+    check_search("-C l1svm rbf", km_method_find("l1svm"), P, k, NULL, NULL);
+    check_search("--grid l2svm rbf", km_method_find("l2svm"), P, k, "f1",
+                 "C=-3:5:5,g=1:-5:4");
+    km_problem *R = make_problem(120, 4, 0);
+    check_search("-C rls rbf mse", km_method_find("rls"), R, k, "mse", NULL);
+    check_search("--grid svr linear", km_method_find("svr"), R, p, "mse", "C=-4:4:5");
+    km_search S;
+    int rc = km_search_grid_parse(km_method_find("l2svm"), "C=1:2", &S, &err);
+    CHECK(rc == KM_EUSAGE && strstr(err.msg, "C=LO:HI:N"), "--grid C=1:2: %s", err.msg);
+    rc = km_search_grid_parse(km_method_find("okl"), "g=1:2:2", &S, &err);
+    CHECK(rc == KM_OK || rc == KM_EUSAGE, "--grid for okl parses or refuses");
+    if (rc == KM_OK)
+        km_search_free(&S);
+    rc = km_search_grid_parse(km_method_find("l2svm"), "default", &S, &err);
+    CHECK(rc == KM_OK && S.nC == 11 && S.ng == 10 && S.log2C[0] == -5 && S.log2C[10] == 15 &&
+          S.log2g[0] == 3 && S.log2g[9] == -15, "--grid default = grid.py's C 2^-5..2^15 by "
+          "4, gamma 2^3..2^-15 by 1/4");
+    km_search_free(&S);
+    km_report rep;
+    rc = km_search_grid(km_method_find("l2svm"), P, p, 5, NULL, "C=0:1:2,g=0:1:2", &S, &rep,
+                        &err);
+    CHECK(rc == KM_EUSAGE && strstr(err.msg, "needs a kernel"), "gamma without -t: %s",
+          err.msg);
+    km_params_free(k);
+    km_params_free(p);
+    km_problem_free(P);
+    km_problem_free(R);
+}
+
+/* The heat map: cells, the ring, and a contour of z = x at the level 1.5 (the midpoint of
+ * 0..3 with one level): a vertical line halfway between the centres of columns 1 and 2. */
+static void test_heatmap(void)
+{
+    km_error err;
+    double x[4] = {-1, 0, 1, 2}, y[3] = {0, 1, 2}, z[12];
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 4; i++)
+            z[j * 4 + i] = i;
+    char path[] = "/tmp/kmtk_heatXXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    km_heatmap h = {"t", "log2(C)", "log2(gamma)", "CV accuracy", x, 4, y, 3, z, 11, 1};
+    int rc = km_plot_heatmap_svg(&h, path, &err);
+    FILE *f = fopen(path, "r");
+    char buf[1 << 15];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    int cells = 0;
+    for (const char *t = buf; (t = strstr(t, "class=\"cell\"")); t++)
+        cells++;
+    CHECK(rc == KM_OK && cells == 12 && strstr(buf, "class=\"best\""), "heat map: 12 cells and "
+          "a ring (%s)", rc ? err.msg : "written");
+    /* the contour's x coordinates: all equal, halfway between columns 1 and 2 */
+    const char *d = strstr(buf, "class=\"contour\"");
+    d = d ? strstr(d, " d=\"") : NULL;
+    double xs = NAN, x0 = NAN, cell_x[2] = {NAN, NAN};
+    int same = d != NULL, pts = 0;
+    for (const char *t = d; t && (t = strpbrk(t + 1, "ML")) && t < strchr(d + 4, '"'); pts++) {
+        xs = strtod(t + 1, NULL);
+        if (pts == 0)
+            x0 = xs;
+        same &= fabs(xs - x0) < 0.01;
+    }
+    for (int i = 1; i <= 2; i++) {   /* the centres of cells (1, 0) and (2, 0) */
+        char key[64];
+        snprintf(key, sizeof key, "data-i=\"%d\" data-j=\"0\" x=\"", i);
+        const char *c = strstr(buf, key);
+        cell_x[i - 1] = c ? strtod(c + strlen(key), NULL) : NAN;
+    }
+    double want = (cell_x[0] + cell_x[1]) / 2 + (cell_x[1] - cell_x[0]) / 2;
+    CHECK(same && pts == 4 && fabs(x0 - want) < 0.01, "heat map: the contour z = 1.5 of z = x "
+          "is the vertical halfway between the columns' centres (%d points at %g, want %g)",
+          pts, x0, want);
+    double bad[2] = {1, 0};
+    km_heatmap hb = {NULL, NULL, NULL, NULL, bad, 2, y, 1, z, -1, 0};
+    CHECK(km_plot_heatmap_svg(&hb, path, &err) == KM_EUSAGE, "heat map: x not increasing: %s",
+          err.msg);
+    unlink(path);
+}
+
 int main(void)
 {
+    test_heatmap();
     test_metrics();
     test_cv_metrics();
     test_warm_all();
+    test_search();
     TEST_EXIT();
 }
