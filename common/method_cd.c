@@ -27,8 +27,9 @@ static const km_option opt_tol = {"tolerance", "-e", "delta", KM_OPT_NUMBER, 0, 
                                   STR(KM_CD_DEFAULT_GAP) ", scale-free; step: "
                                   STR(KM_CD_DEFAULT_TOL) " / mean_i k(x_i, x_i))"};
 static const km_option opt_bias = {"bias", "-B", "bias", KM_OPT_NUMBER, -INFINITY, INFINITY, 0,
-                                   NULL, "-1", "a constant feature of this value (< 0: none; "
-                                   "linear solver only)"};
+                                   NULL, "-1", "a constant feature of this value (< 0: none); "
+                                   "with -t: the kernel K + bias^2, an offset b = bias^2 "
+                                   "sum_i c_i, regularized like LIBLINEAR's -B"};
 static const km_option opt_weight = {"weight", "-w", "LABEL W", KM_OPT_WEIGHT, 0, 0, 0, NULL,
                                      NULL, "-wLABEL W: multiply C of class LABEL by W"};
 static const km_option opt_threads = {"threads", "-n", "threads", KM_OPT_INT, 1, 1024, 0, NULL,
@@ -123,6 +124,10 @@ static int make_param(km_loss loss, const km_params *p, km_train_param *par,
     if (par->use_kernel &&
         km_params_kernel(p, KM_KERNEL_LINEAR, n > 0 ? 1.0 / n : 1, n, &par->kernel, err))
         return err->code;
+    if (par->use_kernel && par->bias >= 0 && isfinite(par->bias)) {
+        par->kernel.offset = par->bias * par->bias;   /* K + b^2: a regularized offset */
+        par->bias = -1;
+    }
     int nw = 0;
     while (km_param_value_at(p, "weight", nw))
         nw++;

@@ -1,5 +1,6 @@
 /* model_kernel.c - kernel expansions (model.h): the kernel model kind, and the expansion
  * f(x) = sum_s sv_coef[s] K(sv_s, x) that okl and mtl models build on. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +73,10 @@ int km_expansion_cols(const km_expansion *e, int32_t n, int nw, const km_problem
 
 static int write_head(const km_model *m, FILE *f)
 {
-    km_model_put_kernel(f, "", &((const km_expansion *)m->body)->kernel);
+    const km_kernel *k = &((const km_expansion *)m->body)->kernel;
+    km_model_put_kernel(f, "", k);
+    if (k->offset != 0)   /* -B b: K + b^2; absent in models without it (older files) */
+        km_mio_put(f, "kernel_offset", k->offset);
     return 0;
 }
 
@@ -106,6 +110,9 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     int rc = km_expansion_read_head(io, &k, &nr_sv, err);
     if (rc || (rc = km_model_check_nr_w(io, m)))
         return rc;
+    const char *v = km_mio_key(io, "kernel_offset");
+    if (v && (km_mio_number(v, &k.offset) || !isfinite(k.offset) || k.offset < 0))
+        return km_mio_bad(io, "kernel_offset must be a finite number >= 0");
     km_problem *sv;
     double *coef;
     if ((rc = km_model_get_svs(io, m, nr_sv, &sv, &coef, err)))

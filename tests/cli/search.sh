@@ -99,3 +99,15 @@ expect_fail "--grid over gamma without -t" 1 'needs a kernel' "$T" --grid C=0:1:
 expect_fail "--grid: a bad spec" 1 'expected C=LO:HI:N' "$T" --grid C=1:2 "$H"
 expect_fail "--grid-plot without --grid" 1 'needs --grid' "$T" --grid-plot "$TMP/x.svg" "$H"
 expect_fail "-C and --grid together" 1 'one search' "$T" -C --grid default "$H"
+
+# ---- -B with a kernel ----
+"$T" -s l2svm -t linear -B 1 -e 1e-12 --max-iter 1000000 "$H" "$TMP/klb.model" >"$TMP/klb.out"
+"$T" -s l2svm -B 1 -e 1e-12 --max-iter 1000000 "$H" "$TMP/llb.model" >"$TMP/llb.out"
+check "-t linear -B 1: the linear solver's -B 1 objective to 1e-11 ($(obj "$TMP/klb.out"))" \
+    awk -v a="$(obj "$TMP/klb.out")" -v b="$(obj "$TMP/llb.out")" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-11 * b) }'
+# a relative gap g bounds ||w - w*|| by sqrt(2 g F): 1e-5 here
+"$BIN/predict" -d "$H" "$TMP/klb.model" "$TMP/klb.dec" >/dev/null
+"$BIN/predict" -d "$H" "$TMP/llb.model" "$TMP/llb.dec" >/dev/null
+check "-t linear -B 1 = the linear solver's -B 1 (decision values to 1e-4)" \
+    awk 'NR == FNR { a[FNR] = $1; next } { d = $1 - a[FNR]; if (d < 0) d = -d; if (d > 1e-4) bad = 1 } END { exit bad || FNR != 270 }' "$TMP/klb.dec" "$TMP/llb.dec"
+check "-t rbf -B 2: kernel_offset 4 in the model" bash -c '"$0" -q -t rbf -B 2 "$1" "$2" && grep -qx "kernel_offset 4" "$2"' "$T" "$H" "$TMP/kb2.model"

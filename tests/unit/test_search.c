@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "kmtk.h"
+#include "kernel.h"
 #include "method.h"
+#include "model.h"
 #include "plot.h"
 #include "metrics.h"
 #include "search.h"
@@ -455,8 +457,110 @@ static void test_heatmap(void)
     unlink(path);
 }
 
+/* -B b with a kernel: the solver on K + b^2. (1) rls: the optimality condition
+ * (K + b^2 11' + I/C) c = y holds for the model's c, with K evaluated here; (2) the linear
+ * kernel with -B b is the linear solver with the bias feature b (the same decision values);
+ * (3) the model file keeps kernel_offset and reads back to the same bytes. */
+static void test_offset(void)
+{
+    km_error err;
+    km_problem *P = make_problem(60, 4, 0);
+    km_params *p = km_params_new();
+    km_params_set(p, "-t", "rbf", &err);
+    km_params_set(p, "-g", "0.4", &err);
+    km_params_set(p, "-B", "1.5", &err);
+    km_params_set(p, "-c", "2", &err);
+    km_params_set(p, "-e", "1e-13", &err);
+    km_params_set(p, "--max-iter", "1000000", &err);
+    km_model *M = NULL;
+    int rc = km_method_train(km_method_find("rls"), P, p, &M, NULL, &err);
+    const km_expansion *e = M ? km_model_expansion(M) : NULL;
+    CHECK(rc == KM_OK && e && e->sv->l == P->l && e->kernel.offset == 2.25,
+          "rls -t rbf -B 1.5: a kernel model with offset 2.25 over every row (%s)",
+          rc ? err.msg : "");
+    if (rc == KM_OK && e && e->sv->l == P->l) {
+        km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3, 0};
+        double worst = 0, sum_c = 0, *sq = calloc((size_t)P->l, sizeof *sq);
+        for (int64_t i = 0; i < P->l; i++)
+            for (int64_t q = P->row_ptr[i]; q < P->row_ptr[i + 1]; q++)
+                sq[i] += P->value[q] * P->value[q];
+        for (int64_t i = 0; i < P->l; i++) {   /* the SVs are the rows, in order */
+            double r = e->sv_coef[i] / 2 - P->y[i];
+            sum_c += e->sv_coef[i];
+            for (int64_t j = 0; j < P->l; j++) {
+                int64_t a = P->row_ptr[i], b = P->row_ptr[j];
+                double kij = km_kernel_eval(&k, P->index + a, P->value + a,
+                                            P->row_ptr[i + 1] - a, sq[i], P->index + b,
+                                            P->value + b, P->row_ptr[j + 1] - b, sq[j]);
+                r += e->sv_coef[j] * (kij + 2.25);
+            }
+            worst = fmax(worst, fabs(r));
+        }
+        CHECK(worst < 1e-6, "rls -B 1.5: (K + b^2 11' + I/C) c = y to %.2g", worst);
+        CHECK(fabs(sum_c) > 1e-3, "the offset b^2 sum c = %g is not trivial", 2.25 * sum_c);
+        free(sq);
+        /* the file: kernel_offset written, read back to the same bytes */
+        char a[] = "/tmp/kmtk_offAXXXXXX", b[] = "/tmp/kmtk_offBXXXXXX";
+        close(mkstemp(a));
+        close(mkstemp(b));
+        km_model *R = NULL;
+        rc = km_model_write(M, a, &err) || km_model_read(a, &R, &err) ||
+             km_model_write(R, b, &err);
+        char ta[1 << 16], tb[1 << 16];
+        FILE *fa = fopen(a, "r"), *fb = fopen(b, "r");
+        size_t na = fa ? fread(ta, 1, sizeof ta - 1, fa) : 0, nb = fb ? fread(tb, 1, sizeof tb - 1, fb) : 0;
+        ta[na] = 0;
+        if (fa)
+            fclose(fa);
+        if (fb)
+            fclose(fb);
+        CHECK(rc == 0 && na == nb && memcmp(ta, tb, na) == 0 && strstr(ta, "\nkernel_offset 2.25\n"),
+              "kernel_offset written and read back byte for byte");
+        /* a damaged offset */
+        char *o = strstr(ta, "kernel_offset 2.25");
+        if (o) {
+            memcpy(o, "kernel_offset -2.5", 18);
+            FILE *f = fopen(a, "w");
+            fwrite(ta, 1, na, f);
+            fclose(f);
+            km_model *D = NULL;
+            rc = km_model_read(a, &D, &err);
+            CHECK(rc == KM_EINPUT && strstr(err.msg, "kernel_offset"), "kernel_offset -2.5: %s",
+                  err.msg);
+            km_model_free(D);
+        }
+        km_model_free(R);
+        unlink(a);
+        unlink(b);
+    }
+    km_model_free(M);
+    /* the linear kernel + b^2 = the linear solver with the bias feature b */
+    km_problem *Q = make_problem(80, 5, 2);
+    km_params *pk = km_params_new(), *pl = km_params_new();
+    const char *common[] = {"-B", "0.7", "-c", "0.5", "-e", "1e-12", "--max-iter", "1000000"};
+    for (int q = 0; q < 8; q += 2) {
+        km_params_set(pk, common[q], common[q + 1], &err);
+        km_params_set(pl, common[q], common[q + 1], &err);
+    }
+    km_params_set(pk, "-t", "linear", &err);
+    km_model *K = NULL, *L = NULL;
+    rc = km_method_train(km_method_find("l2svm"), Q, pk, &K, NULL, &err) |
+         km_method_train(km_method_find("l2svm"), Q, pl, &L, NULL, &err);
+    double d = rc ? 1 : dec_diff(K, L, Q);
+    CHECK(rc == KM_OK && d < 1e-5, "l2svm -t linear -B 0.7 = the linear solver's -B 0.7 (rel. "
+          "diff %.2g)", d);
+    km_model_free(K);
+    km_model_free(L);
+    km_params_free(pk);
+    km_params_free(pl);
+    km_problem_free(Q);
+    km_params_free(p);
+    km_problem_free(P);
+}
+
 int main(void)
 {
+    test_offset();
     test_heatmap();
     test_metrics();
     test_cv_metrics();
