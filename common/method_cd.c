@@ -9,6 +9,7 @@
 #include "linear.h"
 #include "method.h"
 #include "model.h"
+#include "ovo.h"
 #include "tasks.h"
 #include "weights.h"
 
@@ -74,13 +75,20 @@ static const km_option opt_init = {"init", "--init", "MODEL", KM_OPT_TEXT, 0, 0,
 #define SOLVER_OPTS &opt_stop, &opt_tol, &opt_rule, &km_opt_seed, &opt_max_iter, &opt_noshrink, \
     &opt_threads, &opt_row_weights, &opt_init
 
+static const km_option opt_multiclass = {"multiclass", "--multiclass", "RULE", KM_OPT_CHOICE,
+                                         0, 0, 0, "ova|ovo", "ova", "more than two classes: "
+                                         "one-versus-all, or one-versus-one with LIBSVM's "
+                                         "votes (kernels only)"};
+
 static const km_option *const classification_opts[] = {&opt_C, &opt_bias, &opt_weight,
-                                                       KERNEL_OPTS, SOLVER_OPTS, NULL};
+                                                       KERNEL_OPTS, SOLVER_OPTS,
+                                                       &opt_multiclass, NULL};
 static const km_option *const regression_opts[] = {&opt_C, &opt_bias, KERNEL_OPTS, SOLVER_OPTS,
                                                    NULL};
 static const km_option *const svr_opts[] = {&opt_C, &opt_eps, &opt_bias, KERNEL_OPTS,
                                             SOLVER_OPTS, NULL};
-static const km_model_kind *const kinds[] = {&km_kind_linear, &km_kind_kernel, NULL};
+static const km_model_kind *const kinds[] = {&km_kind_linear, &km_kind_kernel,
+                                             &km_kind_kernel_ovo, NULL};
 
 /* The progress of a macro-iteration, to the parameters' callback. */
 static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
@@ -144,6 +152,13 @@ static int make_param(km_loss loss, const km_params *p, km_train_param *par,
     return km_train_check(par, err);
 }
 
+/* 1 when option name is set to value (or its default is value). */
+static int km_method_option_is(const km_params *p, const char *name, const char *value)
+{
+    const char *v = km_param_text(p, name);
+    return v && strcmp(v, value) == 0;
+}
+
 /* Why a problem that stopped at the cap did not stop earlier (into buf). */
 static const char *stop_reason(const km_train_param *par, double gap, double max_h,
                                double delta, char *buf, size_t size)
@@ -193,6 +208,175 @@ static int instance_weights(const km_problem *P, const int64_t **rows, int64_t *
     return KM_OK;
 }
 
+static int cmp_label(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The classes of rows[0..m) (all rows when rows is NULL), ascending, into *labels. */
+static int row_labels(const km_problem *P, const int64_t *rows, int64_t m, double **labels,
+                      int *nc, km_error *err)
+{
+    double *v = malloc(((size_t)m + 1) * sizeof *v);
+    if (!v)
+        return km_error_nomem(err, "labels");
+    for (int64_t a = 0; a < m; a++)
+        v[a] = P->y[rows ? rows[a] : a];
+    qsort(v, (size_t)m, sizeof *v, cmp_label);
+    int64_t k = 0;
+    for (int64_t a = 0; a < m; a++)
+        if (k == 0 || v[a] != v[k - 1])
+            v[k++] = v[a];
+    *labels = v;
+    *nc = k > INT32_MAX ? INT32_MAX : (int)k;
+    return KM_OK;
+}
+
+/* Row r of P equals row s of S (indices and values). */
+static int same_row(const km_problem *P, int64_t r, const km_problem *S, int64_t s)
+{
+    int64_t a = P->row_ptr[r], na = P->row_ptr[r + 1] - a, b = S->row_ptr[s];
+    if (S->row_ptr[s + 1] - b != na)
+        return 0;
+    return memcmp(P->index + a, S->index + b, (size_t)na * sizeof *P->index) == 0 &&
+           memcmp(P->value + a, S->value + b, (size_t)na * sizeof *P->value) == 0;
+}
+
+/* One-versus-one (--multiclass ovo, nc >= 3 classes): the binary kernel problem of every
+ * pair of classes a < b on their rows (each class its C, as LIBSVM), the coefficients
+ * gathered over the union of their support vectors. */
+static int train_ovo(const km_problem *P, const int64_t *rows, int64_t count,
+                     const km_train_param *par, const double *labels, int nc, km_model **out,
+                     km_report *rep, km_error *err)
+{
+    int64_t m = rows ? count : P->l;
+    int np = nc * (nc - 1) / 2;
+    double *coef = calloc((size_t)m * (size_t)np + 1, sizeof *coef), F = 0, gap = 0;
+    int64_t *sub = malloc(((size_t)m + 1) * sizeof *sub), *pos = malloc(((size_t)m + 1) *
+                                                                          sizeof *pos);
+    int64_t iters = 0, nsv = 0, nnz = 0;
+    int rc = coef && sub && pos ? KM_OK : km_error_nomem(err, "one-versus-one");
+    for (int i = 0, p = 0; i < nc && rc == KM_OK; i++)
+        for (int j = i + 1; j < nc && rc == KM_OK; j++, p++) {
+            int64_t t = 0;
+            for (int64_t a = 0; a < m; a++) {
+                int64_t r = rows ? rows[a] : a;
+                if (P->y[r] == labels[i] || P->y[r] == labels[j]) {
+                    sub[t] = r;
+                    pos[t++] = a;
+                }
+            }
+            km_model *bm = NULL;
+            km_train_info info = {0};
+            km_train_param pp = *par;   /* the class weights of the pair's two classes */
+            km_class_weight w2[2];
+            pp.weights = w2;
+            pp.nr_weight = 0;
+            for (int q = 0; q < par->nr_weight; q++)
+                if (par->weights[q].label == labels[i] || par->weights[q].label == labels[j])
+                    w2[pp.nr_weight < 2 ? pp.nr_weight++ : 1] = par->weights[q];
+            if ((rc = km_train(P, sub, t, &pp, &bm, &info, err)))
+                break;
+            const km_expansion *e = km_model_expansion(bm);
+            int64_t s = 0;   /* the SVs are the rows with c != 0, in order */
+            for (int64_t q = 0; q < t && s < e->sv->l; q++)
+                if (same_row(P, sub[q], e->sv, s))
+                    coef[pos[q] * np + p] = e->sv_coef[s++];
+            if (s != e->sv->l)
+                rc = km_error_set(err, KM_EINTERNAL, "one-versus-one: support vectors out of "
+                                  "order");
+            F += info.objective[0];
+            gap = info.gap[0] > gap ? info.gap[0] : gap;
+            iters = info.iter[0] > iters ? info.iter[0] : iters;
+            nnz += info.nnz_c[0];
+            rep->converged &= info.converged[0];
+            if (!info.converged[0])
+                km_report_warn(rep, "classes %g and %g stopped at the cap of %lld "
+                               "macro-iterations (gap %.2g); raise --max-iter or -e",
+                               labels[i], labels[j], (long long)par->cd.max_iter, info.gap[0]);
+            km_report_say(rep, "classes %g, %g: macro-iterations = %lld, objective = %.17g, "
+                          "gap = %.3g, nonzero coefficients = %lld\n", labels[i], labels[j],
+                          (long long)info.iter[0], info.objective[0], info.gap[0],
+                          (long long)info.nnz_c[0]);
+            km_train_info_free(&info);
+            km_model_free(bm);
+        }
+    km_problem *S = NULL;
+    double *sc = NULL;
+    for (int64_t a = 0; a < m && rc == KM_OK; a++) {
+        int keep = 0;
+        for (int p = 0; p < np; p++)
+            keep |= coef[a * np + p] != 0;
+        if (keep)
+            pos[nsv++] = a;   /* pos is free now: the rows of the support vectors */
+    }
+    int64_t nz = 0;
+    for (int64_t s = 0; s < nsv && rc == KM_OK; s++) {
+        int64_t r = rows ? rows[pos[s]] : pos[s];
+        nz += P->row_ptr[r + 1] - P->row_ptr[r];
+    }
+    if (rc == KM_OK &&
+        (!(S = calloc(1, sizeof *S)) || !(sc = malloc(((size_t)nsv * (size_t)np + 1) *
+                                                       sizeof *sc)) ||
+         !(S->row_ptr = calloc((size_t)nsv + 1, sizeof *S->row_ptr)) ||
+         !(S->index = malloc(((size_t)nz + 1) * sizeof *S->index)) ||
+         !(S->value = malloc(((size_t)nz + 1) * sizeof *S->value)) ||
+         !(S->y = calloc((size_t)nsv + 1, sizeof *S->y))))
+        rc = km_error_nomem(err, "one-versus-one");
+    if (rc == KM_OK) {
+        S->l = nsv;
+        S->n = P->n;
+        int64_t t = 0;
+        for (int64_t s = 0; s < nsv; s++) {
+            int64_t a = pos[s], r = rows ? rows[a] : a;
+            for (int64_t q = P->row_ptr[r]; q < P->row_ptr[r + 1]; q++, t++) {
+                S->index[t] = P->index[q];
+                S->value[t] = P->value[q];
+            }
+            S->row_ptr[s + 1] = t;
+            memcpy(sc + s * np, coef + a * np, (size_t)np * sizeof *sc);
+        }
+        S->nnz = t;
+    }
+    km_model *model = NULL;
+    if (rc == KM_OK && !(model = km_model_alloc(&km_kind_kernel_ovo, par->cd.loss, P->n, nc, nc,
+                                                err)))
+        rc = KM_EINTERNAL;
+    if (rc == KM_OK) {
+        model->C = par->C;
+        model->eps = par->cd.eps;
+        for (int k = 0; k < nc; k++) {
+            model->labels[k] = labels[k];
+            for (int q = 0; q < par->nr_weight; q++)
+                if (par->weights[q].label == labels[k])
+                    model->label_weight[k] = par->weights[q].weight;
+        }
+        rc = km_model_set_ovo(model, &par->kernel, S, sc, err);
+        S = NULL;
+        sc = NULL;
+    }
+    km_problem_free(S);
+    free(sc);
+    free(coef);
+    free(sub);
+    free(pos);
+    if (rc) {
+        km_model_free(model);
+        return rc;
+    }
+    rep->objective = F;
+    rep->gap = gap;
+    km_report_say(rep, "macro-iterations = %lld (the largest of %d pairs)\n", (long long)iters,
+                  np);
+    km_report_say(rep, "objective = %.17g (the sum of the pairs')\n", F);
+    km_report_say(rep, "gap = %.3g (relative duality gap, the largest of all pairs)\n", gap);
+    km_report_say(rep, "nonzero coefficients = %lld (over %lld support vectors, all pairs)\n",
+                  (long long)nnz, (long long)nsv);
+    *out = model;
+    return KM_OK;
+}
+
 static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t count,
                  const km_params *p, km_model **out, km_report *rep, km_error *err)
 {
@@ -215,6 +399,23 @@ static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t
         else if ((rc = km_model_read(km_param_text(p, "init"), &init_read, err)) == KM_OK)
             par.init = init_read;
     }
+    double *labels = NULL;
+    int nc = 0, ovo = rc == KM_OK && km_method_option_is(p, "multiclass", "ovo");
+    if (ovo && !par.use_kernel)
+        rc = km_error_set(err, KM_EUSAGE, "--multiclass ovo: kernels only (-t)");
+    else if (ovo && par.init)
+        rc = km_error_set(err, KM_EUSAGE, "--multiclass ovo does not take --init");
+    if (ovo && rc == KM_OK && (rc = row_labels(P, rows, rows ? count : P->l, &labels, &nc,
+                                               err)) == KM_OK && nc > 2) {
+        rc = train_ovo(P, rows, count, &par, labels, nc, out, rep, err);
+        free(labels);
+        free(weights);
+        free(row_w);
+        km_model_free(init_read);
+        free(kept);
+        return rc;
+    }
+    free(labels);
     if (rc == KM_OK)
         rc = km_train(P, rows, count, &par, out, &info, err);
     free(weights);

@@ -111,3 +111,17 @@ check "-t linear -B 1: the linear solver's -B 1 objective to 1e-11 ($(obj "$TMP/
 check "-t linear -B 1 = the linear solver's -B 1 (decision values to 1e-4)" \
     awk 'NR == FNR { a[FNR] = $1; next } { d = $1 - a[FNR]; if (d < 0) d = -d; if (d > 1e-4) bad = 1 } END { exit bad || FNR != 270 }' "$TMP/klb.dec" "$TMP/llb.dec"
 check "-t rbf -B 2: kernel_offset 4 in the model" bash -c '"$0" -q -t rbf -B 2 "$1" "$2" && grep -qx "kernel_offset 4" "$2"' "$T" "$H" "$TMP/kb2.model"
+
+# ---- --multiclass ovo ----
+awk 'BEGIN { srand(7); for (i = 0; i < 150; i++) { c = i % 3; x = rand() + c; y = rand() - c / 2
+     printf "%d 1:%.4f 2:%.4f 3:%.4f\n", c + 1, x, y, rand() } }' >"$TMP/three.svm"
+"$T" -q -s l1svm -t rbf --multiclass ovo "$TMP/three.svm" "$TMP/ovo.model"
+check "--multiclass ovo: a kernel_ovo model with 3 pairs" bash -c 'grep -qx "solver kernel_ovo" "$1" && grep -qx "nr_pair 3" "$1"' _ "$TMP/ovo.model"
+"$BIN/predict" "$TMP/three.svm" "$TMP/ovo.model" "$TMP/ovo.pred" >"$TMP/ovo.acc"
+check "predict takes the ovo model unchanged (accuracy above 80%)" awk '{ v = $3; sub("%", "", v); exit !(v > 80) }' "$TMP/ovo.acc"
+"$BIN/predict" -d "$TMP/three.svm" "$TMP/ovo.model" "$TMP/ovo.dec" >/dev/null
+check "predict -d: the votes (3 per row, summing to the 3 pairs)" awk '{ if (NF != 3 || $1 + $2 + $3 != 3) bad = 1 } END { exit bad || NR != 150 }' "$TMP/ovo.dec"
+"$T" -q -s l1svm -t rbf --multiclass ovo -v 5 "$TMP/three.svm" >"$TMP/ovo.cv"
+check "--multiclass ovo -v 5" grep -Eq '^Cross Validation Accuracy = [0-9.]+%$' "$TMP/ovo.cv"
+expect_fail "--multiclass ovo without a kernel" 1 'kernels only' "$T" --multiclass ovo "$TMP/three.svm" "$TMP/x.model"
+expect_fail "--multiclass for regression" 1 'does not apply' "$T" -s rls --multiclass ovo "$TMP/three.svm" "$TMP/x.model"

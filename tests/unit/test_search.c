@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "method.h"
 #include "model.h"
+#include "ovo.h"
 #include "plot.h"
 #include "metrics.h"
 #include "search.h"
@@ -558,8 +559,186 @@ static void test_offset(void)
     km_problem_free(P);
 }
 
+/* The rows of P whose label is a or b. */
+static km_problem *pair_rows(const km_problem *P, double a, double b)
+{
+    int64_t *rp = malloc((size_t)(P->l + 1) * sizeof *rp), t = 0, r = 0;
+    int32_t *idx = malloc((size_t)P->nnz * sizeof *idx);
+    double *val = malloc((size_t)P->nnz * sizeof *val), *y = malloc((size_t)P->l * sizeof *y);
+    rp[0] = 0;
+    for (int64_t i = 0; i < P->l; i++) {
+        if (P->y[i] != a && P->y[i] != b)
+            continue;
+        for (int64_t q = P->row_ptr[i]; q < P->row_ptr[i + 1]; q++, t++) {
+            idx[t] = P->index[q];
+            val[t] = P->value[q];
+        }
+        y[r] = P->y[i];
+        rp[++r] = t;
+    }
+    km_problem *S = NULL;
+    km_problem_from_csr(r, P->n, rp, idx, val, y, NULL, &S, NULL);
+    free(rp);
+    free(idx);
+    free(val);
+    free(y);
+    return S;
+}
+
+/* One-versus-one against the binary models of the pairs trained here and votes counted
+ * here (pair (a, b) votes b when its decision value is > 0; the first class with the most
+ * votes wins). */
+static void test_ovo_votes(int nc, const char *method)
+{
+    km_error err;
+    km_problem *P = make_problem(20 * nc, 4, nc), *T = make_problem(60, 4, nc);
+    km_params *p = km_params_new();
+    km_params_set(p, "-t", "rbf", &err);
+    km_params_set(p, "-g", "0.5", &err);
+    km_params_set(p, "-c", "2", &err);
+    km_params_set(p, "weight", "2:1.5", &err);
+    const km_method *m = km_method_find(method);
+    km_params *po = km_params_copy(p, &err);
+    km_params_set(po, "--multiclass", "ovo", &err);
+    km_model *O = NULL;
+    km_report rep;
+    int rc = km_method_train(m, P, po, &O, &rep, &err);
+    CHECK(rc == KM_OK && O->nr_w == nc && strcmp(O->kind->name, "kernel_ovo") == 0,
+          "%s --multiclass ovo, %d classes: a kernel_ovo model (%s)", method, nc,
+          rc ? err.msg : "");
+    if (rc) {
+        km_params_free(p);
+        km_params_free(po);
+        km_problem_free(P);
+        km_problem_free(T);
+        return;
+    }
+    km_report_free(&rep);
+    int np = nc * (nc - 1) / 2;
+    double *pd = malloc((size_t)(T->l * np) * sizeof *pd), *want = malloc((size_t)T->l * sizeof *want);
+    double *got = malloc((size_t)T->l * sizeof *got), diff = 0;
+    int *votes = calloc((size_t)(T->l * nc), sizeof *votes);
+    rc = km_ovo_pair_decisions(O, T, NULL, T->l, pd, 1, &err);
+    for (int i = 0, q = 0; i < nc; i++)
+        for (int j = i + 1; j < nc; j++, q++) {
+            km_problem *S = pair_rows(P, i + 1, j + 1);
+            km_model *B = NULL;
+            km_params *pp = km_params_new();   /* -w2 1.5 where the pair has class 2 */
+            km_params_set(pp, "-t", "rbf", &err);
+            km_params_set(pp, "-g", "0.5", &err);
+            km_params_set(pp, "-c", "2", &err);
+            if (i == 1 || j == 1)
+                km_params_set(pp, "weight", "2:1.5", &err);
+            rc |= km_method_train(m, S, pp, &B, NULL, &err);
+            km_params_free(pp);
+            double *d = calloc((size_t)T->l, sizeof *d);
+            if (B)
+                rc |= km_model_decision_rows(B, T, NULL, T->l, d, 1, &err);
+            for (int64_t a = 0; a < T->l; a++) {
+                diff = fmax(diff, fabs(d[a] - pd[a * np + q]));
+                votes[a * nc + (d[a] > 0 ? j : i)]++;
+            }
+            free(d);
+            km_model_free(B);
+            km_problem_free(S);
+        }
+    int ties = 0;
+    for (int64_t a = 0; a < T->l; a++) {
+        int best = 0, nbest = 1;
+        for (int k = 1; k < nc; k++)
+            if (votes[a * nc + k] > votes[a * nc + best]) {
+                best = k;
+                nbest = 1;
+            } else if (votes[a * nc + k] == votes[a * nc + best]) {
+                nbest++;
+            }
+        ties += nbest > 1;
+        want[a] = best + 1;
+    }
+    rc |= km_predict(O, T, got, &err);
+    CHECK(rc == KM_OK && diff < 1e-12, "%d classes: the pairs' decision values = binary models "
+          "trained on the pairs' rows (%.2g)", nc, diff);
+    CHECK(rc == KM_OK && memcmp(got, want, (size_t)T->l * sizeof *got) == 0, "%d classes: "
+          "predictions = the votes counted by hand (%d ties to the smaller label)", nc, ties);
+    /* the file: read back, the same bytes and predictions */
+    char a[] = "/tmp/kmtk_ovoAXXXXXX", b[] = "/tmp/kmtk_ovoBXXXXXX";
+    close(mkstemp(a));
+    close(mkstemp(b));
+    km_model *R = NULL;
+    rc = km_model_write(O, a, &err) || km_model_read(a, &R, &err) || km_model_write(R, b, &err);
+    double *again = malloc((size_t)T->l * sizeof *again);
+    rc = rc || km_predict(R, T, again, &err);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
+    CHECK(rc == 0 && system(cmd) == 0 && memcmp(got, again, (size_t)T->l * sizeof *got) == 0,
+          "%d classes: the ovo model reads back byte for byte, same predictions", nc);
+    unlink(a);
+    unlink(b);
+    km_model_free(R);
+    free(again);
+    free(pd);
+    free(want);
+    free(got);
+    free(votes);
+    km_model_free(O);
+    km_params_free(p);
+    km_params_free(po);
+    km_problem_free(P);
+    km_problem_free(T);
+}
+
+/* Cross-validation with ovo: leave-one-out (k = l) predictions = ovo models trained here
+ * without each row. */
+static void test_ovo_cv(void)
+{
+    km_error err;
+    km_problem *P = make_problem(30, 3, 3);
+    km_params *p = km_params_new();
+    km_params_set(p, "-t", "rbf", &err);
+    km_params_set(p, "--multiclass", "ovo", &err);
+    const km_method *m = km_method_find("l1svm");
+    double *cv = malloc((size_t)P->l * sizeof *cv);
+    int rc = km_method_cross_validate(m, P, p, (int)P->l, cv, NULL, &err), same = 1;
+    for (int64_t i = 0; i < P->l && rc == KM_OK; i++) {
+        km_problem *S = without_row(P, i);
+        km_model *M = NULL;
+        double pred;
+        rc = km_method_train(m, S, p, &M, NULL, &err);
+        rc |= km_model_decision_rows(M, P, &i, 1, (double[3]){0}, 1, &err);
+        if (rc == KM_OK) {
+            km_problem *one = NULL;
+            int64_t rp[2] = {0, P->row_ptr[i + 1] - P->row_ptr[i]};
+            km_problem_from_csr(1, P->n, rp, P->index + P->row_ptr[i], P->value + P->row_ptr[i],
+                                &P->y[i], NULL, &one, NULL);
+            rc = km_predict(M, one, &pred, &err);
+            same &= pred == cv[i];
+            km_problem_free(one);
+        }
+        km_model_free(M);
+        km_problem_free(S);
+    }
+    CHECK(rc == KM_OK && same, "ovo -v l: the predictions of leave-one-out ovo models (%s)",
+          rc ? err.msg : "");
+    double acc = 0;
+    rc = km_method_cv_score(m, P, p, 5, "f1", &acc, NULL, &err);
+    CHECK(rc == KM_OK && acc > 0.5, "ovo -v 5 --metric f1 = %g", acc);
+    km_params_free(p);
+    p = km_params_new();
+    km_params_set(p, "--multiclass", "ovo", &err);
+    km_model *M = NULL;
+    rc = km_method_train(m, P, p, &M, NULL, &err);
+    CHECK(rc == KM_EUSAGE && strstr(err.msg, "kernels only"), "ovo without -t: %s", err.msg);
+    free(cv);
+    km_params_free(p);
+    km_problem_free(P);
+}
+
 int main(void)
 {
+    test_ovo_votes(3, "l1svm");
+    test_ovo_votes(4, "l2svm");
+    test_ovo_votes(5, "l1svm");
+    test_ovo_cv();
     test_offset();
     test_heatmap();
     test_metrics();
