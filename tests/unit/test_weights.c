@@ -157,6 +157,8 @@ static void test_uniform(void)
     km_model *A = NULL, *B = NULL;
     int rc = km_method_train(m, P, pw, &A, NULL, &err) | km_method_train(m, P, pc, &B, NULL, &err);
     CHECK(rc == KM_OK && dec_diff(A, B, P, 1) == 0, "weights 0.25 = -c 0.25, bit for bit");
+    km_model_free(A);
+    A = NULL;
     /* cross-validation: weights of the whole problem follow the folds' rows */
     double pa[50], pb[50];
     for (int i = 0; i < 50; i++)
