@@ -42,6 +42,11 @@ typedef struct km_train_param {
  * model's own decision values give back its coefficients. 0 for losses without a rule. */
 double km_start_coef(km_loss loss, double y, double z, double C, double eps);
 
+/* c moved into the feasible set of the loss's dual at C (l1svm: y c in [0, C]; l2svm: y c
+ * >= 0; rla, svr: |c| <= C): a kernel model's own coefficient as a warm start at another
+ * C. */
+double km_clip_coef(km_loss loss, double y, double c, double C);
+
 /* What training did, one entry per weight vector of the model. */
 typedef struct km_train_info {
     int nr_w;
