@@ -67,8 +67,9 @@ static const km_option opt_row_weights = {"weights", "--weights", "FILE", KM_OPT
                                           "drops the row)"};
 
 static const km_option opt_init = {"init", "--init", "MODEL", KM_OPT_TEXT, 0, 0, 0, NULL, NULL,
-                                   "warm start from this model's decision values (the same "
-                                   "optimum, fewer sweeps near it)"};
+                                   "warm start: from a kernel model's own coefficients, "
+                                   "else its decision values (the same optimum, fewer "
+                                   "sweeps near it)"};
 
 #define KERNEL_OPTS &opt_kernel, &km_opt_gamma, &km_opt_degree, &km_opt_coef0, &opt_cache, \
     &opt_solver, &opt_fpstep
