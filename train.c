@@ -10,6 +10,7 @@
 #include "method.h"
 #include "metrics.h"
 #include "model.h"
+#include "search.h"
 #include "svmlight.h"
 
 void openblas_set_num_threads(int);
@@ -28,6 +29,12 @@ static void usage(void)
         printf("                 %-8s %s\n", km_method_name(km_method_at(i)),
                km_method_summary(km_method_at(i)));
     printf("  -v k         k-fold cross-validation: print accuracy or MSE, write no model\n"
+           "  --metric M   what -v prints: accuracy, f1, auc (two classes) or mse\n"
+           "  -C           search C (from a small C up by factors of 2, warm-started) by\n"
+           "               -v k (default 5) cross-validation; print each C and the best\n"
+           "  --grid SPEC  search C and gamma: C=LO:HI:N,g=LO:HI:N in log2 (grid.py's\n"
+           "               C=-5:15:11,g=3:-15:10 for what is left out; 'default')\n"
+           "  --grid-plot FILE  the --grid scores as an SVG heat map with contours\n"
            "  -q           quiet: no progress, warnings or summary\n"
            "  --max-line BYTES  refuse lines longer than this (default 1G; k, M, G)\n"
            "  --save-liblinear FILE  also write the model as a LIBLINEAR model file (linear\n"
@@ -79,6 +86,8 @@ int main(int argc, char **argv)
         km_cli_die(3, "out of memory");
     const char *method_name = DEFAULT_METHOD, *args[2] = {0}, *save_liblinear = NULL;
     const char *save_libsvm = NULL;
+    const char *metric = NULL, *grid = NULL, *grid_plot = NULL;
+    int search_C = 0;
     int quiet = 0, folds = 0, help = 0, nargs = 0, have_s = 0;
     size_t max_line = 0;
     for (int i = 1; i < argc; i++) {
@@ -91,6 +100,14 @@ int main(int argc, char **argv)
             have_s = 1;
         } else if (strcmp(a, "-v") == 0) {
             folds = (int)km_cli_integer(a, NEXT(), 2, 1000000);
+        } else if (strcmp(a, "--metric") == 0) {
+            metric = NEXT();
+        } else if (strcmp(a, "-C") == 0) {
+            search_C = 1;
+        } else if (strcmp(a, "--grid") == 0) {
+            grid = NEXT();
+        } else if (strcmp(a, "--grid-plot") == 0) {
+            grid_plot = NEXT();
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (strcmp(a, "--max-line") == 0) {
@@ -148,7 +165,21 @@ int main(int argc, char **argv)
         km_cli_die(1, "no data file given");
     if (folds && m->no_cv)
         km_cli_die(1, "-v does not apply to -s %s (%s)", m->name, m->no_cv);
-    if (!folds)
+    if (search_C && grid)
+        km_cli_die(1, "-C and --grid: one search at a time");
+    if (grid_plot && !grid)
+        km_cli_die(1, "--grid-plot needs --grid");
+    int search = search_C || grid;
+    if (search && !folds)
+        folds = 5;
+    if (search && nargs == 2)
+        km_cli_die(1, "%s reports and writes no model (train again with the best values)",
+                   grid ? "--grid" : "-C");
+    if (metric && !folds)
+        km_cli_die(1, "--metric needs -v");
+    if (km_metric_check(m, metric, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    if (!folds && !search)
         km_cli_check_model_path(args[0], nargs == 2 ? args[1] : NULL);
     openblas_set_num_threads(1);   /* the solvers thread by themselves (OpenBLAS's idle
                                       threads spin-yield after every call) */
@@ -161,26 +192,33 @@ int main(int argc, char **argv)
         km_cli_die(err.code, "%s", err.msg);
     double t_read = km_cli_now();
     km_report rep;
-    if (folds) {
-        double *pred = malloc((size_t)P->l * sizeof *pred);
-        if (!pred)
-            km_cli_die(3, "out of memory");
-        if (km_method_cross_validate(m, P, par, folds, pred, &rep, &err))
+    if (search) {
+        km_search S;
+        int rc = grid ? km_search_grid(m, P, par, folds, metric, grid, &S, &rep, &err)
+                      : km_search_C(m, P, par, folds, metric, &S, &rep, &err);
+        if (rc)
             km_cli_die(err.code, "%s", err.msg);
         if (!quiet)
             print_warnings(&rep);
-        km_metrics mt = {0};
-        for (int64_t i = 0; i < P->l; i++)
-            km_metrics_add(&mt, P->y[i * km_problem_nout(P)], pred[i]);
-        if (km_method_classifies(m)) {
-            printf("Cross Validation Accuracy = %g%%\n", km_metrics_accuracy(&mt));
-        } else {
-            printf("Cross Validation Mean squared error = %g\n", km_metrics_mse(&mt));
-            printf("Cross Validation Squared correlation coefficient = %g\n",
-                   km_metrics_scc(&mt));
-        }
+        fputs(rep.text ? rep.text : "", stdout);
+        if (grid_plot && km_search_plot(&S, metric ? metric : km_method_classifies(m)
+                                                    ? "accuracy" : "mse", grid_plot, &err))
+            km_cli_die(err.code, "%s", err.msg);
+        km_search_free(&S);
         km_report_free(&rep);
-        free(pred);
+        km_problem_free(P);
+        km_params_free(par);
+        km_cli_check_stdout();
+        return 0;
+    }
+    if (folds) {
+        double value;
+        if (km_method_cv_score(m, P, par, folds, metric, &value, &rep, &err))
+            km_cli_die(err.code, "%s", err.msg);
+        if (!quiet)
+            print_warnings(&rep);
+        fputs(rep.text ? rep.text : "", stdout);
+        km_report_free(&rep);
         km_problem_free(P);
         km_params_free(par);
         km_cli_check_stdout();

@@ -41,7 +41,7 @@ static int kernel_uses(km_kernel_type t)
 /* The kernel with the defaults of km_basis_parse (also the values of unused parameters). */
 static km_kernel default_kernel(km_kernel_type t)
 {
-    km_kernel k = {t, 1, 0, 3};
+    km_kernel k = {t, 1, 0, 3, 0};
     return k;
 }
 

@@ -172,7 +172,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
     }
     for (int64_t i = 0; i < m; i++) {   /* a zero row (alpha = 0): c_i is known */
         cd_coord *s = &coord[i];
-        double ci = s->alpha == 0 ? km_loss_dual_argmin(loss, s->y, s->C, par->eps) : 0;
+        double ci = s->alpha == 0 ? km_loss_dual_argmin(loss, s->y, s->C, par->eps)
+                    : s->alpha > 0 && par->c_init ? par->c_init[i] : 0;   /* warm start */
         if (ci != 0) {
             if ((rc = ops->update(ctx, i, s, ci, err)))
                 goto out;
@@ -856,7 +857,7 @@ int km_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_p
     res->max_h = 0;
     res->delta = delta;
     for (int64_t i = 0; i < m; i++)
-        c[i] = 0;
+        c[i] = par->c_init ? par->c_init[i] : 0;   /* warm start */
     for (int64_t iter = 1; iter <= par->max_iter; iter++) {
         if ((rc = km_kmatrix_matvec(K, c, z, threads, err)))      /* step 1: z = K c */
             return rc;

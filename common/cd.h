@@ -53,6 +53,11 @@ typedef struct km_cd_param {
     /* Called after every macro-iteration (may be NULL). */
     void (*progress)(void *user, int64_t iter, double max_h, int64_t active);
     void *user;
+    const double *c_init;  /* NULL: start from c = 0; else a warm start from these m
+                              coefficients (feasible: c_i in -C_i dL(y_i, .), e.g. a solution
+                              at another C mapped by km_start_coef, linear.h); rows with k_ii <= 0 keep
+                              their own start. Every solver (linear, kernel CD, greedy, fixed
+                              point) reaches the same optimum from it. */
 } km_cd_param;
 
 /*

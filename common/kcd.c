@@ -661,7 +661,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     /* a zero kernel row (k_ii = 0): c_i is the minimizer of its conjugate term, set once
      * (km_loss_dual_argmin; its row is added to z, which a PSD kernel leaves as it is) */
     for (int64_t i = 0; rc == KM_OK && i < m; i++) {
-        double ci = kii[i] == 0 ? km_loss_dual_argmin(par->loss, y[i], C[i], par->eps) : 0;
+        double ci = kii[i] == 0 ? km_loss_dual_argmin(par->loss, y[i], C[i], par->eps)
+                    : kii[i] > 0 && par->c_init ? par->c_init[i] : 0;   /* warm start */
         for (int b = 0; ci != 0 && b < T && rc == KM_OK; b++) {
             const double *row = km_kmatrix_row(W->K[b], i, err);
             if (!row)

@@ -438,11 +438,22 @@ int km_kernel_check(const km_kernel *k, int32_t n, km_error *err)
 double km_kernel_eval(const km_kernel *k, const int32_t *ix, const double *vx, int64_t nx,
                       double sqx, const int32_t *iy, const double *vy, int64_t ny, double sqy)
 {
+    double v;
     switch (k->type) {
-    case KM_KERNEL_LAPLACIAN: return km_exp(-k->gamma * l1_merge(ix, vx, nx, iy, vy, ny));
-    case KM_KERNEL_SPLINE: return spline_value(first_value(ix, vx, nx), first_value(iy, vy, ny));
-    default: return transform1(k, dot_merge(ix, vx, nx, iy, vy, ny), sqx, sqy);
+    case KM_KERNEL_LAPLACIAN: v = km_exp(-k->gamma * l1_merge(ix, vx, nx, iy, vy, ny)); break;
+    case KM_KERNEL_SPLINE: v = spline_value(first_value(ix, vx, nx), first_value(iy, vy, ny));
+        break;
+    default: v = transform1(k, dot_merge(ix, vx, nx, iy, vy, ny), sqx, sqy); break;
     }
+    return v + k->offset;   /* K + b^2 (0: none; x + 0 is x) */
+}
+
+/* out[0..n) += the kernel's offset (K + b^2), when it has one. */
+static void add_offset(const km_kernel *k, double *out, int64_t n)
+{
+    if (k->offset != 0)
+        for (int64_t b = 0; b < n; b++)
+            out[b] += k->offset;
 }
 
 /* One column of a kernel on a single feature: out[a] = K(x[a], y), each value a one-entry
@@ -486,7 +497,15 @@ static void column_1d(const km_kernel *k, const double *x, int64_t n, double y, 
     }
 }
 
+static void kernel_1d(const km_kernel *k, const double *x, int64_t n, double y, double *out);
+
 void km_kernel_1d(const km_kernel *k, const double *x, int64_t n, double y, double *out)
+{
+    kernel_1d(k, x, n, y, out);
+    add_offset(k, out, n);
+}
+
+static void kernel_1d(const km_kernel *k, const double *x, int64_t n, double y, double *out)
 {
     switch (k->type) {
     case KM_KERNEL_RBF:
@@ -936,8 +955,22 @@ static void values_merge(const km_kernel *k, const km_kdata *A, int64_t a, const
 
 /* Kernel values of A row a with B rows [b0, b1) given w, the scattered row when the dots
  * need one (NULL otherwise, or when there is none: then rows are merged). */
+static void values_exact_raw(const km_kernel *k, const km_kdata *A, int64_t a,
+                             const km_kdata *B, const int64_t *ib, int64_t b0, int64_t b1,
+                             const double *w, double *out);
+
+/* values_exact_raw plus the kernel's offset: every row path of km_kernel_block and
+ * km_kmatrix ends here (the dgemm path adds it itself). */
 static void values_exact(const km_kernel *k, const km_kdata *A, int64_t a, const km_kdata *B,
                          const int64_t *ib, int64_t b0, int64_t b1, const double *w, double *out)
+{
+    values_exact_raw(k, A, a, B, ib, b0, b1, w, out);
+    add_offset(k, out, b1 - b0);
+}
+
+static void values_exact_raw(const km_kernel *k, const km_kdata *A, int64_t a,
+                             const km_kdata *B, const int64_t *ib, int64_t b0, int64_t b1,
+                             const double *w, double *out)
 {
     if (!dot_based(k->type) || (needs_scatter(k, B, ib) && !w)) {
         values_merge(k, A, a, B, ib, b0, b1, out);
@@ -1066,8 +1099,10 @@ static int block_dgemm(const km_kernel *k, const km_kdata *A, const int64_t *ia,
             }
             cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)ma, (int)mb, (int)kk, 1.0,
                         pa, (int)lda, pb, (int)ldb, 0.0, out + a0 * nb + b0, (int)nb);
-            for (int64_t a = a0; a < a0 + ma; a++)
+            for (int64_t a = a0; a < a0 + ma; a++) {
                 transform_row(k, out + a * nb + b0, mb, A->sq[ia ? ia[a] : a], B, ib, b0);
+                add_offset(k, out + a * nb + b0, mb);
+            }
         }
     }
     if (old != 1)

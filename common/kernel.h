@@ -25,6 +25,9 @@ typedef struct km_kernel {
     double gamma;
     double coef0;
     int degree;
+    double offset;        /* added to every value: K + offset (-B b with a kernel: the
+                             thesis' no-offset solver on K + b^2, a regularized offset);
+                             0: none */
 } km_kernel;
 
 /* The kernel called name ("rbf", ...) or svm-train's number ("0".."3"); -1 if none. */

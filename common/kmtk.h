@@ -91,6 +91,20 @@ km_params *km_params_new(void);
  * others replace it. KM_EUSAGE for a name no method knows. */
 int km_params_set(km_params *p, const char *name, const char *value, km_error *err);
 
+/* Instance weights (LIBSVM's weights extension): w[i] >= 0, finite, multiplies C of row i
+ * of the problem trained on (l = its rows; copied; NULL clears). Weight 0 removes the row;
+ * an integer weight k trains as k copies of the row. The same as the option "weights" (a
+ * file, --weights FILE), which must not be set too. */
+int km_params_set_weights(km_params *p, const double *w, int64_t l, km_error *err);
+
+/* A warm start for the solvers that take one (l1svm, l2svm, rls, rla, svr, linear and
+ * kernel): training starts from the coefficients that model m's decision values give
+ * (c_i = -C_i dL(y_i, z_i)) and reaches the same optimum, in fewer sweeps when m is near it
+ * (the model of a nearby C). m's classes must be the data's. m is borrowed: it must
+ * outlive p's use; NULL clears. The same as the option "init" (--init MODEL_FILE). */
+struct km_model;
+void km_params_set_init(km_params *p, const struct km_model *m);
+
 /* The value text of an option as set (the last one), or NULL when it is not set. */
 const char *km_params_get(const km_params *p, const char *name);
 
@@ -149,6 +163,21 @@ int km_method_train(const km_method *m, const km_problem *P, const km_params *p,
  * rep gets the folds' warnings. KM_EUSAGE for methods without it (see km_method_help). */
 int km_method_cross_validate(const km_method *m, const km_problem *P, const km_params *p,
                              int folds, double *pred, km_report *rep, km_error *err);
+
+/* k-fold cross-validation scored by metric: "accuracy" (%), "f1" (two classes: of the larger
+ * label; more: the mean over the classes), "auc" (two classes, the larger positive: the area
+ * under the ROC curve of the folds' decision values), "mse"; NULL: accuracy for classifiers,
+ * mse for regression. *value gets the score; rep->text the line(s) "Cross Validation NAME =
+ * x" (mse adds the squared correlation). KM_EUSAGE for a metric that does not fit the method
+ * or the data. */
+int km_method_cv_score(const km_method *m, const km_problem *P, const km_params *p, int folds,
+                       const char *metric, double *value, km_report *rep, km_error *err);
+
+/* KM_OK when metric (NULL: the default) can score m, else KM_EUSAGE saying why. */
+int km_metric_check(const km_method *m, const char *metric, km_error *err);
+
+/* 1 when a larger value of the metric is better (all but mse). */
+int km_metric_higher_is_better(const char *metric);
 
 /* ---- models ---- */
 

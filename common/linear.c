@@ -105,6 +105,24 @@ static int collect_labels(const km_problem *P, const int64_t *rows, int64_t m, d
     return KM_OK;
 }
 
+double km_start_coef(km_loss loss, double y, double z, double C, double eps)
+{
+    switch (loss) {
+    case KM_LOSS_L1SVM:   /* max(0, 1 - yz) */
+        return y * z < 1 ? y * C : 0;
+    case KM_LOSS_L2SVM:   /* max(0, 1 - yz)^2 */
+        return y * z < 1 ? 2 * C * y * (1 - y * z) : 0;
+    case KM_LOSS_RLS:     /* (y - z)^2 / 2 */
+        return C * (y - z);
+    case KM_LOSS_RLA:     /* |y - z| */
+        return y > z ? C : y < z ? -C : 0;
+    case KM_LOSS_SVR:     /* max(0, |y - z| - eps) */
+        return y - z > eps ? C : z - y > eps ? -C : 0;
+    default:
+        return 0;
+    }
+}
+
 /* F(c) = sum_i C_i L(y_i, z_i) + c'z/2 with z = Kc (problem (2.2)). */
 static double km_kernel_objective(const double *y, const double *C, km_loss loss, double eps,
                                   const double *c, const double *z, int64_t m)
@@ -199,6 +217,8 @@ typedef struct train_job {
     double *delta;           /* per problem: the tolerance used */
     km_train_info *info;
     km_error *errs;          /* per problem */
+    double *init_dec;        /* NULL, or m * nr_w decision values of par->init */
+    double *init_c;          /* NULL, or m * nr_w coefficients of par->init's own rows */
 } train_job;
 
 /* Solves problem k (class k of one-versus-all, else the only one) on the worker's buffers. */
@@ -224,17 +244,35 @@ static int train_problem(void *ctx, int64_t kk, int worker)
             y[i] = J->cls[i] == k ? 1 : -1;
             C[i] = J->cls[i] == k ? par->C * J->model->label_weight[k] : par->C;
         }
+        if (par->row_weight)     /* instance weights: C_i = C * class weight * w_i */
+            C[i] *= par->row_weight[J->rows ? J->rows[i] : i];
+    }
+    km_cd_param cd = J->cd;
+    double *c0 = NULL;
+    if (J->init_dec) {           /* warm start: c from the init model's decision values */
+        if (!(c0 = malloc((size_t)(m > 0 ? m : 1) * sizeof *c0)))
+            return km_error_nomem(err, "warm start");
+        for (int64_t i = 0; i < m; i++)
+            c0[i] = km_start_coef(loss, y[i], J->init_dec[i * nr_w + k], C[i], par->cd.eps);
+        cd.c_init = c0;
+    } else if (J->init_c) {      /* warm start: the kernel model's own coefficients */
+        if (!(c0 = malloc((size_t)(m > 0 ? m : 1) * sizeof *c0)))
+            return km_error_nomem(err, "warm start");
+        for (int64_t i = 0; i < m; i++)
+            c0[i] = km_clip_coef(loss, y[i], J->init_c[i * nr_w + k], C[i]);
+        cd.c_init = c0;
     }
     km_cd_result res = {0};
     int rc;
     if (!par->use_kernel)
-        rc = km_cd_linear(&J->data, y, C, &J->cd, w, ck, &res, err);
+        rc = km_cd_linear(&J->data, y, C, &cd, w, ck, &res, err);
     else if (J->G)
-        rc = km_kcd_solve(J->G, y, C, &J->cd, ck, z, &res, err);
+        rc = km_kcd_solve(J->G, y, C, &cd, ck, z, &res, err);
     else if (par->fixedpoint)
-        rc = km_fixedpoint(J->K, y, C, &J->cd, par->alpha_rule, par->threads, ck, z, &res, err);
+        rc = km_fixedpoint(J->K, y, C, &cd, par->alpha_rule, par->threads, ck, z, &res, err);
     else
-        rc = km_cd_kernel(J->K, y, C, &J->cd, ck, z, &res, err);
+        rc = km_cd_kernel(J->K, y, C, &cd, ck, z, &res, err);
+    free(c0);
     if (rc)
         return rc;
     if (!par->use_kernel) {
@@ -266,6 +304,114 @@ static int train_problem(void *ctx, int64_t kk, int worker)
             info->nnz_c[k] += ck[i] != 0;
     }
     return KM_OK;
+}
+
+double km_clip_coef(km_loss loss, double y, double c, double C)
+{
+    switch (loss) {
+    case KM_LOSS_L1SVM:   /* y c in [0, C] */
+        return y * c <= 0 ? 0 : y * c > C ? y * C : c;
+    case KM_LOSS_L2SVM:   /* y c >= 0 */
+        return y * c <= 0 ? 0 : c;
+    case KM_LOSS_RLA:
+    case KM_LOSS_SVR:     /* |c| <= C */
+        return c > C ? C : c < -C ? -C : c;
+    case KM_LOSS_RLS:
+        return c;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t row_hash(const int32_t *ix, const double *v, int64_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *a = (const unsigned char *)ix, *b = (const unsigned char *)v;
+    for (size_t q = 0; q < (size_t)n * sizeof *ix; q++)
+        h = (h ^ a[q]) * 1099511628211ULL;
+    for (size_t q = 0; q < (size_t)n * sizeof *v; q++)
+        h = (h ^ b[q]) * 1099511628211ULL;
+    return h;
+}
+
+/* A kernel init model of the same kernel: its coefficients on the training rows that are
+ * its support vectors (matched by content, each support vector used once), 0 elsewhere;
+ * *out stays NULL when the model is not such a model. */
+static int init_coefficients(const km_train_param *par, const km_problem *P,
+                             const int64_t *rows, int64_t m, int nr_w, double **out,
+                             km_error *err)
+{
+    const km_model *I = par->init;
+    const km_expansion *e = I->kind == &km_kind_kernel ? km_model_expansion(I) : NULL;
+    *out = NULL;
+    if (!par->use_kernel || !e || I->nr_w != nr_w || e->kernel.type != par->kernel.type ||
+        e->kernel.gamma != par->kernel.gamma || e->kernel.coef0 != par->kernel.coef0 ||
+        e->kernel.degree != par->kernel.degree || e->kernel.offset != par->kernel.offset)
+        return KM_OK;
+    const km_problem *S = e->sv;
+    int64_t cap = 2;
+    while (cap < 2 * S->l + 2)
+        cap *= 2;
+    int64_t *slot = malloc((size_t)cap * sizeof *slot);
+    char *used = calloc((size_t)S->l + 1, 1);
+    double *c = calloc((size_t)m * (size_t)nr_w + 1, sizeof *c);
+    if (!slot || !used || !c) {
+        free(slot);
+        free(used);
+        free(c);
+        return km_error_nomem(err, "warm start");
+    }
+    for (int64_t q = 0; q < cap; q++)
+        slot[q] = -1;
+    for (int64_t s = 0; s < S->l; s++) {
+        int64_t b = S->row_ptr[s], n = S->row_ptr[s + 1] - b;
+        uint64_t q = row_hash(S->index + b, S->value + b, n) & (uint64_t)(cap - 1);
+        while (slot[q] >= 0)
+            q = (q + 1) & (uint64_t)(cap - 1);
+        slot[q] = s;
+    }
+    for (int64_t a = 0; a < m; a++) {
+        int64_t r = rows ? rows[a] : a, b = P->row_ptr[r], n = P->row_ptr[r + 1] - b;
+        uint64_t q = row_hash(P->index + b, P->value + b, n) & (uint64_t)(cap - 1);
+        for (; slot[q] >= 0; q = (q + 1) & (uint64_t)(cap - 1)) {
+            int64_t s = slot[q], sb = S->row_ptr[s];
+            if (used[s] || S->row_ptr[s + 1] - sb != n ||
+                memcmp(S->index + sb, P->index + b, (size_t)n * sizeof *P->index) ||
+                memcmp(S->value + sb, P->value + b, (size_t)n * sizeof *P->value))
+                continue;
+            used[s] = 1;
+            memcpy(c + a * nr_w, e->sv_coef + s * nr_w, (size_t)nr_w * sizeof *c);
+            break;
+        }
+    }
+    free(slot);
+    free(used);
+    *out = c;
+    return KM_OK;
+}
+
+/* The warm start's decision values on the rows (m * nr_w); KM_EUSAGE when the init model's
+ * classes or outputs are not those of the model being trained. */
+static int init_check(const km_train_param *par, const km_model *model, km_error *err)
+{
+    const km_model *I = par->init;
+    int same = I->nr_class == model->nr_class && I->nr_w == model->nr_w && I->nr_output == 0;
+    for (int k = 0; same && k < model->nr_class; k++)
+        same = I->labels[k] == model->labels[k];
+    if (!same)
+        return km_error_set(err, KM_EUSAGE, "--init: the model's %s (%d, %d decision values) "
+                            "are not those of the data (%d, %d)", model->nr_class ? "classes"
+                            : "outputs", I->nr_class, I->nr_w, model->nr_class, model->nr_w);
+    return KM_OK;
+}
+
+static int init_decisions(const km_train_param *par, const km_problem *P, const int64_t *rows,
+                          int64_t m, const km_model *model, double **out, km_error *err)
+{
+    const km_model *I = par->init;
+    if (!(*out = malloc(((size_t)m * (size_t)model->nr_w + 1) * sizeof **out)))
+        return km_error_nomem(err, "warm start");
+    return km_model_decision_rows(I, P, rows, m, *out, par->threads, err);
 }
 
 int km_train(const km_problem *P, const int64_t *rows, int64_t m,
@@ -313,7 +459,8 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
     size_t dim = par->use_kernel ? 0 : (size_t)P->n + 1;
     locked_progress lp = {par->cd.progress, par->cd.user, PTHREAD_MUTEX_INITIALIZER};
     train_job J = {P, rows, m, par, par->cd, {P, rows, m, par->bias}, NULL, NULL, model, NULL,
-                   nc, nr_w, NULL, NULL, 3 * (size_t)m + dim + (size_t)m, NULL, info, NULL};
+                   nc, nr_w, NULL, NULL, 3 * (size_t)m + dim + (size_t)m, NULL, info, NULL,
+                   NULL, NULL};
     int greedy = par->use_kernel && !par->fixedpoint && km_rule_is_greedy(par->cd.rule);
     if (workers > 1 && par->cd.progress) {
         J.cd.progress = progress_locked;
@@ -372,6 +519,13 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
     }
     for (int64_t i = 0; classify && i < m; i++)
         cls[i] = find_label(labels, nc, P->y[rows ? rows[i] : i]);
+    /* a kernel model of the same kernel starts from its own coefficients, any other from
+     * its decision values */
+    if (par->init && ((rc = init_check(par, model, err)) ||
+                      (rc = init_coefficients(par, P, rows, m, nr_w, &J.init_c, err)) ||
+                      (!J.init_c &&
+                       (rc = init_decisions(par, P, rows, m, model, &J.init_dec, err)))))
+        goto done;
     int64_t failed;
     if ((rc = km_tasks_run(nr_w, workers, train_problem, &J, &failed))) {
         *err = J.errs[failed];
@@ -391,6 +545,8 @@ done:
     free(cls);
     free(J.delta);
     free(J.errs);
+    free(J.init_dec);
+    free(J.init_c);
     if (rc) {
         km_model_free(model);
         if (info)

@@ -29,7 +29,23 @@ typedef struct km_train_param {
                                         (results bit-identical to 1 thread) */
     int fixedpoint;                  /* kernel: 1 = fixed-point iteration (2.10), 0 = CD */
     km_alpha_rule alpha_rule;        /* fixed point: 1/tr(K) or 1/||K||_2 */
+    const double *row_weight;        /* NULL, or P->l instance weights > 0 multiplying C_i
+                                        (indexed by P's rows; callers drop weight-0 rows) */
+    const km_model *init;            /* NULL, or a warm start (--init): the coefficients
+                                        c_i = km_start_coef(loss, y_i, z_i, C_i) from this
+                                        model's decision values z_i on the rows; its classes
+                                        must be the data's */
 } km_train_param;
+
+/* A feasible starting coefficient from a decision value z: c = -C dL(y, z) (the optimality
+ * condition (2.8) with z fixed; at kinks the end of the subdifferential nearest 0), so a
+ * model's own decision values give back its coefficients. 0 for losses without a rule. */
+double km_start_coef(km_loss loss, double y, double z, double C, double eps);
+
+/* c moved into the feasible set of the loss's dual at C (l1svm: y c in [0, C]; l2svm: y c
+ * >= 0; rla, svr: |c| <= C): a kernel model's own coefficient as a warm start at another
+ * C. */
+double km_clip_coef(km_loss loss, double y, double c, double C);
 
 /* What training did, one entry per weight vector of the model. */
 typedef struct km_train_info {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernel.h"
+#include "metrics.h"
 #include "model.h"
 #include "rng.h"
 #include "tasks.h"
@@ -306,7 +307,26 @@ typedef struct cv_job {
     km_report *rep;          /* per fold */
     km_error *errs;          /* per fold */
     int threads;             /* per fold */
+    double *score;           /* NULL, or l decision values for the class pos (AUC) */
+    double pos;
+    km_model **models;       /* NULL, or k: in, each fold's warm start (NULL: none); out,
+                                each fold's model (a C path's next step starts from it) */
 } cv_job;
+
+/* The decision value of a fold's model for class pos (binary: the sign of w'x for the larger
+ * label; one-versus-all: pos's own; -inf when the fold had no row of pos); regression: the
+ * value. */
+static double cv_score(const km_model *model, const double *dec, double pos)
+{
+    if (model->nr_class == 0)
+        return dec[0];
+    if (model->nr_class == 2 && model->nr_w == 1)
+        return model->labels[1] == pos ? dec[0] : model->labels[0] == pos ? -dec[0] : -INFINITY;
+    for (int k = 0; k < model->nr_class && k < model->nr_w; k++)
+        if (model->labels[k] == pos)
+            return dec[k];
+    return -INFINITY;
+}
 
 /* Trains on every fold but f, predicts fold f. */
 static int cv_fold(void *ctx, int64_t ff, int worker)
@@ -322,7 +342,14 @@ static int cv_fold(void *ctx, int64_t ff, int worker)
             train[m++] = i;
     km_model *model = NULL;
     report_init(&J->rep[f]);
-    int rc = J->m->train(P, train, m, J->p, &model, &J->rep[f], err);
+    km_params *warm = NULL;   /* this fold's warm start: its model of the last C */
+    if (J->models && J->models[f]) {
+        if (!(warm = km_params_copy(J->p, err)))
+            return err->code;
+        km_params_set_init(warm, J->models[f]);
+    }
+    int rc = J->m->train(P, train, m, warm ? warm : J->p, &model, &J->rep[f], err);
+    km_params_free(warm);
     if (rc)
         return rc;
     for (int64_t i = 0; i < l; i++)   /* the held-out rows reuse the tail of train[] */
@@ -339,9 +366,16 @@ static int cv_fold(void *ctx, int64_t ff, int worker)
     for (int64_t a = 0; a < nt && rc == KM_OK; a++) {
         km_model_outputs(model, dec + a * nw, out);
         J->pred[train[m + a]] = out[0];
+        if (J->score)
+            J->score[train[m + a]] = cv_score(model, dec + a * nw, J->pos);
     }
     free(dec);
     free(out);
+    if (J->models && rc == KM_OK) {
+        km_model_free(J->models[f]);
+        J->models[f] = model;
+        model = NULL;
+    }
     km_model_free(model);
     return rc;
 }
@@ -352,8 +386,10 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int km_method_cross_validate(const km_method *m, const km_problem *P, const km_params *p,
-                             int k, double *pred, km_report *rep, km_error *err)
+/* km_method_cross_validate; score (may be NULL) gets the decision values for class pos. */
+static int cv_run(const km_method *m, const km_problem *P, const km_params *p, int k,
+                  double *pred, double *score, double pos, km_model **models, km_report *rep,
+                  km_error *err)
 {
     int64_t l = P->l;
     km_report local;
@@ -378,7 +414,8 @@ int km_method_cross_validate(const km_method *m, const km_problem *P, const km_p
     snprintf(per_fold, sizeof per_fold, "%d", threads / workers > 1 ? threads / workers : 1);
     km_params *fp = km_params_copy(p, err);
     cv_job J = {m, P, fp, NULL, NULL, pred, NULL, NULL, threads / workers > 1 ? threads / workers
-                                                                              : 1};
+                                                                              : 1, score, pos,
+                models};
     int64_t *order = malloc((size_t)l * sizeof *order);
     int *fold = malloc((size_t)l * sizeof *fold);
     double *labels = NULL;
@@ -441,6 +478,119 @@ done:
     free(fold);
     free(labels);
     km_params_free(fp);
+    if (rep == &local || rc)
+        km_report_free(rep);
+    return rc;
+}
+
+int km_method_cross_validate(const km_method *m, const km_problem *P, const km_params *p,
+                             int k, double *pred, km_report *rep, km_error *err)
+{
+    return cv_run(m, P, p, k, pred, NULL, 0, NULL, rep, err);
+}
+
+int km_metric_check(const km_method *m, const char *metric, km_error *err)
+{
+    int cls = m->classification;
+    if (!metric)
+        return KM_OK;
+    if (strcmp(metric, "accuracy") == 0 || strcmp(metric, "f1") == 0 ||
+        strcmp(metric, "auc") == 0)
+        return cls ? KM_OK : km_error_set(err, KM_EUSAGE, "--metric %s: -s %s is a regression "
+                                          "method (use mse)", metric, m->name);
+    if (strcmp(metric, "mse") == 0)
+        return !cls ? KM_OK : km_error_set(err, KM_EUSAGE, "--metric mse: -s %s classifies "
+                                           "(use accuracy, f1 or auc)", m->name);
+    return km_error_set(err, KM_EUSAGE, "--metric: unknown metric '%s' (accuracy|f1|auc|mse)",
+                        metric);
+}
+
+int km_metric_higher_is_better(const char *metric)
+{
+    return !metric || strcmp(metric, "mse") != 0;
+}
+
+int km_method_cv_score(const km_method *m, const km_problem *P, const km_params *p, int folds,
+                       const char *metric, double *value, km_report *rep, km_error *err)
+{
+    return km_cv_score_warm(m, P, p, folds, metric, NULL, value, rep, err);
+}
+
+int km_cv_score_warm(const km_method *m, const km_problem *P, const km_params *p, int folds,
+                     const char *metric, km_model **models, double *value, km_report *rep,
+                     km_error *err)
+{
+    km_report local;
+    if (!rep)
+        rep = &local;
+    report_init(rep);
+    int rc = km_metric_check(m, metric, err);
+    if (rc)
+        return rc;
+    if (!metric)
+        metric = m->classification ? "accuracy" : "mse";
+    int64_t l = P->l, nout = P->nout > 0 ? P->nout : 1;
+    int auc = strcmp(metric, "auc") == 0;
+    double *pred = malloc(((size_t)l + 1) * sizeof *pred), *y = NULL, pos = -INFINITY;
+    double *score = auc ? malloc(((size_t)l + 1) * sizeof *score) : NULL;
+    km_scored *sc = NULL;
+    if (!pred || (auc && !score) || !(y = malloc(((size_t)l + 1) * sizeof *y))) {
+        rc = km_error_nomem(err, "cross-validation");
+        goto done;
+    }
+    for (int64_t i = 0; i < l; i++)
+        y[i] = P->y[i * nout];
+    if (auc) {
+        int64_t classes = 0;
+        double seen[3];
+        for (int64_t i = 0; i < l && classes < 3; i++) {
+            int64_t q = 0;
+            while (q < classes && seen[q] != y[i])
+                q++;
+            if (q == classes)
+                seen[classes++] = y[i];
+        }
+        if (classes != 2) {
+            rc = km_error_set(err, KM_EUSAGE, "--metric auc needs two classes; the data has "
+                              "%s", classes < 2 ? "one" : "more");
+            goto done;
+        }
+        pos = seen[0] > seen[1] ? seen[0] : seen[1];   /* positive: the larger label */
+    }
+    if ((rc = cv_run(m, P, p, folds, pred, score, pos, models, rep, err)))
+        goto done;
+    km_metrics mt = {0};
+    for (int64_t i = 0; i < l; i++)
+        km_metrics_add(&mt, y[i], pred[i]);
+    if (strcmp(metric, "accuracy") == 0) {
+        *value = km_metrics_accuracy(&mt);
+        rc = km_report_say(rep, "Cross Validation Accuracy = %g%%\n", *value);
+    } else if (strcmp(metric, "mse") == 0) {
+        *value = km_metrics_mse(&mt);
+        rc = km_report_say(rep, "Cross Validation Mean squared error = %g\n"
+                           "Cross Validation Squared correlation coefficient = %g\n", *value,
+                           km_metrics_scc(&mt));
+    } else if (strcmp(metric, "f1") == 0) {
+        *value = km_metrics_f1_classes(y, pred, l);
+        rc = *value < 0 ? km_error_nomem(err, "cross-validation")
+                        : km_report_say(rep, "Cross Validation F1 = %g\n", *value);
+    } else {
+        if (!(sc = malloc((size_t)l * sizeof *sc))) {
+            rc = km_error_nomem(err, "cross-validation");
+            goto done;
+        }
+        for (int64_t i = 0; i < l; i++)
+            sc[i] = (km_scored){score[i], y[i] == pos};
+        *value = km_metrics_auc(sc, l);
+        rc = km_report_say(rep, "Cross Validation AUC = %g\n", *value);
+    }
+    if (rc && rc != KM_EUSAGE)
+        rc = km_error_nomem(err, "cross-validation");
+done:
+    free(pred);
+    free(score);
+    free(y);
+    free(sc);
     if (rep == &local || rc)
         km_report_free(rep);
     return rc;

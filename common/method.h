@@ -28,6 +28,19 @@ void km_params_use(const km_params *p, const km_method *m);
 /* A copy of p (values, progress callback, method); NULL when out of memory. */
 km_params *km_params_copy(const km_params *p, km_error *err);
 
+/* The warm start of km_params_set_init, or NULL. */
+const km_model *km_params_init(const km_params *p);
+
+/* The instance weights of km_params_set_weights (NULL when none); *l gets their count. */
+const double *km_params_weights(const km_params *p, int64_t *l);
+
+/* km_method_cv_score with warm starts (models NULL: none): models[f] (k of them, NULL
+ * entries: cold) starts fold f's training (methods with the option "init") and is replaced
+ * by fold f's model (the caller frees them). The folds are the same for the same seed. */
+int km_cv_score_warm(const km_method *m, const km_problem *P, const km_params *p, int folds,
+                     const char *metric, km_model **models, double *value, km_report *rep,
+                     km_error *err);
+
 /* The i-th value set (in order): 1 with *name, *value, or 0 after the last. */
 int km_params_each(const km_params *p, int i, const char **name, const char **value);
 

@@ -12,7 +12,9 @@
 #include "model.h"
 #include "prob.h"
 #include "rng.h"
+#include "ovo.h"
 #include "tasks.h"
+#include "weights.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -29,8 +31,9 @@ static const km_option opt_tol = {"tolerance", "-e", "delta", KM_OPT_NUMBER, 0, 
                                   STR(KM_CD_DEFAULT_GAP) ", scale-free; step: "
                                   STR(KM_CD_DEFAULT_TOL) " / mean_i k(x_i, x_i))"};
 static const km_option opt_bias = {"bias", "-B", "bias", KM_OPT_NUMBER, -INFINITY, INFINITY, 0,
-                                   NULL, "-1", "a constant feature of this value (< 0: none; "
-                                   "linear solver only)"};
+                                   NULL, "-1", "a constant feature of this value (< 0: none); "
+                                   "with -t: the kernel K + bias^2, an offset b = bias^2 "
+                                   "sum_i c_i, regularized like LIBLINEAR's -B"};
 static const km_option opt_weight = {"weight", "-w", "LABEL W", KM_OPT_WEIGHT, 0, 0, 0, NULL,
                                      NULL, "-wLABEL W: multiply C of class LABEL by W"};
 static const km_option opt_threads = {"threads", "-n", "threads", KM_OPT_INT, 1, 1024, 0, NULL,
@@ -66,19 +69,35 @@ static const km_option opt_prob = {"probability", "-b", "0|1", KM_OPT_CHOICE, 0,
                                    "on 5-fold cross-validated decision values, for predict "
                                    "-b 1); logreg has its own"};
 
+static const km_option opt_row_weights = {"weights", "--weights", "FILE", KM_OPT_TEXT, 0, 0, 0,
+                                          NULL, NULL, "instance weights: one number >= 0 a "
+                                          "line, one per row, multiplying the row's C (0 "
+                                          "drops the row)"};
+
+static const km_option opt_init = {"init", "--init", "MODEL", KM_OPT_TEXT, 0, 0, 0, NULL, NULL,
+                                   "warm start: from a kernel model's own coefficients, "
+                                   "else its decision values (the same optimum, fewer "
+                                   "sweeps near it)"};
+
 #define KERNEL_OPTS &opt_kernel, &km_opt_gamma, &km_opt_degree, &km_opt_coef0, &opt_cache, \
     &opt_solver, &opt_fpstep
 #define SOLVER_OPTS &opt_stop, &opt_tol, &opt_rule, &km_opt_seed, &opt_max_iter, &opt_noshrink, \
-    &opt_threads
+    &opt_threads, &opt_row_weights, &opt_init
+
+static const km_option opt_multiclass = {"multiclass", "--multiclass", "RULE", KM_OPT_CHOICE,
+                                         0, 0, 0, "ova|ovo", "ova", "more than two classes: "
+                                         "one-versus-all, or one-versus-one with LIBSVM's "
+                                         "votes (kernels only)"};
 
 static const km_option *const classification_opts[] = {&opt_C, &opt_bias, &opt_weight,
                                                        &opt_prob, KERNEL_OPTS, SOLVER_OPTS,
-                                                       NULL};
+                                                       &opt_multiclass, NULL};
 static const km_option *const regression_opts[] = {&opt_C, &opt_bias, KERNEL_OPTS, SOLVER_OPTS,
                                                    NULL};
 static const km_option *const svr_opts[] = {&opt_C, &opt_eps, &opt_bias, KERNEL_OPTS,
                                             SOLVER_OPTS, NULL};
-static const km_model_kind *const kinds[] = {&km_kind_linear, &km_kind_kernel, NULL};
+static const km_model_kind *const kinds[] = {&km_kind_linear, &km_kind_kernel,
+                                             &km_kind_kernel_ovo, NULL};
 
 /* The progress of a macro-iteration, to the parameters' callback. */
 static void on_progress(void *user, int64_t iter, double max_h, int64_t active)
@@ -127,6 +146,10 @@ static int make_param(km_loss loss, const km_params *p, km_train_param *par,
     if (par->use_kernel &&
         km_params_kernel(p, KM_KERNEL_LINEAR, n > 0 ? 1.0 / n : 1, n, &par->kernel, err))
         return err->code;
+    if (par->use_kernel && par->bias >= 0 && isfinite(par->bias)) {
+        par->kernel.offset = par->bias * par->bias;   /* K + b^2: a regularized offset */
+        par->bias = -1;
+    }
     int nw = 0;
     while (km_param_value_at(p, "weight", nw))
         nw++;
@@ -141,6 +164,13 @@ static int make_param(km_loss loss, const km_params *p, km_train_param *par,
     par->weights = *weights;
     par->nr_weight = nw;
     return km_train_check(par, err);
+}
+
+/* 1 when option name is set to value (or its default is value). */
+static int km_method_option_is(const km_params *p, const char *name, const char *value)
+{
+    const char *v = km_param_text(p, name);
+    return v && strcmp(v, value) == 0;
 }
 
 /* Why a problem that stopped at the cap did not stop earlier (into buf). */
@@ -272,15 +302,255 @@ static int fit_platt(const km_problem *P, const int64_t *rows, int64_t count,
     return rc;
 }
 
+/* The instance weights of p (--weights FILE, or km_params_set_weights) for the rows of P:
+ * par->row_weight (NULL: none; *owned: read from the file); the rows of weight 0 leave
+ * *rows[0..*count) (*kept: the rows that stay). */
+static int instance_weights(const km_problem *P, const int64_t **rows, int64_t *count,
+                            const km_params *p, km_train_param *par, double **owned,
+                            int64_t **kept, km_error *err)
+{
+    int64_t nw;
+    const double *w = km_params_weights(p, &nw);
+    const char *file = km_param_text(p, "weights");
+    if (w && file)
+        return km_error_set(err, KM_EUSAGE, "instance weights given twice (--weights %s and "
+                            "km_params_set_weights)", file);
+    if (file) {
+        int rc = km_weights_read(file, P->l, owned, err);
+        if (rc)
+            return rc;
+        w = *owned;
+    } else if (w && nw != P->l) {
+        return km_error_set(err, KM_EUSAGE, "%lld instance weights for %lld rows", (long long)nw,
+                            (long long)P->l);
+    }
+    if (!w)
+        return KM_OK;
+    int64_t m = *rows ? *count : P->l, t = 0;
+    if (!(*kept = malloc(((size_t)m + 1) * sizeof **kept)))
+        return km_error_nomem(err, "weights");
+    for (int64_t a = 0; a < m; a++) {   /* C_i = 0 forces c_i = 0: the row drops out */
+        int64_t r = *rows ? (*rows)[a] : a;
+        if (w[r] > 0)
+            (*kept)[t++] = r;
+    }
+    *rows = *kept;
+    *count = t;
+    par->row_weight = w;
+    return KM_OK;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The classes of rows[0..m) (all rows when rows is NULL), ascending, into *labels. */
+static int row_labels(const km_problem *P, const int64_t *rows, int64_t m, double **labels,
+                      int *nc, km_error *err)
+{
+    double *v = malloc(((size_t)m + 1) * sizeof *v);
+    if (!v)
+        return km_error_nomem(err, "labels");
+    for (int64_t a = 0; a < m; a++)
+        v[a] = P->y[rows ? rows[a] : a];
+    qsort(v, (size_t)m, sizeof *v, cmp_label);
+    int64_t k = 0;
+    for (int64_t a = 0; a < m; a++)
+        if (k == 0 || v[a] != v[k - 1])
+            v[k++] = v[a];
+    *labels = v;
+    *nc = k > INT32_MAX ? INT32_MAX : (int)k;
+    return KM_OK;
+}
+
+/* Row r of P equals row s of S (indices and values). */
+static int same_row(const km_problem *P, int64_t r, const km_problem *S, int64_t s)
+{
+    int64_t a = P->row_ptr[r], na = P->row_ptr[r + 1] - a, b = S->row_ptr[s];
+    if (S->row_ptr[s + 1] - b != na)
+        return 0;
+    return memcmp(P->index + a, S->index + b, (size_t)na * sizeof *P->index) == 0 &&
+           memcmp(P->value + a, S->value + b, (size_t)na * sizeof *P->value) == 0;
+}
+
+/* One-versus-one (--multiclass ovo, nc >= 3 classes): the binary kernel problem of every
+ * pair of classes a < b on their rows (each class its C, as LIBSVM), the coefficients
+ * gathered over the union of their support vectors. */
+static int train_ovo(const km_problem *P, const int64_t *rows, int64_t count,
+                     const km_train_param *par, const double *labels, int nc, km_model **out,
+                     km_report *rep, km_error *err)
+{
+    int64_t m = rows ? count : P->l;
+    int np = nc * (nc - 1) / 2;
+    double *coef = calloc((size_t)m * (size_t)np + 1, sizeof *coef), F = 0, gap = 0;
+    int64_t *sub = malloc(((size_t)m + 1) * sizeof *sub), *pos = malloc(((size_t)m + 1) *
+                                                                          sizeof *pos);
+    int64_t iters = 0, nsv = 0, nnz = 0;
+    int rc = coef && sub && pos ? KM_OK : km_error_nomem(err, "one-versus-one");
+    for (int i = 0, p = 0; i < nc && rc == KM_OK; i++)
+        for (int j = i + 1; j < nc && rc == KM_OK; j++, p++) {
+            int64_t t = 0;
+            for (int64_t a = 0; a < m; a++) {
+                int64_t r = rows ? rows[a] : a;
+                if (P->y[r] == labels[i] || P->y[r] == labels[j]) {
+                    sub[t] = r;
+                    pos[t++] = a;
+                }
+            }
+            km_model *bm = NULL;
+            km_train_info info = {0};
+            km_train_param pp = *par;   /* the class weights of the pair's two classes */
+            km_class_weight w2[2];
+            pp.weights = w2;
+            pp.nr_weight = 0;
+            for (int q = 0; q < par->nr_weight; q++)
+                if (par->weights[q].label == labels[i] || par->weights[q].label == labels[j])
+                    w2[pp.nr_weight < 2 ? pp.nr_weight++ : 1] = par->weights[q];
+            if ((rc = km_train(P, sub, t, &pp, &bm, &info, err)))
+                break;
+            const km_expansion *e = km_model_expansion(bm);
+            int64_t s = 0;   /* the SVs are the rows with c != 0, in order */
+            for (int64_t q = 0; q < t && s < e->sv->l; q++)
+                if (same_row(P, sub[q], e->sv, s))
+                    coef[pos[q] * np + p] = e->sv_coef[s++];
+            if (s != e->sv->l)
+                rc = km_error_set(err, KM_EINTERNAL, "one-versus-one: support vectors out of "
+                                  "order");
+            F += info.objective[0];
+            gap = info.gap[0] > gap ? info.gap[0] : gap;
+            iters = info.iter[0] > iters ? info.iter[0] : iters;
+            nnz += info.nnz_c[0];
+            rep->converged &= info.converged[0];
+            if (!info.converged[0])
+                km_report_warn(rep, "classes %g and %g stopped at the cap of %lld "
+                               "macro-iterations (gap %.2g); raise --max-iter or -e",
+                               labels[i], labels[j], (long long)par->cd.max_iter, info.gap[0]);
+            km_report_say(rep, "classes %g, %g: macro-iterations = %lld, objective = %.17g, "
+                          "gap = %.3g, nonzero coefficients = %lld\n", labels[i], labels[j],
+                          (long long)info.iter[0], info.objective[0], info.gap[0],
+                          (long long)info.nnz_c[0]);
+            km_train_info_free(&info);
+            km_model_free(bm);
+        }
+    km_problem *S = NULL;
+    double *sc = NULL;
+    for (int64_t a = 0; a < m && rc == KM_OK; a++) {
+        int keep = 0;
+        for (int p = 0; p < np; p++)
+            keep |= coef[a * np + p] != 0;
+        if (keep)
+            pos[nsv++] = a;   /* pos is free now: the rows of the support vectors */
+    }
+    int64_t nz = 0;
+    for (int64_t s = 0; s < nsv && rc == KM_OK; s++) {
+        int64_t r = rows ? rows[pos[s]] : pos[s];
+        nz += P->row_ptr[r + 1] - P->row_ptr[r];
+    }
+    if (rc == KM_OK &&
+        (!(S = calloc(1, sizeof *S)) || !(sc = malloc(((size_t)nsv * (size_t)np + 1) *
+                                                       sizeof *sc)) ||
+         !(S->row_ptr = calloc((size_t)nsv + 1, sizeof *S->row_ptr)) ||
+         !(S->index = malloc(((size_t)nz + 1) * sizeof *S->index)) ||
+         !(S->value = malloc(((size_t)nz + 1) * sizeof *S->value)) ||
+         !(S->y = calloc((size_t)nsv + 1, sizeof *S->y))))
+        rc = km_error_nomem(err, "one-versus-one");
+    if (rc == KM_OK) {
+        S->l = nsv;
+        S->n = P->n;
+        int64_t t = 0;
+        for (int64_t s = 0; s < nsv; s++) {
+            int64_t a = pos[s], r = rows ? rows[a] : a;
+            for (int64_t q = P->row_ptr[r]; q < P->row_ptr[r + 1]; q++, t++) {
+                S->index[t] = P->index[q];
+                S->value[t] = P->value[q];
+            }
+            S->row_ptr[s + 1] = t;
+            memcpy(sc + s * np, coef + a * np, (size_t)np * sizeof *sc);
+        }
+        S->nnz = t;
+    }
+    km_model *model = NULL;
+    if (rc == KM_OK && !(model = km_model_alloc(&km_kind_kernel_ovo, par->cd.loss, P->n, nc, nc,
+                                                err)))
+        rc = KM_EINTERNAL;
+    if (rc == KM_OK) {
+        model->C = par->C;
+        model->eps = par->cd.eps;
+        for (int k = 0; k < nc; k++) {
+            model->labels[k] = labels[k];
+            for (int q = 0; q < par->nr_weight; q++)
+                if (par->weights[q].label == labels[k])
+                    model->label_weight[k] = par->weights[q].weight;
+        }
+        rc = km_model_set_ovo(model, &par->kernel, S, sc, err);
+        S = NULL;
+        sc = NULL;
+    }
+    km_problem_free(S);
+    free(sc);
+    free(coef);
+    free(sub);
+    free(pos);
+    if (rc) {
+        km_model_free(model);
+        return rc;
+    }
+    rep->objective = F;
+    rep->gap = gap;
+    km_report_say(rep, "macro-iterations = %lld (the largest of %d pairs)\n", (long long)iters,
+                  np);
+    km_report_say(rep, "objective = %.17g (the sum of the pairs')\n", F);
+    km_report_say(rep, "gap = %.3g (relative duality gap, the largest of all pairs)\n", gap);
+    km_report_say(rep, "nonzero coefficients = %lld (over %lld support vectors, all pairs)\n",
+                  (long long)nnz, (long long)nsv);
+    *out = model;
+    return KM_OK;
+}
+
 static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t count,
                  const km_params *p, km_model **out, km_report *rep, km_error *err)
 {
     km_train_param par;
     km_class_weight *weights = NULL;
     km_train_info info = {0};
+    double *row_w = NULL;
+    int64_t *kept = NULL;
     int rc = km_problem_single(P, "the data", err);
     if (rc == KM_OK)
         rc = make_param(loss, p, &par, &weights, P->n, err);
+    if (rc == KM_OK)
+        rc = instance_weights(P, &rows, &count, p, &par, &row_w, &kept, err);
+    km_model *init_read = NULL;   /* --init FILE */
+    par.init = km_params_init(p);
+    if (rc == KM_OK && km_param_is_set(p, "init")) {
+        if (par.init)
+            rc = km_error_set(err, KM_EUSAGE, "a warm start given twice (--init and "
+                              "km_params_set_init)");
+        else if ((rc = km_model_read(km_param_text(p, "init"), &init_read, err)) == KM_OK)
+            par.init = init_read;
+    }
+    double *labels = NULL;
+    int nc = 0, ovo = rc == KM_OK && km_method_option_is(p, "multiclass", "ovo");
+    if (ovo && !par.use_kernel)
+        rc = km_error_set(err, KM_EUSAGE, "--multiclass ovo: kernels only (-t)");
+    else if (ovo && par.init)
+        rc = km_error_set(err, KM_EUSAGE, "--multiclass ovo does not take --init");
+    else if (ovo && km_method_option_is(p, "probability", "1"))
+        rc = km_error_set(err, KM_EUSAGE, "--multiclass ovo does not take -b 1 (Platt's "
+                          "sigmoid is fitted per one-versus-all class)");
+    if (ovo && rc == KM_OK && (rc = row_labels(P, rows, rows ? count : P->l, &labels, &nc,
+                                               err)) == KM_OK && nc > 2) {
+        rc = train_ovo(P, rows, count, &par, labels, nc, out, rep, err);
+        free(labels);
+        free(weights);
+        free(row_w);
+        km_model_free(init_read);
+        free(kept);
+        return rc;
+    }
+    free(labels);
     if (rc == KM_OK)
         rc = km_train(P, rows, count, &par, out, &info, err);
     /* -b 1: Platt's sigmoid for the SVMs (logreg's decision values are log-odds already) */
@@ -292,6 +562,10 @@ static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t
         km_train_info_free(&info);
     }
     free(weights);
+    free(row_w);
+    km_model_free(init_read);
+    int64_t trained = rows ? count : P->l;
+    free(kept);
     if (rc)
         return rc;
     const km_model *model = *out;
@@ -332,7 +606,7 @@ static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t
     km_report_say(rep, "gap = %.3g (relative duality gap (primal - dual) / primal%s)\n", gap,
                   info.nr_w > 1 ? ", the largest of all classes" : "");
     km_report_say(rep, "nonzero coefficients = %lld (of %lld%s)\n", (long long)nnz,
-                  (long long)((rows ? count : P->l) * info.nr_w),
+                  (long long)(trained * info.nr_w),
                   info.nr_w > 1 ? ", all classes" : "");
     km_train_info_free(&info);
     return KM_OK;

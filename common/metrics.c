@@ -62,3 +62,45 @@ double km_metrics_auc(km_scored *v, int64_t n)
         return NAN;
     return (rank_sum - (double)np * (double)(np + 1) / 2) / ((double)np * (double)nn);
 }
+
+double km_metrics_f1(const double *y, const double *pred, int64_t n, double pos)
+{
+    int64_t tp = 0, fp = 0, fn = 0;
+    for (int64_t i = 0; i < n; i++) {
+        tp += y[i] == pos && pred[i] == pos;
+        fp += y[i] != pos && pred[i] == pos;
+        fn += y[i] == pos && pred[i] != pos;
+    }
+    return tp ? 2.0 * (double)tp / (double)(2 * tp + fp + fn) : 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double km_metrics_f1_classes(const double *y, const double *pred, int64_t n)
+{
+    double *labels = malloc(((size_t)n + 1) * sizeof *labels);
+    if (!labels)
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        labels[i] = y[i];
+    qsort(labels, (size_t)n, sizeof *labels, by_value);
+    int64_t nc = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (nc == 0 || labels[i] != labels[nc - 1])
+            labels[nc++] = labels[i];
+    double f1 = NAN;
+    if (nc == 2) {
+        f1 = km_metrics_f1(y, pred, n, labels[1]);
+    } else if (nc > 2) {
+        f1 = 0;
+        for (int64_t k = 0; k < nc; k++)
+            f1 += km_metrics_f1(y, pred, n, labels[k]);
+        f1 /= (double)nc;
+    }
+    free(labels);
+    return f1;
+}

@@ -31,4 +31,13 @@ typedef struct km_scored {
  * (Mann-Whitney U / (n+ n-), ties counted half); NaN when a class is empty. Sorts v. */
 double km_metrics_auc(km_scored *v, int64_t n);
 
+/* F1 = 2 TP / (2 TP + FP + FN) of class pos among the pairs (y[i], pred[i]), i < n: the
+ * harmonic mean of precision and recall; 0 when TP = 0. */
+double km_metrics_f1(const double *y, const double *pred, int64_t n, double pos);
+
+/* The F1 of the classes: two classes (the labels of y): the F1 of the larger label (+1 of
+ * -1/+1); more: the mean over the classes of y of their F1 (macro-F1). NaN when y has one
+ * class or none; -1 when out of memory. */
+double km_metrics_f1_classes(const double *y, const double *pred, int64_t n);
+
 #endif

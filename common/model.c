@@ -452,7 +452,7 @@ int km_model_get_kernel(km_mio *io, const char *prefix, km_kernel *k, km_error *
     const char *v;
     long long degree = 3;
     (void)err;
-    *k = (km_kernel){KM_KERNEL_LINEAR, 0, 0, 3};
+    *k = (km_kernel){KM_KERNEL_LINEAR, 0, 0, 3, 0};
     snprintf(key, sizeof key, "%skernel", prefix);
     if (!(v = km_mio_key(io, key)))
         return km_mio_bad(io, "kernel model header incomplete (need %s)", key);

@@ -1,5 +1,6 @@
 /* model_kernel.c - kernel expansions (model.h): the kernel model kind, and the expansion
  * f(x) = sum_s sv_coef[s] K(sv_s, x) that okl and mtl models build on. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,7 @@
 
 #include "model.h"
 #include "prob.h"
+#include "ovo.h"
 
 int km_expansion_init(km_expansion *e, const km_kernel *k, km_problem *sv, double *sv_coef,
                       km_error *err)
@@ -73,7 +75,10 @@ int km_expansion_cols(const km_expansion *e, int32_t n, int nw, const km_problem
 
 static int write_head(const km_model *m, FILE *f)
 {
-    km_model_put_kernel(f, "", &((const km_expansion *)m->body)->kernel);
+    const km_kernel *k = &((const km_expansion *)m->body)->kernel;
+    km_model_put_kernel(f, "", k);
+    if (k->offset != 0)   /* -B b: K + b^2; absent in models without it (older files) */
+        km_mio_put(f, "kernel_offset", k->offset);
     km_prob_write_keys(m, f);   /* optional (prob.h) */
     return 0;
 }
@@ -108,6 +113,9 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     int rc = km_expansion_read_head(io, &k, &nr_sv, err);
     if (rc || (rc = km_model_check_nr_w(io, m)) || (rc = km_prob_read_keys(io, m, err)))
         return rc;
+    const char *v = km_mio_key(io, "kernel_offset");
+    if (v && (km_mio_number(v, &k.offset) || !isfinite(k.offset) || k.offset < 0))
+        return km_mio_bad(io, "kernel_offset must be a finite number >= 0");
     km_problem *sv;
     double *coef;
     if ((rc = km_model_get_svs(io, m, nr_sv, &sv, &coef, err)))
@@ -158,4 +166,100 @@ km_expansion *km_model_expansion(const km_model *m)
     /* okl and mtl bodies start with their expansion */
     return m->kind == &km_kind_kernel || m->kind == &km_kind_okl || m->kind == &km_kind_mtl
            ? m->body : NULL;
+}
+
+/* ---- one-versus-one (ovo.h) ---- */
+
+static int npairs_of(const km_model *m)
+{
+    return m->nr_class * (m->nr_class - 1) / 2;
+}
+
+int km_ovo_pair_decisions(const km_model *m, const km_problem *X, const int64_t *rows,
+                          int64_t count, double *dec, int threads, km_error *err)
+{
+    return km_expansion_cols(m->body, m->n, npairs_of(m), X, rows, count, dec, threads, err);
+}
+
+static int ovo_decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
+                             int64_t count, double *dec, int threads, km_error *err)
+{
+    int nc = m->nr_class, np = npairs_of(m);
+    double *pd = malloc(((size_t)count * (size_t)np + 1) * sizeof *pd);
+    if (!pd)
+        return km_error_nomem(err, "one-versus-one");
+    int rc = km_ovo_pair_decisions(m, X, rows, count, pd, threads, err);
+    for (int64_t a = 0; a < count && rc == KM_OK; a++) {
+        double *votes = dec + a * nc;
+        for (int k = 0; k < nc; k++)
+            votes[k] = 0;
+        int p = 0;
+        for (int i = 0; i < nc; i++)
+            for (int j = i + 1; j < nc; j++, p++)
+                votes[pd[a * np + p] > 0 ? j : i] += 1;   /* > 0: the larger label */
+    }
+    free(pd);
+    return rc;
+}
+
+static int ovo_write_head(const km_model *m, FILE *f)
+{
+    return write_head(m, f);
+}
+
+static int ovo_write_body(const km_model *m, FILE *f)
+{
+    const km_expansion *e = m->body;
+    fprintf(f, "nr_w %d\nnr_pair %d\nnr_sv %lld\nsv\n", m->nr_w, npairs_of(m),
+            (long long)e->sv->l);
+    km_model_put_svs(f, e->sv, e->sv_coef, npairs_of(m));
+    return 0;
+}
+
+static int ovo_read(km_mio *io, km_model *m, km_error *err)
+{
+    km_kernel k;
+    long long nr_sv, np;
+    int rc = km_expansion_read_head(io, &k, &nr_sv, err);
+    if (rc || (rc = km_model_check_nr_w(io, m)))
+        return rc;
+    const char *v = km_mio_key(io, "kernel_offset");
+    if (v && (km_mio_number(v, &k.offset) || !isfinite(k.offset) || k.offset < 0))
+        return km_mio_bad(io, "kernel_offset must be a finite number >= 0");
+    if (m->nr_class < 3 || !(v = km_mio_key(io, "nr_pair")) ||
+        km_model_parse_int(v, 0, INT32_MAX, &np) || np != npairs_of(m))
+        return km_mio_bad(io, "one-versus-one model: needs nr_class >= 3 and nr_pair = "
+                          "nr_class (nr_class - 1) / 2");
+    km_model pairs = *m;   /* the lines carry nr_pair coefficients */
+    pairs.nr_w = (int)np;
+    km_problem *sv;
+    double *coef;
+    if ((rc = km_model_get_svs(io, &pairs, nr_sv, &sv, &coef, err)))
+        return rc;
+    return km_model_set_ovo(m, &k, sv, coef, err);
+}
+
+const km_model_kind km_kind_kernel_ovo = {
+    .name = "kernel_ovo",
+    .body_name = "support vectors",
+    .section = "sv",
+    .write_head = ovo_write_head,
+    .write_body = ovo_write_body,
+    .read = ovo_read,
+    .free_body = free_body,
+    .decision_rows = ovo_decision_rows,
+};
+
+int km_model_set_ovo(km_model *m, const km_kernel *k, km_problem *sv, double *coef,
+                     km_error *err)
+{
+    km_expansion *e = calloc(1, sizeof *e);
+    if (!e) {
+        km_problem_free(sv);
+        free(coef);
+        return km_error_nomem(err, "one-versus-one model");
+    }
+    km_model_set_body(m, &km_kind_kernel_ovo, e);
+    m->bias = -1;
+    return km_expansion_init(e, k, sv, coef, err);
 }

@@ -311,7 +311,7 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
         rc = km_mio_bad(io, "a LIBSVM %s model has nr_class 2", svm_types[svm_type]);
         goto fail;
     }
-    km_kernel kern = {(km_kernel_type)ktype, gamma, coef0, (int)degree};
+    km_kernel kern = {(km_kernel_type)ktype, gamma, coef0, (int)degree, 0};
     if (ktype != KM_KERNEL_LINEAR && !have_gamma) {
         rc = km_mio_bad(io, "a %s kernel needs 'gamma'", km_kernel_name(kern.type));
         goto fail;
@@ -484,9 +484,15 @@ static int write_text(FILE *f, const void *ctx)
         km_dtoa(e->kernel.coef0, b);
         fprintf(f, "coef0 %s\n", b);
     }
-    /* no offset: rho 0; two classes as {labels[1], labels[0]} with every support vector in
-     * the first (d_01 = sum_s c_s K(sv_s, x) > 0 means LIBSVM's first label) */
-    fprintf(f, "nr_class 2\ntotal_sv %lld\nrho 0\n", (long long)e->sv->l);
+    /* rho: 0, or for K + offset (-B with a kernel) -offset sum_s c_s, since
+     * sum_s c_s (K(sv_s, x) + offset) = sum_s c_s K(sv_s, x) - rho; two classes as
+     * {labels[1], labels[0]} with every support vector in the first (d_01 > 0 means
+     * LIBSVM's first label) */
+    double csum = 0;
+    for (int64_t s = 0; s < e->sv->l; s++)
+        csum += e->sv_coef[s];
+    km_dtoa(e->kernel.offset != 0 ? -e->kernel.offset * csum : 0.0, b);
+    fprintf(f, "nr_class 2\ntotal_sv %lld\nrho %s\n", (long long)e->sv->l, b);
     if (m->nr_class == 2)
         fprintf(f, "label %.0f %.0f\nnr_sv %lld 0\n", m->labels[1], m->labels[0],
                 (long long)e->sv->l);

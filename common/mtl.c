@@ -112,7 +112,7 @@ static void txn_free(km_mtl *s);
 
 km_mtl_param km_mtl_param_default(void)
 {
-    km_mtl_param p = {0.5, 1.0, {KM_KERNEL_LINEAR, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
+    km_mtl_param p = {0.5, 1.0, {KM_KERNEL_LINEAR, 1, 0, 3, 0}, {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0,
                       NULL};
     return p;
 }

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "method.h"
 #include "numparse.h"
+#include "weights.h"
 
 typedef struct entry {
     char *name, *value;
@@ -21,6 +22,9 @@ struct km_params {
     void (*progress)(void *user, const char *line);
     void *user;
     const km_method *method;   /* set by km_method_train: where defaults come from */
+    double *weights;           /* km_params_set_weights: nr_weights instance weights */
+    int64_t nr_weights;
+    const km_model *init;      /* km_params_set_init: a warm start (borrowed) */
 };
 
 km_params *km_params_new(void)
@@ -37,7 +41,40 @@ void km_params_free(km_params *p)
         free(p->v[i].value);
     }
     free(p->v);
+    free(p->weights);
     free(p);
+}
+
+int km_params_set_weights(km_params *p, const double *w, int64_t l, km_error *err)
+{
+    int rc = w ? km_weights_check(w, l, err) : KM_OK;
+    if (rc)
+        return rc;
+    double *copy = w ? malloc(((size_t)l + 1) * sizeof *copy) : NULL;
+    if (w && !copy)
+        return km_error_nomem(err, "weights");
+    if (w)
+        memcpy(copy, w, (size_t)l * sizeof *copy);
+    free(p->weights);
+    p->weights = copy;
+    p->nr_weights = w ? l : 0;
+    return KM_OK;
+}
+
+void km_params_set_init(km_params *p, const km_model *m)
+{
+    p->init = m;
+}
+
+const km_model *km_params_init(const km_params *p)
+{
+    return p ? p->init : NULL;
+}
+
+const double *km_params_weights(const km_params *p, int64_t *l)
+{
+    *l = p ? p->nr_weights : 0;
+    return p ? p->weights : NULL;
 }
 
 km_params *km_params_copy(const km_params *p, km_error *err)
@@ -52,10 +89,15 @@ km_params *km_params_copy(const km_params *p, km_error *err)
         km_error_nomem(err, "parameters");
         return NULL;
     }
+    if (p && p->weights && km_params_set_weights(q, p->weights, p->nr_weights, err)) {
+        km_params_free(q);
+        return NULL;
+    }
     if (p) {
         q->progress = p->progress;
         q->user = p->user;
         q->method = p->method;
+        q->init = p->init;
     }
     return q;
 }

@@ -856,3 +856,180 @@ int km_plot_svg_styled(const km_plot *p, const km_plot_panel_style *style, const
     free(b.s);
     return rc;
 }
+
+/* ---- heat maps ---- */
+
+/* A number to 4 significant digits, '.' whatever the locale. */
+static num fnum(double v)
+{
+    num r;
+    snprintf(r.s, sizeof r.s, "%.4g", v);
+    for (char *c = r.s; *c; c++)
+        if (*c == ',')
+            *c = '.';
+    return r;
+}
+
+/* Viridis-like colour of t in [0, 1] (5 stops, linear between them). */
+static void heat_color(double t, char out[8])
+{
+    static const int stop[5][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98},
+                                   {253, 231, 37}};
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    double u = t * 4;
+    int k = u >= 4 ? 3 : (int)u;
+    double f = u - k;
+    int rgb[3];
+    for (int c = 0; c < 3; c++)
+        rgb[c] = (int)lround(stop[k][c] + f * (stop[k + 1][c] - stop[k][c]));
+    snprintf(out, 8, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+int km_plot_heatmap_svg(const km_heatmap *h, const char *path, km_error *err)
+{
+    int nx = h->nx, ny = h->ny;
+    if (nx < 1 || ny < 1 || !h->x || !h->y || !h->z || nx > 10000 || ny > 10000)
+        return km_error_set(err, KM_EUSAGE, "heat map: needs nx, ny >= 1 and x, y, z");
+    for (int i = 0; i < nx; i++)
+        if (!isfinite(h->x[i]) || (i && !(h->x[i] > h->x[i - 1])))
+            return km_error_set(err, KM_EUSAGE, "heat map: x must be finite and increasing");
+    for (int j = 0; j < ny; j++)
+        if (!isfinite(h->y[j]) || (j && !(h->y[j] > h->y[j - 1])))
+            return km_error_set(err, KM_EUSAGE, "heat map: y must be finite and increasing");
+    if (h->best < -1 || h->best >= nx * ny || h->nlevels < 0 || h->nlevels > 50)
+        return km_error_set(err, KM_EUSAGE, "heat map: best or nlevels out of range");
+    double zlo = INFINITY, zhi = -INFINITY;
+    for (int q = 0; q < nx * ny; q++)
+        if (isfinite(h->z[q])) {
+            zlo = fmin(zlo, h->z[q]);
+            zhi = fmax(zhi, h->z[q]);
+        }
+    const double cell_w = nx > 30 ? 600.0 / nx : 44, cell_h = ny > 30 ? 420.0 / ny : 30;
+    double left = (h->ylabel ? 34 : 8) + 56, top = h->title ? 44 : 12;
+    double pw = cell_w * nx, ph = cell_h * ny, W = left + pw + 110, H = top + ph + 40 +
+                                                                        (h->xlabel ? 22 : 0);
+    sbuf b = {0};
+    if (reserve(&b, 1 << 16))
+        return km_error_nomem(err, "figure");
+    put(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%s\" height=\"%s\" "
+            "viewBox=\"0 0 %s %s\" font-family=\"sans-serif\" font-size=\"12\">\n",
+        fx(W).s, fx(H).s, fx(W).s, fx(H).s);
+    if (h->title) {
+        put(&b, "<title>");
+        put_text(&b, h->title);
+        put(&b, "</title>\n");
+    }
+    put(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n");
+    if (h->title) {
+        put(&b, "<text x=\"%s\" y=\"26\" text-anchor=\"middle\" font-size=\"15\">",
+            fx(W / 2).s);
+        put_text(&b, h->title);
+        put(&b, "</text>\n");
+    }
+    /* cells: row j = 0 at the bottom */
+    int labels = nx * ny <= 400 && cell_w >= 30;
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            double v = h->z[j * nx + i], x0 = left + i * cell_w, y0 = top + (ny - 1 - j) * cell_h;
+            char col[8] = "#cccccc";
+            double t = zhi > zlo ? (v - zlo) / (zhi - zlo) : 0.5;
+            if (isfinite(v))
+                heat_color(t, col);
+            put(&b, "<rect class=\"cell\" data-i=\"%d\" data-j=\"%d\" x=\"%s\" y=\"%s\" "
+                    "width=\"%s\" height=\"%s\" fill=\"%s\"/>\n", i, j, fx(x0).s, fx(y0).s,
+                fx(cell_w).s, fx(cell_h).s, col);
+            if (labels && isfinite(v))
+                put(&b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" font-size=\"10\" "
+                        "fill=\"%s\">%s</text>\n", fx(x0 + cell_w / 2).s,
+                    fx(y0 + cell_h / 2 + 4).s, t > 0.6 ? "#000" : "#fff", fnum(v).s);
+        }
+    /* contour lines: marching squares over the cell centres */
+    for (int lv = 1; lv <= h->nlevels && zhi > zlo; lv++) {
+        double c = zlo + (zhi - zlo) * lv / (h->nlevels + 1);
+        int any = 0;
+        for (int j = 0; j + 1 < ny; j++)
+            for (int i = 0; i + 1 < nx; i++) {
+                double v[4] = {h->z[j * nx + i], h->z[j * nx + i + 1],
+                               h->z[(j + 1) * nx + i + 1], h->z[(j + 1) * nx + i]};
+                double px[4] = {i, i + 1, i + 1, i}, py[4] = {j, j, j + 1, j + 1};
+                if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) || !isfinite(v[3]))
+                    continue;
+                double ex[4], ey[4];
+                int ne = 0;
+                for (int e = 0; e < 4; e++) {   /* edges where the level is crossed */
+                    int a = e, d = (e + 1) % 4;
+                    if ((v[a] < c) != (v[d] < c)) {
+                        double f = (c - v[a]) / (v[d] - v[a]);
+                        ex[ne] = px[a] + f * (px[d] - px[a]);
+                        ey[ne++] = py[a] + f * (py[d] - py[a]);
+                    }
+                }
+                for (int s = 0; s + 1 < ne; s += 2) {
+                    if (!any)
+                        put(&b, "<path class=\"contour\" data-level=\"%s\" fill=\"none\" "
+                                "stroke=\"#fff\" stroke-width=\"1.2\" d=\"", fnum(c).s);
+                    any = 1;
+                    put(&b, "M%s %s L%s %s ", fx(left + (ex[s] + 0.5) * cell_w).s,
+                        fx(top + (ny - 0.5 - ey[s]) * cell_h).s,
+                        fx(left + (ex[s + 1] + 0.5) * cell_w).s,
+                        fx(top + (ny - 0.5 - ey[s + 1]) * cell_h).s);
+                }
+            }
+        if (any) {
+            trim_space(&b);
+            put(&b, "\"/>\n");
+        }
+    }
+    if (h->best >= 0) {
+        int i = h->best % nx, j = h->best / nx;
+        put(&b, "<circle class=\"best\" cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"none\" "
+                "stroke=\"#d62728\" stroke-width=\"2.5\"/>\n", fx(left + (i + 0.5) * cell_w).s,
+            fx(top + (ny - 0.5 - j) * cell_h).s, fx(fmin(cell_w, cell_h) / 2 - 1).s);
+    }
+    put(&b, "<rect class=\"frame\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"none\" "
+            "stroke=\"#000\"/>\n", fx(left).s, fx(top).s, fx(pw).s, fx(ph).s);
+    /* ticks: at most 12 labels an axis */
+    int sx = (nx + 11) / 12, sy = (ny + 11) / 12;
+    for (int i = 0; i < nx; i += sx)
+        put(&b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s</text>\n",
+            fx(left + (i + 0.5) * cell_w).s, fx(top + ph + 16).s, fnum(h->x[i]).s);
+    for (int j = 0; j < ny; j += sy)
+        put(&b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s</text>\n", fx(left - 6).s,
+            fx(top + (ny - 0.5 - j) * cell_h + 4).s, fnum(h->y[j]).s);
+    if (h->xlabel) {
+        put(&b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">", fx(left + pw / 2).s,
+            fx(top + ph + 36).s);
+        put_text(&b, h->xlabel);
+        put(&b, "</text>\n");
+    }
+    if (h->ylabel) {
+        put(&b, "<text transform=\"translate(%s %s) rotate(-90)\" text-anchor=\"middle\">",
+            fx(16).s, fx(top + ph / 2).s);
+        put_text(&b, h->ylabel);
+        put(&b, "</text>\n");
+    }
+    /* colour bar */
+    double bx = left + pw + 24, bh = ph < 200 ? ph : 200;
+    for (int s = 0; s < 20; s++) {
+        char col[8];
+        heat_color((19 - s) / 19.0, col);
+        put(&b, "<rect x=\"%s\" y=\"%s\" width=\"16\" height=\"%s\" fill=\"%s\"/>\n", fx(bx).s,
+            fx(top + s * bh / 20).s, fx(bh / 20 + 0.3).s, col);
+    }
+    if (zhi >= zlo) {
+        put(&b, "<text x=\"%s\" y=\"%s\">%s</text>\n", fx(bx + 20).s, fx(top + 10).s,
+            fnum(zhi).s);
+        put(&b, "<text x=\"%s\" y=\"%s\">%s</text>\n", fx(bx + 20).s, fx(top + bh).s,
+            fnum(zlo).s);
+    }
+    if (h->zlabel) {
+        put(&b, "<text x=\"%s\" y=\"%s\">", fx(bx).s, fx(top + bh + 18).s);
+        put_text(&b, h->zlabel);
+        put(&b, "</text>\n");
+    }
+    put(&b, "</svg>\n");
+    int rc = b.nomem ? km_error_nomem(err, "figure")
+                     : km_write_atomic(path, "figure", write_buffer, &b, err);
+    free(b.s);
+    return rc;
+}

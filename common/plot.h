@@ -121,4 +121,33 @@ int km_plot_svg(const km_plot *p, const char *path, km_error *err);
 int km_plot_svg_styled(const km_plot *p, const km_plot_panel_style *style, const char *path,
                        km_error *err);
 
+/* A heat map with contour lines: values z over a grid of x (columns) and y (rows), e.g. a
+ * cross-validation score over log2 C and log2 gamma (grid.py's contour plot). */
+typedef struct km_heatmap {
+    const char *title, *xlabel, *ylabel;   /* NULL: none */
+    const char *zlabel;                    /* the colour bar's name; NULL: none */
+    const double *x;                       /* nx increasing finite column positions */
+    int nx;
+    const double *y;                       /* ny increasing finite row positions */
+    int ny;
+    const double *z;                       /* nx * ny values, z[j * nx + i] at (x[i], y[j]);
+                                              not finite: an empty (grey) cell */
+    int best;                              /* index into z of a cell to ring, or -1 */
+    int nlevels;                           /* contour lines at this many levels evenly
+                                              between min z and max z (0: none) */
+} km_heatmap;
+
+/*
+ * Writes the heat map to path atomically (as km_plot_svg). Each value is a cell (<rect
+ * class="cell">, data-i, data-j its column and row) filled by its value on a dark-blue to
+ * yellow scale (viridis-like; min z darkest), labelled with its value to 4 digits when the
+ * grid has at most 400 cells; ticks at every x and y (at most 12 labels an axis); a colour
+ * bar with min and max; contour lines (<path class="contour">, marching squares on the cell
+ * centres, linear interpolation, one path a level) and a ring (<circle class="best">) on
+ * cell best. Numbers do not depend on the locale. KM_EUSAGE for nx or ny < 1, a missing or
+ * unordered axis, best out of range or nlevels outside [0, 50]; KM_EINPUT when the file
+ * cannot be written; KM_EINTERNAL when out of memory.
+ */
+int km_plot_heatmap_svg(const km_heatmap *h, const char *path, km_error *err);
+
 #endif

@@ -207,7 +207,7 @@ static score evaluate(const music *M, km_mtl *s, int keep)
 
 static km_mtl_param thesis_param(double alpha, double lambda)
 {
-    km_mtl_param p = {alpha, lambda, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3},
+    km_mtl_param p = {alpha, lambda, {KM_KERNEL_EXPDOT, 1, 0, 3, 0}, {KM_KERNEL_LINEAR, 1, 0, 3, 0},
                       0, NULL};
     return p;
 }

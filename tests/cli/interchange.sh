@@ -178,10 +178,12 @@ printf '0.5 1:1\n1.5 1:-1\n' >"$TMP/frac.svm"
 expect_fail "--save-liblinear with labels 0.5, 1.5: refused (LIBLINEAR's labels are integers)" 1 \
     "labels are integers" $T -q -s l1svm --save-liblinear "$TMP/x.ll" "$TMP/frac.svm" "$TMP/x.model"
 
-# ---- kmtk's kernel models (two classes, regression) in LIBSVM's format (rho 0)
+# ---- kmtk's kernel models (two classes, regression) in LIBSVM's format (rho 0; with -B b,
+# the kernel K + b^2, rho = -b^2 sum_s c_s)
 both_close() { close_files "$1" "$3" 1e-9 && close_files "$2" "$3" 1e-9; }
 for opt in "-s l1svm -t rbf -g 0.1" "-s l2svm -t poly -d 2 -r 1 -g 0.2" "-s l1svm -t linear" \
-           "-s l1svm -t sigmoid -g 0.01" "-s svr -t rbf -p 0.1" "-s rls -t poly -d 3 -g 0.1 -r 1"; do
+           "-s l1svm -t sigmoid -g 0.01" "-s svr -t rbf -p 0.1" "-s rls -t poly -d 3 -g 0.1 -r 1" \
+           "-s l1svm -t rbf -g 0.1 -B 2" "-s rls -t rbf -g 0.5 -B 3"; do
     # (test rows without features beyond the training data's: kmtk's RBF models ignore
     # them, LIBSVM's count them in ||x - sv||^2)
     case "$opt" in *svr*|*rls*) tr=$TMP/r.train te=$TMP/r.test0 ;; *) tr=$H te=$H ;; esac

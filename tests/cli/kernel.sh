@@ -47,7 +47,7 @@ $T -v 5 -s l1svm -t rbf $H >"$TMP/cv.out"
 check "kernel -v 5 prints Cross Validation Accuracy" grep -Eq '^Cross Validation Accuracy = [0-9.]+%$' "$TMP/cv.out"
 
 expect_fail "unknown kernel" 1 "-t: unknown value 'gauss'" $T -t gauss $H
-expect_fail "-B with a kernel" 1 "-B applies to the linear solver only" $T -t rbf -B 1 $H "$TMP/x"
+check "-B with a kernel: K + B^2, kernel_offset in the model (tests/cli/search.sh)" bash -c '"$0" -q -t rbf -B 1 "$1" "$2" && grep -qx "kernel_offset 1" "$2"' $T $H "$TMP/x"
 expect_fail "fixed point without a kernel" 1 "needs a kernel" $T -a fixedpoint $H "$TMP/x"
 expect_fail "spline on 13 features" 1 "spline" $T -t spline $H "$TMP/x"
 expect_fail "negative gamma" 1 "gamma" $T -t rbf -g -1 $H "$TMP/x"

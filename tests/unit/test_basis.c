@@ -24,7 +24,7 @@ static double any_double(km_rng *r)
 /* A random basis kernel valid for n >= 1 features (feat malloc'ed, or all features). */
 static km_basis random_basis(km_rng *r, int32_t n)
 {
-    km_basis b = {{KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL};
+    km_basis b = {{KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0, NULL};
     b.kernel.type = (km_kernel_type)km_rng_below(r, KM_KERNEL_COUNT);
     if (b.kernel.type != KM_KERNEL_LINEAR && b.kernel.type != KM_KERNEL_SPLINE)
         b.kernel.gamma = km_rng_below(r, 2) ? fabs(any_double(r)) + 0x1p-1074
@@ -70,7 +70,7 @@ static void test_round_trip(void)
     char text[4096], again[4096], spaced[4200];
     for (int t = 0; t < trials; t++) {
         int32_t n = 1 + (int32_t)km_rng_below(&r, 60);
-        km_basis b = random_basis(&r, n), p = {{0, 0, 0, 0}, 0, NULL}, q = p;
+        km_basis b = random_basis(&r, n), p = {{0, 0, 0, 0, 0}, 0, NULL}, q = p;
         int len = km_basis_format(&b, text, sizeof text);
         if (len < (int)sizeof text && km_basis_parse(text, n, &p, &err) == KM_OK &&
             same_basis(&b, &p))
@@ -101,7 +101,7 @@ static void test_round_trip(void)
     CHECK(ok_spaces == trials, "tabs and blanks between words are accepted (%d of %d)",
           ok_spaces, trials);
 
-    km_basis b = {{KM_KERNEL_RBF, 0.1, 0, 3}, 0, NULL};
+    km_basis b = {{KM_KERNEL_RBF, 0.1, 0, 3, 0}, 0, NULL};
     int32_t feat[] = {0, 1, 2, 4, 6, 7};
     b.feat = feat;
     b.nfeat = 6;
@@ -194,7 +194,7 @@ static void test_parse(void)
     };
     int nbad = (int)(sizeof bad / sizeof *bad);
     for (int t = 0; t < nbad; t++) {
-        km_basis q = {{KM_KERNEL_LINEAR, 1, 0, 3}, 7, NULL};
+        km_basis q = {{KM_KERNEL_LINEAR, 1, 0, 3, 0}, 7, NULL};
         km_error_clear(&err);
         int rc = km_basis_parse(bad[t].text, bad[t].n, &q, &err);
         CHECK(rc == KM_EINPUT && err.code == KM_EINPUT && strstr(err.msg, bad[t].want) &&
@@ -324,7 +324,7 @@ static void test_eval(void)
           "hand (%d of %d)", same, count);
 
     /* a hand-made case: rbf on features {2, 4} of x = (1, 2, 3, 4), y = (0, 5, 1, 1) */
-    km_basis b = {{KM_KERNEL_RBF, 0.5, 0, 3}, 2, (int32_t[]){1, 3}};
+    km_basis b = {{KM_KERNEL_RBF, 0.5, 0, 3, 0}, 2, (int32_t[]){1, 3}};
     int32_t ia[] = {0, 1, 2, 3}, ib[] = {1, 2, 3};
     double va[] = {1, 2, 3, 4}, vb[] = {5, 1, 1};
     CHECK_CLOSE(km_basis_eval(&b, ia, va, 4, ib, vb, 3), exp(-0.5 * (9 + 9)), 1e-15,
@@ -381,7 +381,7 @@ static void test_project(void)
     CHECK(ok, "projection keeps the subset's entries, re-indexed 0..nfeat-1, and y (%d random "
           "problems, row lists with repeats)", reps);
     km_problem *P = random_problem(3, 4, 1, 0, 1);
-    km_basis b = {{KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL};
+    km_basis b = {{KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0, NULL};
     int64_t rows[] = {0, 3};
     CHECK(km_basis_project(&b, P, rows, 2, &err) == NULL && err.code == KM_EUSAGE &&
           strstr(err.msg, "row 3 out of range"), "projection: a row out of range is refused");
@@ -392,7 +392,7 @@ static void test_project(void)
     double y2[2] = {1, -1};
     km_problem E = {2, 0, 5, rp, NULL, NULL, y2, 0, NULL};
     int32_t f2[2] = {1, 3};
-    km_basis sub = {{KM_KERNEL_RBF, 1, 0, 3}, 2, f2};
+    km_basis sub = {{KM_KERNEL_RBF, 1, 0, 3, 0}, 2, f2};
     for (int t = 0; t < 2; t++) {
         km_problem *Q = km_basis_project(t ? &sub : &b, &E, NULL, 0, &err);
         CHECK(Q && Q->l == 2 && Q->nnz == 0 && Q->row_ptr[2] == 0 && Q->y[1] == -1,

@@ -547,20 +547,20 @@ static void state_snapshots(void)
         tdata[a].y = 2 * unif(&r) - 1;
         tdata[a].w = 0.5 + unif(&r);
     }
-    km_mtl_tkernel tk[] = {{2, {KM_KERNEL_RBF, 0.7, 0, 3}}, {5, {KM_KERNEL_POLY, 1, 1, 2}}};
+    km_mtl_tkernel tk[] = {{2, {KM_KERNEL_RBF, 0.7, 0, 3, 0}}, {5, {KM_KERNEL_POLY, 1, 1, 2, 0}}};
     struct {
         const char *name;
         km_mtl_param p;
     } cfg[] = {
-        {"rbf/linear alpha 0.5", {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3},
-                                  {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL}},
+        {"rbf/linear alpha 0.5", {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3, 0},
+                                  {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0, NULL}},
         {"expdot/laplacian alpha 0.3, two task kernels",
-         {0.3, 0.1, {KM_KERNEL_EXPDOT, 0.5, 0, 3}, {KM_KERNEL_LAPLACIAN, 0.5, 0, 3}, 2, tk}},
-        {"linear of rank 4 (pivots dropped) alpha 0.7", {0.7, 1, {KM_KERNEL_LINEAR, 1, 0, 3},
-                                                          {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
+         {0.3, 0.1, {KM_KERNEL_EXPDOT, 0.5, 0, 3, 0}, {KM_KERNEL_LAPLACIAN, 0.5, 0, 3, 0}, 2, tk}},
+        {"linear of rank 4 (pivots dropped) alpha 0.7", {0.7, 1, {KM_KERNEL_LINEAR, 1, 0, 3, 0},
+                                                          {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0,
                                                           NULL}},
-        {"alpha 0", {0, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_RBF, 1, 0, 3}, 0, NULL}},
-        {"alpha 1", {1, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL}},
+        {"alpha 0", {0, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_RBF, 1, 0, 3, 0}, 0, NULL}},
+        {"alpha 1", {1, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0, NULL}},
     };
     static const int cuts[] = {0, 1, 17, 64, 100, 129, 250, TL};
     for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
@@ -908,7 +908,7 @@ static int long_journal(const char *name, int records)
 {
     char p[512];
     path_of(p, sizeof p, name);
-    km_mtl_param prm = {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
+    km_mtl_param prm = {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0,
                         NULL};
     km_buf h = {0};
     km_mtlp_put_param(&h, &prm, 5);

@@ -89,7 +89,7 @@ static void release(solved *s)
  * is the cyclic solver's (objective within 1e-9). */
 static void test_gap_and_optimum(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3, 0};
     for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
         km_problem *P = random_problem(150, 6, 0.7, km_loss_is_classification(loss),
                                        80 + (uint64_t)loss);
@@ -151,7 +151,7 @@ static void test_gap_and_optimum(void)
  * range. */
 static void test_shrinking_step_rule_rls(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3, 0};
     km_problem *P = random_problem(3000, 8, 0.6, 1, 91);
     solved a = solve(P, &k, KM_LOSS_L1SVM, 4, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-10, 1, 1,
                      8 << 20);
@@ -171,7 +171,7 @@ static void test_shrinking_step_rule_rls(void)
     release(&a);
     km_problem_free(P);
 
-    km_kernel ks[2] = {{KM_KERNEL_LINEAR, 0, 0, 3}, {KM_KERNEL_RBF, 0.5, 0, 3}};
+    km_kernel ks[2] = {{KM_KERNEL_LINEAR, 0, 0, 3, 0}, {KM_KERNEL_RBF, 0.5, 0, 3, 0}};
     for (int t = 0; t < 2; t++) {
         P = random_problem(200, 6, 0.7, 0, 95 + (uint64_t)t);
         for (int64_t q = 0; q < P->nnz; q++)   /* unscaled features */
@@ -211,7 +211,7 @@ static void test_shrinking_step_rule_rls(void)
  * the gap do not depend on the split). */
 static void test_threads_bit_identical(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.5, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.5, 0, 3, 0};
     km_problem *P = random_problem(KM_KCD_PAR_MIN + 500, 5, 0.8, 1, 97);
     for (int loss = 0; loss < 2; loss++) {
         solved a = solve(P, &k, loss, 2, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-4, 1, 1, 16 << 20);
@@ -232,7 +232,7 @@ static void test_threads_bit_identical(void)
  * C L(y_i, 0) of gap behind), for every loss, greedy and cyclic; the gap from a dense K. */
 static void test_zero_rows(void)
 {
-    km_kernel k = {KM_KERNEL_POLY, 0.5, 0, 2};
+    km_kernel k = {KM_KERNEL_POLY, 0.5, 0, 2, 0};
     for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
         km_problem *P = random_problem(60, 5, 0.6, km_loss_is_classification(loss),
                                        300 + (uint64_t)loss);

@@ -116,7 +116,7 @@ static double reldiff(double a, double b)
 /* One kernel of each type with typical parameters (gamma chosen per data scale). */
 static km_kernel kernel_of(int type, double gamma)
 {
-    km_kernel k = {(km_kernel_type)type, gamma, 0.5, 3};
+    km_kernel k = {(km_kernel_type)type, gamma, 0.5, 3, 0};
     return k;
 }
 

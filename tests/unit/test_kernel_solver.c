@@ -59,8 +59,8 @@ static void release(solved *s)
 /* RLS: c = (K + I/C)^-1 y by LAPACK dposv, for RBF, polynomial and spline kernels. */
 static void test_rls_closed_form(void)
 {
-    km_kernel ks[3] = {{KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_POLY, 0.3, 1, 2},
-                       {KM_KERNEL_SPLINE, 0, 0, 1}};
+    km_kernel ks[3] = {{KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_POLY, 0.3, 1, 2, 0},
+                       {KM_KERNEL_SPLINE, 0, 0, 1, 0}};
     for (int t = 0; t < 3; t++) {
         km_problem *P = random_problem(60, t == 2 ? 1 : 5, t == 2 ? 1.0 : 0.6, 0, 40 + t);
         double C = 2;
@@ -89,7 +89,7 @@ static void test_rls_closed_form(void)
 /* Every loss: (2.8) at the returned c, and CD and fixed point agree on F within 1e-6. */
 static void test_optimality_and_agreement(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3, 0};
     for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
         km_problem *P = random_problem(70, 6, 0.7, km_loss_is_classification(loss),
                                        60 + (uint64_t)loss);
@@ -112,7 +112,7 @@ static void test_optimality_and_agreement(void)
 /* alpha = 1/tr(K) reaches the same point as 1/||K||_2. */
 static void test_alpha_rules(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 1, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 1, 0, 3, 0};
     km_problem *P = random_problem(40, 4, 0.8, 1, 77);
     solved a = solve(P, &k, KM_LOSS_L2SVM, 1, 0, 1, KM_ALPHA_TRACE, 1e-12, 1 << 20);
     solved b = solve(P, &k, KM_LOSS_L2SVM, 1, 0, 1, KM_ALPHA_NORM2, 1e-12, 1 << 20);
@@ -128,7 +128,7 @@ static void test_alpha_rules(void)
 static void test_linear_kernel_equals_linear_solver(void)
 {
     km_problem *P = random_problem(80, 10, 0.5, 1, 91);
-    km_kernel k = {KM_KERNEL_LINEAR, 0, 0, 3};
+    km_kernel k = {KM_KERNEL_LINEAR, 0, 0, 3, 0};
     for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
         double C = 0.8, eps = 0.1;
         solved s = solve(P, &k, loss, C, eps, 0, KM_ALPHA_TRACE, 1e-11, 1 << 20);
@@ -157,7 +157,7 @@ static void test_linear_kernel_equals_linear_solver(void)
 /* The cache never changes a result: the same c bit for bit with 2 rows or all of K. */
 static void test_cache_sizes(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3, 0};
     km_problem *P = random_problem(150, 8, 0.5, 1, 5);
     size_t sizes[3] = {2 * 150 * 8, 37 * 150 * 8, 150 * 150 * 8 + 4096};
     solved s[3];
@@ -176,7 +176,7 @@ static void test_cache_sizes(void)
  * returns z = K c and the same c for a 2-row and a full cache. */
 static void test_cap_z(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3, 0};
     km_problem *P = random_problem(150, 8, 0.5, 1, 6);
     int64_t l = P->l;
     double *A = dense_K(&k, P), *Cv = malloc((size_t)l * sizeof *Cv), worst = 0;
@@ -227,7 +227,7 @@ static void test_cap_z(void)
  * sweeps in two parts, forward and backward): optimality (2.8) and z = K c. */
 static void test_rules(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3, 0};
     km_problem *P = random_problem(200, 8, 0.5, 1, 8);
     int64_t l = P->l;
     double *A = dense_K(&k, P), *Cv = malloc((size_t)l * sizeof *Cv);
@@ -284,7 +284,7 @@ static void test_model_decision(void)
     par.C = 1;
     par.bias = -1;
     par.use_kernel = 1;
-    par.kernel = (km_kernel){KM_KERNEL_RBF, 0.5, 0, 3};
+    par.kernel = (km_kernel){KM_KERNEL_RBF, 0.5, 0, 3, 0};
     par.cache_bytes = 1 << 20;
     par.threads = 1;
     km_model *m = NULL;
@@ -354,7 +354,7 @@ static km_cd_result solve_stop(const km_problem *P, const km_kernel *k, km_loss 
  * the gap bounds the distance to a tight optimum. CD (cyclic, shrinking) and fixed point. */
 static void test_gap_certificate(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.4, 0, 3, 0};
     for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
         km_problem *P = random_problem(60, 6, 0.7, km_loss_is_classification(loss),
                                        700 + (uint64_t)loss);
@@ -411,7 +411,7 @@ static void test_gap_certificate(void)
  * optimum under the gap rule. */
 static void test_gap_shrinking(void)
 {
-    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.3, 0, 3, 0};
     const km_loss losses[] = {KM_LOSS_L1SVM, KM_LOSS_RLA, KM_LOSS_SVR};
     for (int t = 0; t < 3; t++) {
         km_problem *P = random_problem(100, 8, 0.5, t == 0, 800 + (uint64_t)t);
@@ -434,7 +434,7 @@ static void test_gap_shrinking(void)
  * solution c = (K + I/C)^-1 y by LAPACK, CD and fixed point (the issue's requirement). */
 static void test_rls_default_gap(void)
 {
-    km_kernel ks[2] = {{KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 3}};
+    km_kernel ks[2] = {{KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_LINEAR, 0, 0, 3, 0}};
     for (int t = 0; t < 2; t++) {
         km_problem *P = random_problem(100, 6, 0.6, 0, 900 + (uint64_t)t);
         int64_t l = P->l;

@@ -401,7 +401,7 @@ static void test_okl(const char *dir)
             A[k] = 2 * unif(&r) - 1;
         for (int64_t k = 0; B && k < m_out * p; k++)
             B[k] = (2 * unif(&r) - 1) / 3;
-        km_kernel kern = {KM_KERNEL_LAPLACIAN, 0.7, 0, 3};
+        km_kernel kern = {KM_KERNEL_LAPLACIAN, 0.7, 0, 3, 0};
         int rc = km_model_set_okl(m, &kern, sv, A, m_out, B, 0.125, &err);
         CHECK(rc == KM_OK && km_model_okl(m), "okl model built (%s map)", ident ? "identity" : "B");
         km_model *q = NULL;

@@ -374,7 +374,7 @@ static void run_config(const config *cf, uint64_t seed)
  * inputs after `first` merged into an older one equals a full one. */
 static void determinism(void)
 {
-    km_mtl_param p = {0.6, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}, 0, NULL};
+    km_mtl_param p = {0.6, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_LINEAR, 0, 0, 1, 0}, 0, NULL};
     stream S = make_stream(11, 6, 90, 400, 9, 0, 0);
     km_error err;
     km_mtl *a = km_mtl_new(&p, &err), *b = km_mtl_new(&p, &err);
@@ -453,7 +453,7 @@ static void hostile(void)
 {
     km_error err;
     /* item 2: expdot gamma 1, x = {1:1}, {1:100}, {1:100}: K(x, x) = exp(10^4) = inf */
-    km_mtl_param p = {0.5, 1, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL};
+    km_mtl_param p = {0.5, 1, {KM_KERNEL_EXPDOT, 1, 0, 3, 0}, {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0, NULL};
     km_mtl *s = km_mtl_new(&p, &err), *ref = km_mtl_new(&p, &err);
     int32_t i0[] = {0};
     double one[] = {1}, hundred[] = {100}, v27[] = {27}, v15[] = {15.5}, two[] = {0.5};
@@ -541,7 +541,7 @@ static void hostile(void)
 
     /* transactions: three tasks' triples across two batches of H rolled back to the bits of
      * km_mtl_begin; committed, the same as the triples one by one within 1e-12 */
-    km_mtl_param rp2 = {0.5, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0,
+    km_mtl_param rp2 = {0.5, 0.3, {KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0,
                         NULL};
     stream S = make_stream(21, 4, 60, 300, 4, 0, 0);
     km_mtl *a = km_mtl_new(&rp2, &err), *b = km_mtl_new(&rp2, &err);
@@ -753,7 +753,7 @@ static void task_kernel_file(void)
     int64_t n = 0;
     km_error err;
     int rc = km_mtl_read_task_kernels(path, &tk, &n, &err);
-    km_mtl_param p = {0.5, 1, {KM_KERNEL_RBF, 1, 0, 3}, {KM_KERNEL_LAPLACIAN, 0.3, 0, 3}, n, tk};
+    km_mtl_param p = {0.5, 1, {KM_KERNEL_RBF, 1, 0, 3, 0}, {KM_KERNEL_LAPLACIAN, 0.3, 0, 3, 0}, n, tk};
     const km_kernel *k3 = rc ? NULL : km_mtl_task_kernel(&p, -3),
                     *k4 = rc ? NULL : km_mtl_task_kernel(&p, 4),
                     *k11 = rc ? NULL : km_mtl_task_kernel(&p, 11),
@@ -788,8 +788,8 @@ static void task_kernel_file(void)
               "a bad task-kernel file gives FILE:LINE: %s", rc ? err.msg : "accepted");
     }
     /* unsorted tables and a kernel invalid for the data are refused by the parameter check */
-    km_mtl_tkernel two[] = {{5, {KM_KERNEL_LINEAR, 1, 0, 3}}, {2, {KM_KERNEL_LINEAR, 1, 0, 3}}};
-    km_mtl_tkernel spl[] = {{5, {KM_KERNEL_SPLINE, 1, 0, 3}}};
+    km_mtl_tkernel two[] = {{5, {KM_KERNEL_LINEAR, 1, 0, 3, 0}}, {2, {KM_KERNEL_LINEAR, 1, 0, 3, 0}}};
+    km_mtl_tkernel spl[] = {{5, {KM_KERNEL_SPLINE, 1, 0, 3, 0}}};
     p.ntk = 2;
     p.tk = two;
     CHECK(km_mtl_param_check(&p, 0, &err) == KM_EUSAGE && !km_mtl_new(&p, &err),
@@ -803,10 +803,10 @@ static void task_kernel_file(void)
 
 int main(void)
 {
-    km_kernel lin = {KM_KERNEL_LINEAR, 0, 0, 1}, rbf = {KM_KERNEL_RBF, 0.5, 0, 3},
-              expdot = {KM_KERNEL_EXPDOT, 1, 0, 3}, poly = {KM_KERNEL_POLY, 0.5, 1, 2},
-              lap = {KM_KERNEL_LAPLACIAN, 0.3, 0, 3};
-    const km_mtl_tkernel tk[] = {{-3, lin}, {4, {KM_KERNEL_RBF, 2, 0, 3}}, {11, poly}};
+    km_kernel lin = {KM_KERNEL_LINEAR, 0, 0, 1, 0}, rbf = {KM_KERNEL_RBF, 0.5, 0, 3, 0},
+              expdot = {KM_KERNEL_EXPDOT, 1, 0, 3, 0}, poly = {KM_KERNEL_POLY, 0.5, 1, 2, 0},
+              lap = {KM_KERNEL_LAPLACIAN, 0.3, 0, 3, 0};
+    const km_mtl_tkernel tk[] = {{-3, lin}, {4, {KM_KERNEL_RBF, 2, 0, 3, 0}}, {11, poly}};
     config cf[] = {
         {"rbf/linear a=0.5", rbf, lin, 0.5, 0.5, 5, 60, 260, 8, 0, 0, 1, 0, NULL},
         {"expdot/linear sphere (thesis 5.4) a=0.25", expdot, lin, 0.25, 0.05, 8, 70, 300, 12, 1,
@@ -829,7 +829,7 @@ int main(void)
     km_mtl_param mp = {0.3, 0.2, expdot, lin, 0, NULL};
     model_file(&mp, "one K~");
     mp.ntk = 2;   /* tasks 4 and 11 (ids t * 7 - 3) */
-    mp.tk = (const km_mtl_tkernel[]){{4, rbf}, {11, {KM_KERNEL_POLY, 1, 1, 2}}};
+    mp.tk = (const km_mtl_tkernel[]){{4, rbf}, {11, {KM_KERNEL_POLY, 1, 1, 2, 0}}};
     model_file(&mp, "per-task K~_j");
     task_kernel_file();
     TEST_EXIT();

@@ -850,7 +850,7 @@ static void hostile_triples(void)
     int changed;
     km_error err;
     int rc = km_mtlp_get(c, 1, secret[1], &d, &changed, &err);
-    km_mtl_param pp = {0.5, 1, {KM_KERNEL_EXPDOT, 1, 0, 3}, {KM_KERNEL_LINEAR, 1, 0, 3}, 0, NULL};
+    km_mtl_param pp = {0.5, 1, {KM_KERNEL_EXPDOT, 1, 0, 3, 0}, {KM_KERNEL_LINEAR, 1, 0, 3, 0}, 0, NULL};
     km_mtl *cs = rc ? NULL : km_mtl_from_disclosed(&pp, &d, &err);
     CHECK(cs && d.X->n == 1000, "another task's client rebuilds the state (%d features)",
           cs ? (int)d.X->n : -1);
@@ -1189,7 +1189,7 @@ int main(int argc, char **argv)
         fprintf(f, "%d %s\n", j, secret[j]);
     fclose(f);
     make_data(5);
-    km_mtl_param p = {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3}, {KM_KERNEL_LINEAR, 0, 0, 1}, 0, NULL};
+    km_mtl_param p = {0.5, 0.5, {KM_KERNEL_RBF, 0.5, 0, 3, 0}, {KM_KERNEL_LINEAR, 0, 0, 1, 0}, 0, NULL};
     concurrent_and_restart(&p);
     kill9(&p);
     privacy_and_bad_input();

@@ -481,7 +481,7 @@ static void test_kernel_mode(void)
 int main(void)
 {
     test_against_independent(NULL);
-    static const km_kernel rbf = {KM_KERNEL_RBF, 0.3, 0, 3};
+    static const km_kernel rbf = {KM_KERNEL_RBF, 0.3, 0, 3, 0};
     test_against_independent(&rbf);
     test_kernel_mode();
     test_printed_step();

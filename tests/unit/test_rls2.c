@@ -282,10 +282,10 @@ static void test_bank_1d(void)
     km_basis_set set;
     km_error err = {0};
     km_basis_paper(1, &set, &err);
-    km_kernel extra[] = {{KM_KERNEL_LINEAR, 1, 0, 1},    {KM_KERNEL_POLY, 0.5, 2, 3},
-                         {KM_KERNEL_SIGMOID, 0.1, -1, 1}, {KM_KERNEL_LAPLACIAN, 3, 0, 1},
-                         {KM_KERNEL_LAPLACIAN, 0.01, 0, 1}, {KM_KERNEL_EXPDOT, 0.2, 0, 1},
-                         {KM_KERNEL_SPLINE, 1, 0, 1},    {KM_KERNEL_RBF, 0.45, 0, 1}};
+    km_kernel extra[] = {{KM_KERNEL_LINEAR, 1, 0, 1, 0},    {KM_KERNEL_POLY, 0.5, 2, 3, 0},
+                         {KM_KERNEL_SIGMOID, 0.1, -1, 1, 0}, {KM_KERNEL_LAPLACIAN, 3, 0, 1, 0},
+                         {KM_KERNEL_LAPLACIAN, 0.01, 0, 1, 0}, {KM_KERNEL_EXPDOT, 0.2, 0, 1, 0},
+                         {KM_KERNEL_SPLINE, 1, 0, 1, 0},    {KM_KERNEL_RBF, 0.45, 0, 1, 0}};
     int nk = 13 + (int)(sizeof extra / sizeof extra[0]), bad = 0, types = 0, zeros = 0, subn = 0;
     for (int t = 0; t < nk; t++) {
         const km_kernel *k = t < 13 ? &set.b[t].kernel : &extra[t - 13];
