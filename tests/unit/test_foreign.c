@@ -278,8 +278,8 @@ static void test_libsvm_writer(const char *dir)
     km_error err;
     km_rng r;
     km_rng_seed(&r, 9);
-    const km_kernel kernels[] = {{KM_KERNEL_LINEAR, 0, 0, 3}, {KM_KERNEL_POLY, 0.5, 1, 3},
-                                 {KM_KERNEL_RBF, 0.3, 0, 3}, {KM_KERNEL_SIGMOID, 0.2, -0.5, 3}};
+    const km_kernel kernels[] = {{KM_KERNEL_LINEAR, 0, 0, 3, 0}, {KM_KERNEL_POLY, 0.5, 1, 3, 0},
+                                 {KM_KERNEL_RBF, 0.3, 0, 3, 0}, {KM_KERNEL_SIGMOID, 0.2, -0.5, 3, 0}};
     for (int t = 0; t < 8; t++) {
         int nc = t < 4 ? 2 : 0;
         km_model *m = km_model_new(nc ? KM_LOSS_L1SVM : KM_LOSS_SVR, 4, nc, 1, &err);
