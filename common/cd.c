@@ -5,9 +5,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include <cblas.h>
+#include <lapacke.h>
 
+#include "face.h"
 #include "rng.h"
 
 static const char *const rule_names[] = {"random", "cyclic", "aitken", "gradient",
@@ -75,9 +78,39 @@ typedef struct cd_ops {
      * skeleton issues the prefetches: GCC counts a function whose only effect is
      * __builtin_prefetch as const and drops its calls (objdump: no prefetcht0). */
     void (*lines)(void *ctx, const cd_coord *s, const void *line[]);
+    /* Optional: the subspace step (face.h) on the free coefficients, called when the sweeps
+     * stall; *gain gets the increase of the dual (0: c unchanged). */
+    int (*face)(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
+                double *gain, km_error *err);
 } cd_ops;
 
 #define CD_LINES 5
+
+/* The subspace step's trigger: every KM_FACE_EVERY sweeps, when the gap estimate has not
+ * fallen below KM_FACE_STALL times its value at the last test. */
+#ifndef KM_FACE_EVERY
+#define KM_FACE_EVERY 10
+#endif
+#ifndef KM_FACE_STALL
+#define KM_FACE_STALL 0.5
+#endif
+/* Projected Newton steps per subspace step at most; fewer when one gains less than
+ * KM_FACE_MORE of all so far. Their first mu: KM_FACE_MU0 times the mean k_ii. */
+#ifndef KM_FACE_INNER
+#define KM_FACE_INNER 200
+#endif
+#ifndef KM_FACE_MORE
+#define KM_FACE_MORE 1e-3
+#endif
+#ifndef KM_FACE_MU
+#define KM_FACE_MU 1e-9
+#endif
+#ifndef KM_FACE_MUMAX
+#define KM_FACE_MUMAX 1e-1
+#endif
+#ifndef KM_FACE_MAXDIM
+#define KM_FACE_MAXDIM 512
+#endif
 
 #ifndef KM_CD_PREFETCH
 #define KM_CD_PREFETCH 24
@@ -197,6 +230,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
     int64_t na = full, nin = 0;   /* act[0..na) active; a check sweep adds act[na..na+nin) */
     double max_h_old = INFINITY;   /* shrink only what is stuck deeper than last sweep moved */
     int backward = 0;
+    int64_t face_every = KM_FACE_EVERY, face_at = face_every;   /* the next stall test */
+    double face_ref = INFINITY;   /* the gap estimate at the last one */
     res->iter = 0;
     res->converged = 0;
     res->max_h = 0;
@@ -268,6 +303,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
         res->max_h = max_h;
         if (par->progress)
             par->progress(par->user, iter, max_h, na);
+        if (getenv("KM_DBG") && (iter % atoi(getenv("KM_DBG")) == 0)) fprintf(stderr, "it %lld est %.4g na %lld maxh %.3g\n", (long long)iter, cd_rel(Fs, Gs), (long long)na, max_h);
         int check;   /* converged on what the rule sees: stop, or check everything */
         if (gap_rule) {
             check = cd_rel(Fs, Gs) <= delta;
@@ -309,6 +345,17 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
             }
             continue;
         }
+        if (gap_rule && ops->face && iter >= face_at) {   /* stalled: a subspace step */
+            double r = cd_rel(Fs, Gs);
+            if (r > KM_FACE_STALL * face_ref) {
+                double gain = 0;
+                if ((rc = ops->face(ctx, m, coord, loss, par->eps, &gain, err)))
+                    goto out;
+                if (getenv("KM_DBG")) fprintf(stderr, "face it %lld est %.4g gain %.4g G %.4g F %.4g\n", (long long)iter, r, gain, Gs, Fs);
+            }
+            face_ref = r;
+            face_at = iter + face_every;
+        }
         if (ops->shrunk && (rc = ops->shrunk(ctx, act, na, coord, err)))
             goto out;
         max_h_old = par->shrinking ? max_h : INFINITY;
@@ -347,6 +394,7 @@ typedef struct linear_ctx {
     double *w;
     int32_t n;
     double bias;
+    double mu;   /* the subspace step's regularization over the mean k_ii (0: not set) */
 } linear_ctx;
 
 /* z_i = x_i'w (s->b, s->e: the row of coordinate i). Inlined into each copy of the
@@ -400,6 +448,350 @@ static inline __attribute__((always_inline)) void linear_lines(void *ctx, const 
     line[4] = vb + n - 1;
 }
 
+/* The subspace step's breakpoints along a direction: (time to a bound, coefficient), sorted
+ * by time, then index (a fixed order). */
+typedef struct face_bp {
+    double t;
+    int64_t k;
+} face_bp;
+
+static int face_bp_cmp(const void *pa, const void *pb)
+{
+    const face_bp *a = pa, *b = pb;
+    return a->t < b->t ? -1 : a->t > b->t ? 1 : (a->k > b->k) - (a->k < b->k);
+}
+
+/* The state of the linear subspace step: the coefficients W[0..nw) it moves, their pieces,
+ * the features their rows touch in compact numbering (pos[feature] = j < nd, or -1), and
+ * the Cholesky factor L of M = I + X_W' E^-1 X_W (nd x nd, E = diag(d + mu)). */
+typedef struct face_state {
+    const linear_ctx *x;
+    cd_coord *coord;
+    int64_t *W, nw;
+    double *lo, *hi, *a, *d, *e, *g, *s, *tk;
+    char *on;          /* on[k]: W[k] still moves */
+    int32_t *pos, *feat;
+    int nd;
+    double *M, *L, *b, *v, *A, *B;
+    face_bp *bp;
+} face_state;
+
+/* acc[j] += f x_i over the compact features (row i = W[k]). */
+static void face_axpy(const face_state *F, int64_t k, double f, double *acc)
+{
+    const km_problem *P = F->x->P;
+    const cd_coord *s = &F->coord[F->W[k]];
+    for (int64_t q = s->b; q < s->e; q++)
+        acc[F->pos[P->index[q]]] += f * P->value[q];
+    if (F->x->bias != 0)
+        acc[F->pos[F->x->n]] += f * F->x->bias;
+}
+
+/* x_i'v over the compact features (row i = W[k]). */
+static double face_dot(const face_state *F, int64_t k, const double *v)
+{
+    const km_problem *P = F->x->P;
+    const cd_coord *s = &F->coord[F->W[k]];
+    double r = 0;
+    for (int64_t q = s->b; q < s->e; q++)
+        r += P->value[q] * v[F->pos[P->index[q]]];
+    if (F->x->bias != 0)
+        r += F->x->bias * v[F->pos[F->x->n]];
+    return r;
+}
+
+/* L = chol(I + sum over moving k of x_k x_k' / e_k); -1 if it fails. */
+static int face_factor(face_state *F)
+{
+    int nd = F->nd;
+    memset(F->M, 0, (size_t)nd * (size_t)nd * sizeof *F->M);
+    for (int64_t k = 0; k < F->nw; k++) {
+        if (!F->on[k])
+            continue;
+        memset(F->b, 0, (size_t)nd * sizeof *F->b);   /* the compact row */
+        face_axpy(F, k, 1, F->b);
+        const km_problem *P = F->x->P;
+        const cd_coord *s = &F->coord[F->W[k]];
+        int64_t nz = s->e - s->b;
+        for (int64_t q = 0; q <= nz; q++) {   /* the row's entries (and the bias) */
+            int jq = q < nz ? F->pos[P->index[s->b + q]] : (F->x->bias != 0 ? F->pos[F->x->n] : -1);
+            if (jq < 0)
+                continue;
+            for (int64_t r = 0; r <= nz; r++) {
+                int jr = r < nz ? F->pos[P->index[s->b + r]] : (F->x->bias != 0 ? F->pos[F->x->n] : -1);
+                if (jr >= 0 && jr <= jq)
+                    F->M[jq * nd + jr] += F->b[jq] * F->b[jr] / F->e[k];
+            }
+        }
+        for (int64_t q = 0; q <= nz; q++) {   /* b back to zero */
+            int jq = q < nz ? F->pos[P->index[s->b + q]] : (F->x->bias != 0 ? F->pos[F->x->n] : -1);
+            if (jq >= 0)
+                F->b[jq] = 0;
+        }
+    }
+    for (int j = 0; j < nd; j++) {
+        F->M[j * nd + j] += 1;
+        for (int r = 0; r <= j; r++)
+            F->L[j * nd + r] = F->M[j * nd + r];
+        for (int r = j + 1; r < nd; r++)
+            F->L[j * nd + r] = 0;
+    }
+    return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nd, F->L, nd) == 0 ? 0 : -1;
+}
+
+/* One direction of the walk: s = -(X_W X_W' + E)^-1 g by Woodbury, s = -(q - E^-1 X_W v),
+ * q = E^-1 g, M v = X_W' q; then the exact minimizer of G along the projected path
+ * P[c + t s] (coefficients stop at their bounds one by one: a breakpoint scan with the
+ * change of w kept as u(t) = t A + B in compact features), applied to c and w; the
+ * coefficients it puts on a bound leave W. *gain: the decrease of G; *interior: 1 if the
+ * minimizer lies before any bound (the face's optimum: the walk ends). */
+static int face_direction(face_state *F, km_loss loss, double *gain, int64_t *interior)
+{
+    const linear_ctx *x = F->x;
+    int nd = F->nd;
+    *gain = 0;
+    *interior = 0;
+    memset(F->b, 0, (size_t)nd * sizeof *F->b);
+    for (int64_t k = 0; k < F->nw; k++) {
+        if (!F->on[k])
+            continue;
+        cd_coord *c = &F->coord[F->W[k]];
+        F->g[k] = linear_dot((void *)x, F->W[k], c) + F->a[k] + F->d[k] * c->c;
+        face_axpy(F, k, F->g[k] / F->e[k], F->b);
+    }
+    memcpy(F->v, F->b, (size_t)nd * sizeof *F->v);
+    if (LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', nd, 1, F->L, nd, F->v, 1) != 0)
+        return -1;
+    int64_t nb = 0;
+    double G1 = 0, DS = 0;
+    memset(F->A, 0, (size_t)nd * sizeof *F->A);
+    memset(F->B, 0, (size_t)nd * sizeof *F->B);
+    for (int64_t k = 0; k < F->nw; k++) {
+        if (!F->on[k])
+            continue;
+        double ck = F->coord[F->W[k]].c;
+        F->s[k] = -(F->g[k] - face_dot(F, k, F->v)) / F->e[k];
+        double sk = F->s[k];
+        F->tk[k] = sk > 0 ? (F->hi[k] - ck) / sk : sk < 0 ? (F->lo[k] - ck) / sk : INFINITY;
+        if (!(F->tk[k] > 0)) {   /* on its bound and pointing out: leaves W first */
+            F->on[k] = 0;
+            nb = -1;
+        }
+        if (nb < 0)
+            continue;
+        G1 += F->g[k] * sk;
+        DS += F->d[k] * sk * sk;
+        face_axpy(F, k, sk, F->A);
+        if (isfinite(F->tk[k]))
+            F->bp[nb++] = (face_bp){F->tk[k], k};
+    }
+    if (nb < 0) {   /* some left: a new factor, then a new direction */
+        *interior = -1;
+        return 2;
+    }
+    if (!(G1 < 0))
+        return 0;
+    qsort(F->bp, (size_t)nb, sizeof *F->bp, face_bp_cmp);
+    double t = 0, f = 0, tbest = 0;
+    for (int64_t q = 0;; q++) {   /* f(t) = G(P[c + t s]) - G(c) on [t, next breakpoint] */
+        double AA = 0, BA = 0;
+        for (int j = 0; j < nd; j++) {
+            AA += F->A[j] * F->A[j];
+            BA += F->B[j] * F->A[j];
+        }
+        double f1 = G1 + (DS + AA) * t + BA, f2 = DS + AA;   /* f'(t), f'' */
+        double tn = q < nb ? F->bp[q].t : INFINITY;
+        if (getenv("KM_DBG2") && (!(f1 < 0) || (f2 > 0 ? t - f1 / f2 : INFINITY) <= tn)) fprintf(stderr, "    bp passed %lld of %lld t %.3g\n", (long long)q, (long long)nb, t);
+        if (!(f1 < 0)) {   /* the minimizer is t */
+            tbest = t;
+            *interior = q;
+            break;
+        }
+        double ts = f2 > 0 ? t - f1 / f2 : INFINITY;
+        if (ts <= tn) {   /* inside the segment */
+            f += f1 * (ts - t) + f2 * (ts - t) * (ts - t) / 2;
+            tbest = ts;
+            *interior = q;
+            break;
+        }
+        if (!isfinite(tn))   /* no curvature and no bound: cannot happen on these pieces */
+            return 0;
+        f += f1 * (tn - t) + f2 * (tn - t) * (tn - t) / 2;
+        t = tn;
+        int64_t k = F->bp[q].k;   /* k stops at its bound */
+        double ck = F->coord[F->W[k]].c, bk = F->s[k] > 0 ? F->hi[k] : F->lo[k];
+        face_axpy(F, k, -F->s[k], F->A);
+        face_axpy(F, k, bk - ck, F->B);
+        G1 -= F->g[k] * F->s[k];
+        DS -= F->d[k] * F->s[k] * F->s[k];
+    }
+    if (!(f < 0))
+        return 0;
+    for (int64_t k = 0; k < F->nw; k++) {   /* apply: c and w together */
+        if (!F->on[k])
+            continue;
+        cd_coord *c = &F->coord[F->W[k]];
+        double cn;
+        if (F->tk[k] <= tbest) {   /* on its bound now: leaves W */
+            cn = F->s[k] > 0 ? F->hi[k] : F->s[k] < 0 ? F->lo[k] : c->c;
+            F->on[k] = 0;
+        } else {
+            cn = c->c + tbest * F->s[k];
+            cn = cn < F->lo[k] ? F->lo[k] : cn > F->hi[k] ? F->hi[k] : cn;
+        }
+        double h = cn - c->c;
+        if (h != 0) {
+            linear_update((void *)x, F->W[k], c, h, NULL);
+            c->c = cn;
+        }
+    }
+    (void)loss;
+    *gain = -f;
+    return 0;
+}
+
+/*
+ * The subspace step for the linear kernel (face.h, doc/linear-solver.md): an active-set
+ * walk on the coefficients W that can move (km_face_piece: inside a piece, or on a bound
+ * with the gradient pointing in). Each direction is the Newton step of G on W's pieces,
+ * regularized by mu I (mu = KM_FACE_MU times the mean k_ii: finite where the curvature is
+ * 0 and K_WW singular, where it runs along K's null space), computed in the span of the
+ * data by Woodbury (a dense nd x nd system, nd = the features W's rows touch); the step is
+ * the exact minimizer of G along its projected path, and the coefficients it puts on a
+ * bound leave W. It ends at W's optimum, after KM_FACE_INNER directions, or when a
+ * direction gains less than KM_FACE_MORE of all so far. Only for nd <= KM_FACE_MAXDIM.
+ * G never increases (each step minimizes it along a path from c).
+ */
+static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
+                            double *gain, km_error *err)
+{
+    linear_ctx *x = ctx;
+    int64_t n1 = (int64_t)x->n + 1;
+    size_t len = (size_t)(m > 0 ? m : 1);
+    *gain = 0;
+    if (!km_face_loss(loss))
+        return KM_OK;
+    face_state F = {0};
+    F.x = x;
+    F.coord = coord;
+    F.W = malloc(len * sizeof *F.W);
+    double *buf = malloc(len * 8 * sizeof *buf);
+    F.on = malloc(len);
+    F.bp = malloc(len * sizeof *F.bp);
+    F.pos = malloc((size_t)n1 * sizeof *F.pos);
+    F.feat = malloc((size_t)n1 * sizeof *F.feat);
+    int rc = KM_OK;
+    if (!F.W || !buf || !F.on || !F.bp || !F.pos || !F.feat) {
+        rc = km_error_nomem(err, "subspace step");
+        goto done;
+    }
+    F.lo = buf;
+    F.hi = F.lo + m;
+    F.a = F.hi + m;
+    F.d = F.a + m;
+    F.e = F.d + m;
+    F.g = F.e + m;
+    F.s = F.g + m;
+    F.tk = F.s + m;
+    for (int64_t j = 0; j < n1; j++)
+        F.pos[j] = -1;
+    double trace = 0;
+    for (int64_t i = 0; i < m; i++) {
+        cd_coord *c = &coord[i];
+        int64_t k = F.nw;
+        if (!(c->alpha > 0) ||
+            !km_face_piece(loss, c->y, c->C, eps, c->c, linear_dot(x, i, c), &F.lo[k], &F.hi[k],
+                           &F.a[k], &F.d[k]))
+            continue;
+        F.W[F.nw++] = i;
+        trace += 1 / c->alpha;
+        for (int64_t q = c->b; q <= c->e; q++) {
+            int32_t j = q < c->e ? x->P->index[q] : x->n;
+            if (q == c->e && x->bias == 0)
+                continue;
+            if (F.pos[j] < 0) {
+                if (F.nd == KM_FACE_MAXDIM)
+                    goto done;   /* too many features for the dense system: no step */
+                F.pos[j] = F.nd;
+                F.feat[F.nd++] = j;
+            }
+        }
+    }
+    if (F.nw == 0)
+        goto done;
+    double kmean = trace / (double)F.nw;
+    if (x->mu <= 0)
+        x->mu = KM_FACE_MU;
+    for (int64_t k = 0; k < F.nw; k++) {
+        F.e[k] = F.d[k] + x->mu * kmean;
+        F.on[k] = 1;
+    }
+    size_t nd = (size_t)F.nd;
+    F.M = malloc(nd * nd * sizeof *F.M);
+    F.L = malloc(nd * nd * sizeof *F.L);
+    F.b = malloc(nd * 5 * sizeof *F.b);
+    if (!F.M || !F.L || !F.b) {
+        rc = km_error_nomem(err, "subspace step");
+        goto done;
+    }
+    F.v = F.b + nd;
+    F.A = F.v + nd;
+    F.B = F.A + nd;
+    double *xr = F.B + nd;
+    if (face_factor(&F))
+        goto done;
+    for (int dir = 0; dir < KM_FACE_INNER; dir++) {
+        double g1;
+        int64_t passed;
+        int r = face_direction(&F, loss, &g1, &passed);
+        if (r < 0)
+            break;
+        if (getenv("KM_DBG")) fprintf(stderr, "   dir %d nw %lld gain %.4g passed %lld mu %.3g\n", dir, (long long)F.nw, g1, (long long)passed, x->mu);
+        *gain += g1;
+        int remu = 0;
+        if (r == 0 && passed == 0) {   /* the optimum on W (of the mu-regularized step) */
+            if (x->mu <= KM_FACE_MU)
+                break;
+            x->mu = x->mu / 10 > KM_FACE_MU ? x->mu / 10 : KM_FACE_MU;
+            remu = 1;
+        } else if (r == 0 && passed <= 2 && x->mu < KM_FACE_MUMAX) {   /* pivoting */
+            x->mu *= 10;
+            remu = 1;
+        }
+        if (r == 0 && (!(g1 > 0) || g1 < KM_FACE_MORE * *gain))
+            break;
+        /* the coefficients that left: downdate L by x_k / sqrt(e_k) (refactor if that
+         * fails, many left, or mu changed) */
+        int64_t left = 0;
+        for (int64_t k = 0; k < F.nw; k++)
+            left += !F.on[k] && F.e[k] > 0;
+        int refactor = remu || left > F.nd;
+        for (int64_t k = 0; k < F.nw && !refactor; k++) {
+            if (F.on[k] || !(F.e[k] > 0))
+                continue;
+            memset(xr, 0, nd * sizeof *xr);
+            face_axpy(&F, k, 1 / sqrt(F.e[k]), xr);
+            if (km_face_chol_downdate(F.L, F.nd, xr))
+                refactor = 1;
+        }
+        for (int64_t k = 0; k < F.nw; k++)
+            F.e[k] = F.on[k] ? F.d[k] + x->mu * kmean : 0;   /* 0: out of L */
+        if (refactor && face_factor(&F))
+            break;
+    }
+done:
+    free(F.W);
+    free(buf);
+    free(F.on);
+    free(F.bp);
+    free(F.pos);
+    free(F.feat);
+    free(F.M);
+    free(F.L);
+    free(F.b);
+    return rc;
+}
+
 int64_t km_linear_dim(const km_linear_data *d)
 {
     return (int64_t)d->P->n + 1;
@@ -409,11 +801,12 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
                  const km_cd_param *par, double *w, double *c, km_cd_result *res,
                  km_error *err)
 {
-    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_lines};
+    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_lines,
+                               linear_face_step};
     int64_t m = d->rows ? d->m : d->P->l;
     const km_problem *P = d->P;
     double bias = d->bias >= 0 ? d->bias : 0;
-    linear_ctx x = {P, w, P->n, bias};
+    linear_ctx x = {P, w, P->n, bias, 0};
     size_t len = (size_t)(m > 0 ? m : 1);
     cd_coord *coord = aligned_alloc(64, len * sizeof *coord);
     if (!coord)
@@ -699,7 +1092,7 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
     static const cd_ops ops = {kernel_dot, kernel_update, kernel_shrunk, kernel_unshrink,
-                               kernel_sweep, NULL};
+                               kernel_sweep, NULL, NULL};
     int64_t m = km_kmatrix_size(K);
     size_t len = (size_t)(m > 0 ? m : 1);
     kernel_ctx x = {0};
