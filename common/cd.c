@@ -81,32 +81,30 @@ typedef struct cd_ops {
     /* Optional: the subspace step (face.h) on the free coefficients, called when the sweeps
      * stall; *gain gets the increase of the dual (0: c unchanged). */
     int (*face)(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
-                double *gain, km_error *err);
+                int64_t visits, double *Glast, double *gain, int *paid, km_error *err);
 } cd_ops;
 
 #define CD_LINES 5
 
-/* The subspace step's trigger: every KM_FACE_EVERY sweeps, when the gap estimate has not
- * fallen below KM_FACE_STALL times its value at the last test. */
+/* The subspace step (linear_face_step): tried every KM_FACE_EVERY macro-iterations when the
+ * gap estimate has not fallen below KM_FACE_STALL times its value at the last try (twice
+ * as far apart after a step that did not pay for itself); mu = KM_FACE_MU times the mean
+ * k_ii; it goes on while a direction gains at least KM_FACE_PAY times CD's recent rate;
+ * only when the free rows touch at most KM_FACE_MAXDIM features. */
 #ifndef KM_FACE_EVERY
 #define KM_FACE_EVERY 10
 #endif
 #ifndef KM_FACE_STALL
 #define KM_FACE_STALL 0.5
 #endif
-/* Projected Newton steps per subspace step at most; fewer when one gains less than
- * KM_FACE_MORE of all so far. Their first mu: KM_FACE_MU0 times the mean k_ii. */
-#ifndef KM_FACE_INNER
-#define KM_FACE_INNER 200
-#endif
-#ifndef KM_FACE_MORE
-#define KM_FACE_MORE 1e-3
-#endif
 #ifndef KM_FACE_MU
 #define KM_FACE_MU 1e-9
 #endif
-#ifndef KM_FACE_MUMAX
-#define KM_FACE_MUMAX 1e-1
+#ifndef KM_FACE_PAY
+#define KM_FACE_PAY 1
+#endif
+#ifndef KM_FACE_SWEEPS
+#define KM_FACE_SWEEPS 50
 #endif
 #ifndef KM_FACE_MAXDIM
 #define KM_FACE_MAXDIM 512
@@ -232,6 +230,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
     int backward = 0;
     int64_t face_every = KM_FACE_EVERY, face_at = face_every;   /* the next stall test */
     double face_ref = INFINITY;   /* the gap estimate at the last one */
+    double face_G = 0;            /* G after the last subspace step (G(0) = 0 at first) */
+    int64_t face_visits = 0;      /* coordinate visits since */
     res->iter = 0;
     res->converged = 0;
     res->max_h = 0;
@@ -345,13 +345,19 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
             }
             continue;
         }
+        face_visits += visited;
         if (gap_rule && ops->face && iter >= face_at) {   /* stalled: a subspace step */
             double r = cd_rel(Fs, Gs);
             if (r > KM_FACE_STALL * face_ref) {
                 double gain = 0;
-                if ((rc = ops->face(ctx, m, coord, loss, par->eps, &gain, err)))
+                int paid = 0;
+                if ((rc = ops->face(ctx, m, coord, loss, par->eps, face_visits, &face_G, &gain,
+                                    &paid, err)))
                     goto out;
-                if (getenv("KM_DBG")) fprintf(stderr, "face it %lld est %.4g gain %.4g G %.4g F %.4g\n", (long long)iter, r, gain, Gs, Fs);
+                face_visits = 0;
+                /* a walk that did not pay: wait twice as long for the next */
+                face_every = paid ? KM_FACE_EVERY : 2 * face_every;
+                if (getenv("KM_DBG")) fprintf(stderr, "face it %lld est %.4g gain %.4g G %.4g F %.4g paid %d\n", (long long)iter, r, gain, Gs, Fs, paid);
             }
             face_ref = r;
             face_at = iter + face_every;
@@ -394,7 +400,7 @@ typedef struct linear_ctx {
     double *w;
     int32_t n;
     double bias;
-    double mu;   /* the subspace step's regularization over the mean k_ii (0: not set) */
+    double rate;   /* CD's rate before the last subspace step (<= 0: none yet) */
 } linear_ctx;
 
 /* z_i = x_i'w (s->b, s->e: the row of coordinate i). Inlined into each copy of the
@@ -448,244 +454,262 @@ static inline __attribute__((always_inline)) void linear_lines(void *ctx, const 
     line[4] = vb + n - 1;
 }
 
-/* The subspace step's breakpoints along a direction: (time to a bound, coefficient), sorted
- * by time, then index (a fixed order). */
+/* ---- the subspace step (face.h) for the linear kernel ---- */
+
+/* A breakpoint of the projected path: coefficient k reaches its bound at t. */
 typedef struct face_bp {
     double t;
     int64_t k;
 } face_bp;
 
-static int face_bp_cmp(const void *pa, const void *pb)
+/* A min-heap of breakpoints on (t, k): a fixed order for ties. */
+static int bp_less(const face_bp *a, const face_bp *b)
 {
-    const face_bp *a = pa, *b = pb;
-    return a->t < b->t ? -1 : a->t > b->t ? 1 : (a->k > b->k) - (a->k < b->k);
+    return a->t < b->t || (a->t == b->t && a->k < b->k);
 }
 
-/* The state of the linear subspace step: the coefficients W[0..nw) it moves, their pieces,
- * the features their rows touch in compact numbering (pos[feature] = j < nd, or -1), and
- * the Cholesky factor L of M = I + X_W' E^-1 X_W (nd x nd, E = diag(d + mu)). */
+static void bp_down(face_bp *h, int64_t n, int64_t i)
+{
+    for (;;) {
+        int64_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && bp_less(&h[l], &h[m]))
+            m = l;
+        if (r < n && bp_less(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        face_bp t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/*
+ * The state of the walk: the coefficients W[0..nw) that move, their rows as a dense nw x nd
+ * matrix X over the nd features they touch (compact numbering; the bias feature included),
+ * their c, pieces (lo, hi, a, d), e = d + mu, w on the compact features (wc), and the
+ * Cholesky factor L of M = I + X_W' E^-1 X_W over the coefficients still on.
+ */
 typedef struct face_state {
-    const linear_ctx *x;
-    cd_coord *coord;
-    int64_t *W, nw;
-    double *lo, *hi, *a, *d, *e, *g, *s, *tk;
-    char *on;          /* on[k]: W[k] still moves */
-    int32_t *pos, *feat;
+    int64_t nw;
     int nd;
-    double *M, *L, *b, *v, *A, *B;
+    int64_t *rp;      /* row k: ri[rp[k]..rp[k+1]), rv: its compact features and values */
+    int32_t *ri;
+    double *rv;
+    double *c, *lo, *hi, *a, *d, *e, *g, *s, *tk;
+    char *on;
+    double *wc, *L, *b, *v, *A, *B, *u;
     face_bp *bp;
 } face_state;
 
-/* acc[j] += f x_i over the compact features (row i = W[k]). */
-static void face_axpy(const face_state *F, int64_t k, double f, double *acc)
+/* x_k'v over the compact features. */
+static double face_rowdot(const face_state *F, int64_t k, const double *v)
 {
-    const km_problem *P = F->x->P;
-    const cd_coord *s = &F->coord[F->W[k]];
-    for (int64_t q = s->b; q < s->e; q++)
-        acc[F->pos[P->index[q]]] += f * P->value[q];
-    if (F->x->bias != 0)
-        acc[F->pos[F->x->n]] += f * F->x->bias;
+    double s0 = 0, s1 = 0;
+    int64_t q = F->rp[k], e = F->rp[k + 1];
+    for (; q + 2 <= e; q += 2) {
+        s0 += F->rv[q] * v[F->ri[q]];
+        s1 += F->rv[q + 1] * v[F->ri[q + 1]];
+    }
+    if (q < e)
+        s0 += F->rv[q] * v[F->ri[q]];
+    return s0 + s1;
 }
 
-/* x_i'v over the compact features (row i = W[k]). */
-static double face_dot(const face_state *F, int64_t k, const double *v)
+/* acc += f x_k. */
+static void face_rowaxpy(const face_state *F, int64_t k, double f, double *acc)
 {
-    const km_problem *P = F->x->P;
-    const cd_coord *s = &F->coord[F->W[k]];
-    double r = 0;
-    for (int64_t q = s->b; q < s->e; q++)
-        r += P->value[q] * v[F->pos[P->index[q]]];
-    if (F->x->bias != 0)
-        r += F->x->bias * v[F->pos[F->x->n]];
-    return r;
+    for (int64_t q = F->rp[k]; q < F->rp[k + 1]; q++)
+        acc[F->ri[q]] += f * F->rv[q];
 }
 
-/* L = chol(I + sum over moving k of x_k x_k' / e_k); -1 if it fails. */
+/* L = chol(I + sum over the coefficients on of x_k x_k' / e_k); -1 if that fails. */
 static int face_factor(face_state *F)
 {
     int nd = F->nd;
-    memset(F->M, 0, (size_t)nd * (size_t)nd * sizeof *F->M);
+    double *L = F->L;
+    memset(L, 0, (size_t)nd * (size_t)nd * sizeof *L);
     for (int64_t k = 0; k < F->nw; k++) {
         if (!F->on[k])
             continue;
-        memset(F->b, 0, (size_t)nd * sizeof *F->b);   /* the compact row */
-        face_axpy(F, k, 1, F->b);
-        const km_problem *P = F->x->P;
-        const cd_coord *s = &F->coord[F->W[k]];
-        int64_t nz = s->e - s->b;
-        for (int64_t q = 0; q <= nz; q++) {   /* the row's entries (and the bias) */
-            int jq = q < nz ? F->pos[P->index[s->b + q]] : (F->x->bias != 0 ? F->pos[F->x->n] : -1);
-            if (jq < 0)
-                continue;
-            for (int64_t r = 0; r <= nz; r++) {
-                int jr = r < nz ? F->pos[P->index[s->b + r]] : (F->x->bias != 0 ? F->pos[F->x->n] : -1);
-                if (jr >= 0 && jr <= jq)
-                    F->M[jq * nd + jr] += F->b[jq] * F->b[jr] / F->e[k];
-            }
-        }
-        for (int64_t q = 0; q <= nz; q++) {   /* b back to zero */
-            int jq = q < nz ? F->pos[P->index[s->b + q]] : (F->x->bias != 0 ? F->pos[F->x->n] : -1);
-            if (jq >= 0)
-                F->b[jq] = 0;
+        for (int64_t p = F->rp[k]; p < F->rp[k + 1]; p++) {
+            double fp = F->rv[p] / F->e[k];
+            for (int64_t q = F->rp[k]; q < F->rp[k + 1]; q++)
+                if (F->ri[q] <= F->ri[p])
+                    L[F->ri[p] * nd + F->ri[q]] += fp * F->rv[q];
         }
     }
-    for (int j = 0; j < nd; j++) {
-        F->M[j * nd + j] += 1;
-        for (int r = 0; r <= j; r++)
-            F->L[j * nd + r] = F->M[j * nd + r];
-        for (int r = j + 1; r < nd; r++)
-            F->L[j * nd + r] = 0;
-    }
-    return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nd, F->L, nd) == 0 ? 0 : -1;
+    for (int p = 0; p < nd; p++)
+        L[p * nd + p] += 1;
+    return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nd, L, nd) == 0 ? 0 : -1;
 }
 
-/* One direction of the walk: s = -(X_W X_W' + E)^-1 g by Woodbury, s = -(q - E^-1 X_W v),
- * q = E^-1 g, M v = X_W' q; then the exact minimizer of G along the projected path
- * P[c + t s] (coefficients stop at their bounds one by one: a breakpoint scan with the
- * change of w kept as u(t) = t A + B in compact features), applied to c and w; the
- * coefficients it puts on a bound leave W. *gain: the decrease of G; *interior: 1 if the
- * minimizer lies before any bound (the face's optimum: the walk ends). */
-static int face_direction(face_state *F, km_loss loss, double *gain, int64_t *interior)
+/*
+ * One direction of the walk. s = -(X_W X_W' + E)^-1 g by Woodbury: s = -(g - X_W v) / e,
+ * M v = X_W' (g / e), g = X_W wc + a + d c the gradient of G on W's pieces. Then the exact
+ * minimizer of G along the projected path P[c + t s] (coefficients stop at their bounds one
+ * by one: breakpoints from a heap; the change of w on the path is t A + B), applied to c and
+ * wc; coefficients put on a bound leave W (on = 0). Returns 0 (*gain the decrease of G,
+ * *passed the breakpoints passed: 0 means W's optimum), 2 if coefficients on a bound with
+ * s pointing out left W before any move (the caller updates L and asks again), -1 if the
+ * solve failed.
+ */
+static int face_direction(face_state *F, double *gain, int64_t *passed)
 {
-    const linear_ctx *x = F->x;
     int nd = F->nd;
     *gain = 0;
-    *interior = 0;
+    *passed = 0;
     memset(F->b, 0, (size_t)nd * sizeof *F->b);
     for (int64_t k = 0; k < F->nw; k++) {
         if (!F->on[k])
             continue;
-        cd_coord *c = &F->coord[F->W[k]];
-        F->g[k] = linear_dot((void *)x, F->W[k], c) + F->a[k] + F->d[k] * c->c;
-        face_axpy(F, k, F->g[k] / F->e[k], F->b);
+        F->g[k] = face_rowdot(F, k, F->wc) + F->a[k] + F->d[k] * F->c[k];
+        face_rowaxpy(F, k, F->g[k] / F->e[k], F->b);
     }
     memcpy(F->v, F->b, (size_t)nd * sizeof *F->v);
     if (LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', nd, 1, F->L, nd, F->v, 1) != 0)
         return -1;
     int64_t nb = 0;
+    int out = 0;
     double G1 = 0, DS = 0;
     memset(F->A, 0, (size_t)nd * sizeof *F->A);
     memset(F->B, 0, (size_t)nd * sizeof *F->B);
     for (int64_t k = 0; k < F->nw; k++) {
         if (!F->on[k])
             continue;
-        double ck = F->coord[F->W[k]].c;
-        F->s[k] = -(F->g[k] - face_dot(F, k, F->v)) / F->e[k];
-        double sk = F->s[k];
+        double sk = -(F->g[k] - face_rowdot(F, k, F->v)) / F->e[k], ck = F->c[k];
+        F->s[k] = sk;
         F->tk[k] = sk > 0 ? (F->hi[k] - ck) / sk : sk < 0 ? (F->lo[k] - ck) / sk : INFINITY;
         if (!(F->tk[k] > 0)) {   /* on its bound and pointing out: leaves W first */
             F->on[k] = 0;
-            nb = -1;
-        }
-        if (nb < 0)
+            out = 1;
             continue;
+        }
         G1 += F->g[k] * sk;
         DS += F->d[k] * sk * sk;
-        face_axpy(F, k, sk, F->A);
+        face_rowaxpy(F, k, sk, F->A);
         if (isfinite(F->tk[k]))
             F->bp[nb++] = (face_bp){F->tk[k], k};
     }
-    if (nb < 0) {   /* some left: a new factor, then a new direction */
-        *interior = -1;
+    if (out)
         return 2;
-    }
     if (!(G1 < 0))
         return 0;
-    qsort(F->bp, (size_t)nb, sizeof *F->bp, face_bp_cmp);
+    for (int64_t i = nb / 2 - 1; i >= 0; i--)
+        bp_down(F->bp, nb, i);
     double t = 0, f = 0, tbest = 0;
-    for (int64_t q = 0;; q++) {   /* f(t) = G(P[c + t s]) - G(c) on [t, next breakpoint] */
+    for (;;) {   /* f(t) = G(P[c + t s]) - G(c), quadratic up to the next breakpoint */
         double AA = 0, BA = 0;
         for (int j = 0; j < nd; j++) {
             AA += F->A[j] * F->A[j];
             BA += F->B[j] * F->A[j];
         }
         double f1 = G1 + (DS + AA) * t + BA, f2 = DS + AA;   /* f'(t), f'' */
-        double tn = q < nb ? F->bp[q].t : INFINITY;
-        if (getenv("KM_DBG2") && (!(f1 < 0) || (f2 > 0 ? t - f1 / f2 : INFINITY) <= tn)) fprintf(stderr, "    bp passed %lld of %lld t %.3g\n", (long long)q, (long long)nb, t);
-        if (!(f1 < 0)) {   /* the minimizer is t */
+        double tn = nb > 0 ? F->bp[0].t : INFINITY;
+        if (!(f1 < 0)) {
             tbest = t;
-            *interior = q;
             break;
         }
         double ts = f2 > 0 ? t - f1 / f2 : INFINITY;
-        if (ts <= tn) {   /* inside the segment */
+        if (ts <= tn) {
             f += f1 * (ts - t) + f2 * (ts - t) * (ts - t) / 2;
             tbest = ts;
-            *interior = q;
             break;
         }
-        if (!isfinite(tn))   /* no curvature and no bound: cannot happen on these pieces */
+        if (!isfinite(tn))   /* no curvature, no bound: not on these pieces */
             return 0;
         f += f1 * (tn - t) + f2 * (tn - t) * (tn - t) / 2;
         t = tn;
-        int64_t k = F->bp[q].k;   /* k stops at its bound */
-        double ck = F->coord[F->W[k]].c, bk = F->s[k] > 0 ? F->hi[k] : F->lo[k];
-        face_axpy(F, k, -F->s[k], F->A);
-        face_axpy(F, k, bk - ck, F->B);
+        int64_t k = F->bp[0].k;   /* k stops on its bound */
+        F->bp[0] = F->bp[--nb];
+        bp_down(F->bp, nb, 0);
+        ++*passed;
+        double bk = F->s[k] > 0 ? F->hi[k] : F->lo[k];
+        face_rowaxpy(F, k, -F->s[k], F->A);
+        face_rowaxpy(F, k, bk - F->c[k], F->B);
         G1 -= F->g[k] * F->s[k];
         DS -= F->d[k] * F->s[k] * F->s[k];
     }
     if (!(f < 0))
         return 0;
-    for (int64_t k = 0; k < F->nw; k++) {   /* apply: c and w together */
+    memset(F->u, 0, (size_t)nd * sizeof *F->u);
+    for (int64_t k = 0; k < F->nw; k++) {   /* apply: c, and w through u = X_W' (change) */
         if (!F->on[k])
             continue;
-        cd_coord *c = &F->coord[F->W[k]];
         double cn;
         if (F->tk[k] <= tbest) {   /* on its bound now: leaves W */
-            cn = F->s[k] > 0 ? F->hi[k] : F->s[k] < 0 ? F->lo[k] : c->c;
+            cn = F->s[k] > 0 ? F->hi[k] : F->lo[k];
             F->on[k] = 0;
         } else {
-            cn = c->c + tbest * F->s[k];
+            cn = F->c[k] + tbest * F->s[k];
             cn = cn < F->lo[k] ? F->lo[k] : cn > F->hi[k] ? F->hi[k] : cn;
         }
-        double h = cn - c->c;
-        if (h != 0) {
-            linear_update((void *)x, F->W[k], c, h, NULL);
-            c->c = cn;
+        if (cn != F->c[k]) {
+            face_rowaxpy(F, k, cn - F->c[k], F->u);
+            F->c[k] = cn;
         }
     }
-    (void)loss;
+    for (int j = 0; j < nd; j++)
+        F->wc[j] += F->u[j];
     *gain = -f;
     return 0;
+}
+
+/* G(c) = ||w||^2/2 + sum_i phi_i(c_i) (the dual objective, minimized: -D). */
+static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km_loss loss,
+                       double eps)
+{
+    double ww = 0, phi = 0;
+    for (int64_t j = 0; j <= (int64_t)x->n; j++)
+        ww += x->w[j] * x->w[j];
+    for (int64_t i = 0; i < m; i++)
+        phi += km_loss_conj(loss, coord[i].y, coord[i].c, coord[i].C, eps);
+    return ww / 2 + phi;
 }
 
 /*
  * The subspace step for the linear kernel (face.h, doc/linear-solver.md): an active-set
  * walk on the coefficients W that can move (km_face_piece: inside a piece, or on a bound
  * with the gradient pointing in). Each direction is the Newton step of G on W's pieces,
- * regularized by mu I (mu = KM_FACE_MU times the mean k_ii: finite where the curvature is
- * 0 and K_WW singular, where it runs along K's null space), computed in the span of the
- * data by Woodbury (a dense nd x nd system, nd = the features W's rows touch); the step is
- * the exact minimizer of G along its projected path, and the coefficients it puts on a
- * bound leave W. It ends at W's optimum, after KM_FACE_INNER directions, or when a
- * direction gains less than KM_FACE_MORE of all so far. Only for nd <= KM_FACE_MAXDIM.
- * G never increases (each step minimizes it along a path from c).
+ * regularized by mu = KM_FACE_MU times the mean k_ii (finite where the curvature is 0 and
+ * K_WW singular: there it runs along K's null space), computed in the span of the data by
+ * Woodbury (a dense nd x nd Cholesky factor, nd = the features W's rows touch, at most
+ * KM_FACE_MAXDIM); the step is the exact minimizer of G along its projected path, and the
+ * coefficients it puts on a bound leave W. G never increases: each step minimizes it along
+ * a path from c; c and w are updated together at the end.
+ * It pays for itself: CD's rate, the decrease of G per unit of work (a multiply-add of a
+ * row entry) over the `visits` coordinate visits since the last call (*Glast: G after it,
+ * or 0 = G(0) at the start), bounds the walk's: it stops at W's optimum, or when a
+ * direction gains less per unit of work than CD did; *paid says whether the whole walk
+ * (with its setup) beat CD's rate.
  */
 static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
-                            double *gain, km_error *err)
+                            int64_t visits, double *Glast, double *gain, int *paid,
+                            km_error *err)
 {
     linear_ctx *x = ctx;
+    const km_problem *P = x->P;
     int64_t n1 = (int64_t)x->n + 1;
     size_t len = (size_t)(m > 0 ? m : 1);
     *gain = 0;
+    *paid = 0;
     if (!km_face_loss(loss))
         return KM_OK;
     face_state F = {0};
-    F.x = x;
-    F.coord = coord;
-    F.W = malloc(len * sizeof *F.W);
-    double *buf = malloc(len * 8 * sizeof *buf);
+    int64_t *W = malloc(len * sizeof *W), nnz = 0, nnzall = 0;
+    double *buf = malloc(len * 10 * sizeof *buf);
     F.on = malloc(len);
     F.bp = malloc(len * sizeof *F.bp);
-    F.pos = malloc((size_t)n1 * sizeof *F.pos);
-    F.feat = malloc((size_t)n1 * sizeof *F.feat);
+    F.rp = malloc((len + 1) * sizeof *F.rp);
+    int32_t *pos = malloc((size_t)n1 * sizeof *pos), *feat = malloc((size_t)n1 * sizeof *feat);
     int rc = KM_OK;
-    if (!F.W || !buf || !F.on || !F.bp || !F.pos || !F.feat) {
+    if (!W || !buf || !F.on || !F.bp || !F.rp || !pos || !feat) {
         rc = km_error_nomem(err, "subspace step");
         goto done;
     }
-    F.lo = buf;
+    F.c = buf;
+    F.lo = F.c + m;
     F.hi = F.lo + m;
     F.a = F.hi + m;
     F.d = F.a + m;
@@ -694,101 +718,133 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     F.s = F.g + m;
     F.tk = F.s + m;
     for (int64_t j = 0; j < n1; j++)
-        F.pos[j] = -1;
-    double trace = 0;
-    for (int64_t i = 0; i < m; i++) {
+        pos[j] = -1;
+    double G0 = linear_G(x, m, coord, loss, eps), trace = 0;
+    /* CD's rate since the last call: decrease of G per multiply-add */
+    for (int64_t i = 0; i < m; i++)
+        nnzall += coord[i].e - coord[i].b + (x->bias != 0);
+    double rowcost = 2 * ((double)nnzall / (double)(m > 0 ? m : 1) + 1);
+    double rate = visits > 0 ? (*Glast - G0) / ((double)visits * rowcost) : 0;
+    double rate1 = rate;   /* right after a walk CD's rate is high (it mends the walk's
+                              path): the lower of the last two intervals' */
+    if (x->rate > 0 && x->rate < rate)
+        rate = x->rate;
+    x->rate = rate1;
+    *Glast = G0;
+    F.rp[0] = 0;
+    for (int64_t i = 0; i < m; i++) {   /* W and its features */
         cd_coord *c = &coord[i];
         int64_t k = F.nw;
         if (!(c->alpha > 0) ||
             !km_face_piece(loss, c->y, c->C, eps, c->c, linear_dot(x, i, c), &F.lo[k], &F.hi[k],
                            &F.a[k], &F.d[k]))
             continue;
-        F.W[F.nw++] = i;
+        W[F.nw++] = i;
+        F.c[k] = c->c;
         trace += 1 / c->alpha;
         for (int64_t q = c->b; q <= c->e; q++) {
-            int32_t j = q < c->e ? x->P->index[q] : x->n;
             if (q == c->e && x->bias == 0)
                 continue;
-            if (F.pos[j] < 0) {
+            int32_t j = q < c->e ? P->index[q] : x->n;
+            if (pos[j] < 0) {
                 if (F.nd == KM_FACE_MAXDIM)
                     goto done;   /* too many features for the dense system: no step */
-                F.pos[j] = F.nd;
-                F.feat[F.nd++] = j;
+                pos[j] = F.nd;
+                feat[F.nd++] = j;
             }
+            nnz++;
         }
+        F.rp[F.nw] = nnz;
     }
     if (F.nw == 0)
         goto done;
-    double kmean = trace / (double)F.nw;
-    if (x->mu <= 0)
-        x->mu = KM_FACE_MU;
-    for (int64_t k = 0; k < F.nw; k++) {
-        F.e[k] = F.d[k] + x->mu * kmean;
-        F.on[k] = 1;
-    }
-    size_t nd = (size_t)F.nd;
-    F.M = malloc(nd * nd * sizeof *F.M);
-    F.L = malloc(nd * nd * sizeof *F.L);
-    F.b = malloc(nd * 5 * sizeof *F.b);
-    if (!F.M || !F.L || !F.b) {
+    int nd = F.nd;
+    F.ri = malloc((size_t)nnz * sizeof *F.ri);
+    F.rv = malloc((size_t)nnz * sizeof *F.rv);
+    F.L = malloc((size_t)nd * (size_t)nd * sizeof *F.L);
+    F.wc = malloc((size_t)nd * 7 * sizeof *F.wc);
+    if (!F.ri || !F.rv || !F.L || !F.wc) {
         rc = km_error_nomem(err, "subspace step");
         goto done;
     }
+    F.b = F.wc + nd;
     F.v = F.b + nd;
     F.A = F.v + nd;
     F.B = F.A + nd;
-    double *xr = F.B + nd;
+    F.u = F.B + nd;
+    double *xr = F.u + nd;
+    for (int j = 0; j < nd; j++)
+        F.wc[j] = x->w[feat[j]];
+    double mu = KM_FACE_MU * trace / (double)F.nw, work = 0, wrow = 0;
+    for (int64_t k = 0; k < F.nw; k++) {
+        const cd_coord *c = &coord[W[k]];
+        int64_t t = F.rp[k];
+        for (int64_t q = c->b; q < c->e; q++, t++) {
+            F.ri[t] = pos[P->index[q]];
+            F.rv[t] = P->value[q];
+        }
+        if (x->bias != 0) {
+            F.ri[t] = pos[x->n];
+            F.rv[t] = x->bias;
+        }
+        F.e[k] = F.d[k] + mu;
+        F.on[k] = 1;
+        wrow += (double)(F.rp[k + 1] - F.rp[k]) * (double)(F.rp[k + 1] - F.rp[k]);
+    }
+    work += wrow + (double)nd * nd * nd / 3;   /* the factor */
     if (face_factor(&F))
         goto done;
-    for (int dir = 0; dir < KM_FACE_INNER; dir++) {
-        double g1;
+    for (int64_t dir = 0; dir <= F.nw; dir++) {   /* each direction but the last: one out */
+        double g1, nnzon = 0;
         int64_t passed;
-        int r = face_direction(&F, loss, &g1, &passed);
+        for (int64_t k = 0; k < F.nw; k++)
+            nnzon += F.on[k] ? (double)(F.rp[k + 1] - F.rp[k]) : 0;
+        double cost = 5 * nnzon + 2.0 * nd * nd;
+        (void)cost;
+        int r = face_direction(&F, &g1, &passed);
         if (r < 0)
             break;
-        if (getenv("KM_DBG")) fprintf(stderr, "   dir %d nw %lld gain %.4g passed %lld mu %.3g\n", dir, (long long)F.nw, g1, (long long)passed, x->mu);
+        work += cost;
         *gain += g1;
-        int remu = 0;
-        if (r == 0 && passed == 0) {   /* the optimum on W (of the mu-regularized step) */
-            if (x->mu <= KM_FACE_MU)
-                break;
-            x->mu = x->mu / 10 > KM_FACE_MU ? x->mu / 10 : KM_FACE_MU;
-            remu = 1;
-        } else if (r == 0 && passed <= 2 && x->mu < KM_FACE_MUMAX) {   /* pivoting */
-            x->mu *= 10;
-            remu = 1;
-        }
-        if (r == 0 && (!(g1 > 0) || g1 < KM_FACE_MORE * *gain))
+        if (r == 0 && (passed == 0 || !(g1 > 0) || work > KM_FACE_SWEEPS * (double)m * rowcost))
             break;
-        /* the coefficients that left: downdate L by x_k / sqrt(e_k) (refactor if that
-         * fails, many left, or mu changed) */
-        int64_t left = 0;
-        for (int64_t k = 0; k < F.nw; k++)
-            left += !F.on[k] && F.e[k] > 0;
-        int refactor = remu || left > F.nd;
-        for (int64_t k = 0; k < F.nw && !refactor; k++) {
+        /* those that left: downdate L by x_k / sqrt(e_k) (refactor if that fails) */
+        int refactor = 0;
+        for (int64_t k = 0; k < F.nw; k++) {
             if (F.on[k] || !(F.e[k] > 0))
                 continue;
-            memset(xr, 0, nd * sizeof *xr);
-            face_axpy(&F, k, 1 / sqrt(F.e[k]), xr);
-            if (km_face_chol_downdate(F.L, F.nd, xr))
+            memset(xr, 0, (size_t)nd * sizeof *xr);
+            face_rowaxpy(&F, k, 1 / sqrt(F.e[k]), xr);
+            F.e[k] = 0;   /* out of L */
+            work += (double)nd * nd;
+            if (!refactor && km_face_chol_downdate(F.L, nd, xr))
                 refactor = 1;
         }
-        for (int64_t k = 0; k < F.nw; k++)
-            F.e[k] = F.on[k] ? F.d[k] + x->mu * kmean : 0;   /* 0: out of L */
-        if (refactor && face_factor(&F))
-            break;
+        if (refactor) {
+            work += wrow + (double)nd * nd * nd / 3;
+            if (face_factor(&F))
+                break;
+        }
     }
+    for (int64_t k = 0; k < F.nw; k++)   /* c and w together */
+        coord[W[k]].c = F.c[k];
+    for (int j = 0; j < nd; j++)
+        x->w[feat[j]] = F.wc[j];
+    *Glast = G0 - *gain;
+    *paid = *gain >= KM_FACE_PAY * rate * work;
+    if (getenv("KM_DBG")) fprintf(stderr, "   face nw %lld nd %d gain %.4g work %.3g rate %.3g walk-rate %.3g\n", (long long)F.nw, nd, *gain, work, rate, *gain / work);
 done:
-    free(F.W);
+    free(W);
     free(buf);
     free(F.on);
     free(F.bp);
-    free(F.pos);
-    free(F.feat);
-    free(F.M);
+    free(F.rp);
+    free(F.ri);
+    free(F.rv);
+    free(pos);
+    free(feat);
     free(F.L);
-    free(F.b);
+    free(F.wc);
     return rc;
 }
 
