@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -78,8 +77,8 @@ typedef struct cd_ops {
      * skeleton issues the prefetches: GCC counts a function whose only effect is
      * __builtin_prefetch as const and drops its calls (objdump: no prefetcht0). */
     void (*lines)(void *ctx, const cd_coord *s, const void *line[]);
-    /* Optional: the subspace step (face.h) on the free coefficients, called when the sweeps
-     * stall; *gain gets the increase of the dual (0: c unchanged). */
+    /* Optional: the subspace step (face.h; linear_face_step), called when the sweeps stall;
+     * *gain gets the increase of the dual (0: c unchanged). */
     int (*face)(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
                 int64_t visits, double *Glast, double *gain, int *paid, km_error *err);
 } cd_ops;
@@ -89,8 +88,8 @@ typedef struct cd_ops {
 /* The subspace step (linear_face_step): tried every KM_FACE_EVERY macro-iterations when the
  * gap estimate has not fallen below KM_FACE_STALL times its value at the last try (twice
  * as far apart after a step that did not pay for itself); mu = KM_FACE_MU times the mean
- * k_ii; it goes on while a direction gains at least KM_FACE_PAY times CD's recent rate;
- * only when the free rows touch at most KM_FACE_MAXDIM features. */
+ * k_ii; a step does at most KM_FACE_SWEEPS sweeps' worth of work, and only when the rows
+ * it moves touch at most KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
 #ifndef KM_FACE_EVERY
 #define KM_FACE_EVERY 10
 #endif
@@ -99,9 +98,6 @@ typedef struct cd_ops {
 #endif
 #ifndef KM_FACE_MU
 #define KM_FACE_MU 1e-9
-#endif
-#ifndef KM_FACE_PAY
-#define KM_FACE_PAY 1
 #endif
 #ifndef KM_FACE_SWEEPS
 #define KM_FACE_SWEEPS 50
@@ -303,7 +299,6 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
         res->max_h = max_h;
         if (par->progress)
             par->progress(par->user, iter, max_h, na);
-        if (getenv("KM_DBG") && (iter % atoi(getenv("KM_DBG")) == 0)) fprintf(stderr, "it %lld est %.4g na %lld maxh %.3g\n", (long long)iter, cd_rel(Fs, Gs), (long long)na, max_h);
         int check;   /* converged on what the rule sees: stop, or check everything */
         if (gap_rule) {
             check = cd_rel(Fs, Gs) <= delta;
@@ -357,7 +352,6 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
                 face_visits = 0;
                 /* a walk that did not pay: wait twice as long for the next */
                 face_every = paid ? KM_FACE_EVERY : 2 * face_every;
-                if (getenv("KM_DBG")) fprintf(stderr, "face it %lld est %.4g gain %.4g G %.4g F %.4g paid %d\n", (long long)iter, r, gain, Gs, Fs, paid);
             }
             face_ref = r;
             face_at = iter + face_every;
@@ -678,11 +672,12 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
  * KM_FACE_MAXDIM); the step is the exact minimizer of G along its projected path, and the
  * coefficients it puts on a bound leave W. G never increases: each step minimizes it along
  * a path from c; c and w are updated together at the end.
- * It pays for itself: CD's rate, the decrease of G per unit of work (a multiply-add of a
- * row entry) over the `visits` coordinate visits since the last call (*Glast: G after it,
- * or 0 = G(0) at the start), bounds the walk's: it stops at W's optimum, or when a
- * direction gains less per unit of work than CD did; *paid says whether the whole walk
- * (with its setup) beat CD's rate.
+ * It ends at W's optimum, or after KM_FACE_SWEEPS sweeps' worth of work (multiply-adds of
+ * row entries). *paid says whether it beat CD's rate: the decrease of G per unit of work
+ * over the `visits` coordinate visits since the last call (*Glast: G after that call, or
+ * G(0) = 0 at the start; the lower of the last two intervals' rates, as CD's rate right
+ * after a walk is high: it mends what the walk left); the caller waits longer after a
+ * walk that did not pay.
  */
 static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
                             int64_t visits, double *Glast, double *gain, int *paid,
@@ -799,12 +794,10 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
         int64_t passed;
         for (int64_t k = 0; k < F.nw; k++)
             nnzon += F.on[k] ? (double)(F.rp[k + 1] - F.rp[k]) : 0;
-        double cost = 5 * nnzon + 2.0 * nd * nd;
-        (void)cost;
         int r = face_direction(&F, &g1, &passed);
         if (r < 0)
             break;
-        work += cost;
+        work += 5 * nnzon + 2.0 * nd * nd;   /* its multiply-adds */
         *gain += g1;
         if (r == 0 && (passed == 0 || !(g1 > 0) || work > KM_FACE_SWEEPS * (double)m * rowcost))
             break;
@@ -831,8 +824,7 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     for (int j = 0; j < nd; j++)
         x->w[feat[j]] = F.wc[j];
     *Glast = G0 - *gain;
-    *paid = *gain >= KM_FACE_PAY * rate * work;
-    if (getenv("KM_DBG")) fprintf(stderr, "   face nw %lld nd %d gain %.4g work %.3g rate %.3g walk-rate %.3g\n", (long long)F.nw, nd, *gain, work, rate, *gain / work);
+    *paid = *gain >= rate * work;
 done:
     free(W);
     free(buf);
