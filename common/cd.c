@@ -80,7 +80,8 @@ typedef struct cd_ops {
     /* Optional: the subspace step (face.h; linear_face_step), called when the sweeps stall;
      * *gain gets the increase of the dual (0: c unchanged). */
     int (*face)(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
-                int64_t visits, double *Glast, double *gain, int *paid, km_error *err);
+                double budget, int64_t visits, double *Glast, double *gain, int *paid,
+                km_error *err);
 } cd_ops;
 
 #define CD_LINES 5
@@ -100,7 +101,7 @@ typedef struct cd_ops {
 #define KM_FACE_MU 1e-9
 #endif
 #ifndef KM_FACE_SWEEPS
-#define KM_FACE_SWEEPS 50
+#define KM_FACE_SWEEPS 64
 #endif
 #ifndef KM_FACE_MAXDIM
 #define KM_FACE_MAXDIM 512
@@ -346,8 +347,11 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
             if (r > KM_FACE_STALL * face_ref) {
                 double gain = 0;
                 int paid = 0;
-                if ((rc = ops->face(ctx, m, coord, loss, par->eps, face_visits, &face_G, &gain,
-                                    &paid, err)))
+                /* the work it may do, in sweeps: all of KM_FACE_SWEEPS when CD has stalled,
+                 * less the more halvings h of the gap CD made since the last try (h < 1) */
+                double h = log2(face_ref / r), budget = KM_FACE_SWEEPS * (h > 0 ? 1 - h : 1);
+                if ((rc = ops->face(ctx, m, coord, loss, par->eps, budget > 1 ? budget : 1,
+                                    face_visits, &face_G, &gain, &paid, err)))
                     goto out;
                 face_visits = 0;
                 /* a walk that did not pay: wait twice as long for the next */
@@ -564,8 +568,7 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
     memcpy(F->v, F->b, (size_t)nd * sizeof *F->v);
     if (LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', nd, 1, F->L, nd, F->v, 1) != 0)
         return -1;
-    int64_t nb = 0;
-    int out = 0;
+    int64_t nb = 0, out = 0;
     double G1 = 0, DS = 0;
     memset(F->A, 0, (size_t)nd * sizeof *F->A);
     memset(F->B, 0, (size_t)nd * sizeof *F->B);
@@ -575,9 +578,9 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
         double sk = -(F->g[k] - face_rowdot(F, k, F->v)) / F->e[k], ck = F->c[k];
         F->s[k] = sk;
         F->tk[k] = sk > 0 ? (F->hi[k] - ck) / sk : sk < 0 ? (F->lo[k] - ck) / sk : INFINITY;
-        if (!(F->tk[k] > 0)) {   /* on its bound and pointing out: leaves W first */
+        if (!(F->tk[k] > 0)) {   /* on its bound and pointing out: stays, and leaves W */
             F->on[k] = 0;
-            out = 1;
+            out++;
             continue;
         }
         G1 += F->g[k] * sk;
@@ -586,10 +589,9 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
         if (isfinite(F->tk[k]))
             F->bp[nb++] = (face_bp){F->tk[k], k};
     }
-    if (out)
-        return 2;
-    if (!(G1 < 0))
-        return 0;
+    if (!(G1 < 0))   /* no descent without those that left: ask again */
+        return out ? 2 : 0;
+    *passed = out;
     for (int64_t i = nb / 2 - 1; i >= 0; i--)
         bp_down(F->bp, nb, i);
     double t = 0, f = 0, tbest = 0;
@@ -680,8 +682,8 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
  * walk that did not pay.
  */
 static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
-                            int64_t visits, double *Glast, double *gain, int *paid,
-                            km_error *err)
+                            double budget, int64_t visits, double *Glast, double *gain,
+                            int *paid, km_error *err)
 {
     linear_ctx *x = ctx;
     const km_problem *P = x->P;
@@ -790,6 +792,8 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     if (face_factor(&F))
         goto done;
     for (int64_t dir = 0; dir <= F.nw; dir++) {   /* each direction but the last: one out */
+        if (work > budget * (double)m * rowcost)
+            break;
         double g1, nnzon = 0;
         int64_t passed;
         for (int64_t k = 0; k < F.nw; k++)
@@ -799,18 +803,26 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
             break;
         work += 5 * nnzon + 2.0 * nd * nd;   /* its multiply-adds */
         *gain += g1;
-        if (r == 0 && (passed == 0 || !(g1 > 0) || work > KM_FACE_SWEEPS * (double)m * rowcost))
+        if (r == 0 && (passed == 0 || !(g1 > 0)))
             break;
-        /* those that left: downdate L by x_k / sqrt(e_k) (refactor if that fails) */
-        int refactor = 0;
+        /* those that left: downdate L by x_k / sqrt(e_k), or a fresh factor if that is
+         * cheaper (many left) or a downdate fails */
+        double left = 0;
+        for (int64_t k = 0; k < F.nw; k++)
+            left += !F.on[k] && F.e[k] > 0;
+        int refactor = left * nd * nd > wrow + (double)nd * nd * nd / 3;
         for (int64_t k = 0; k < F.nw; k++) {
             if (F.on[k] || !(F.e[k] > 0))
                 continue;
+            if (refactor) {
+                F.e[k] = 0;
+                continue;
+            }
             memset(xr, 0, (size_t)nd * sizeof *xr);
             face_rowaxpy(&F, k, 1 / sqrt(F.e[k]), xr);
             F.e[k] = 0;   /* out of L */
             work += (double)nd * nd;
-            if (!refactor && km_face_chol_downdate(F.L, nd, xr))
+            if (km_face_chol_downdate(F.L, nd, xr))
                 refactor = 1;
         }
         if (refactor) {
