@@ -89,8 +89,9 @@ typedef struct cd_ops {
 /* The subspace step (linear_face_step): tried every KM_FACE_EVERY macro-iterations when the
  * gap estimate has not fallen below KM_FACE_STALL times its value at the last try (twice
  * as far apart after a step that did not pay for itself); mu = KM_FACE_MU times the mean
- * k_ii; a step does at most KM_FACE_SWEEPS sweeps' worth of work, and only when the rows
- * it moves touch at most KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
+ * k_ii; a step does at most KM_FACE_SWEEPS (1 - h) sweeps' worth of work (at least 1),
+ * h < 1 the halvings of the gap estimate since the last try, and only when the rows it
+ * moves touch at most KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
 #ifndef KM_FACE_EVERY
 #define KM_FACE_EVERY 10
 #endif
@@ -548,10 +549,11 @@ static int face_factor(face_state *F)
  * M v = X_W' (g / e), g = X_W wc + a + d c the gradient of G on W's pieces. Then the exact
  * minimizer of G along the projected path P[c + t s] (coefficients stop at their bounds one
  * by one: breakpoints from a heap; the change of w on the path is t A + B), applied to c and
- * wc; coefficients put on a bound leave W (on = 0). Returns 0 (*gain the decrease of G,
- * *passed the breakpoints passed: 0 means W's optimum), 2 if coefficients on a bound with
- * s pointing out left W before any move (the caller updates L and asks again), -1 if the
- * solve failed.
+ * wc; coefficients put on a bound leave W (on = 0), and so do those on a bound with s
+ * pointing out of their piece (they stay put: Bertsekas' rule). Returns 0 (*gain the
+ * decrease of G, *passed the breakpoints passed plus the coefficients that stayed: 0 means
+ * W's optimum), 2 if s is no descent direction without those that stayed (the caller
+ * updates L and asks again), -1 if the solve failed.
  */
 static int face_direction(face_state *F, double *gain, int64_t *passed)
 {
@@ -674,8 +676,8 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
  * KM_FACE_MAXDIM); the step is the exact minimizer of G along its projected path, and the
  * coefficients it puts on a bound leave W. G never increases: each step minimizes it along
  * a path from c; c and w are updated together at the end.
- * It ends at W's optimum, or after KM_FACE_SWEEPS sweeps' worth of work (multiply-adds of
- * row entries). *paid says whether it beat CD's rate: the decrease of G per unit of work
+ * It ends at W's optimum, or after `budget` sweeps' worth of work (multiply-adds of row
+ * entries, factorizations included). *paid says whether it beat CD's rate: the decrease of G per unit of work
  * over the `visits` coordinate visits since the last call (*Glast: G after that call, or
  * G(0) = 0 at the start; the lower of the last two intervals' rates, as CD's rate right
  * after a walk is high: it mends what the walk left); the caller waits longer after a
