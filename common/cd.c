@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <lapacke.h>
 
+#include "face.h"
 #include "rng.h"
 
 static const char *const rule_names[] = {"random", "cyclic", "aitken", "gradient",
@@ -75,9 +77,36 @@ typedef struct cd_ops {
      * skeleton issues the prefetches: GCC counts a function whose only effect is
      * __builtin_prefetch as const and drops its calls (objdump: no prefetcht0). */
     void (*lines)(void *ctx, const cd_coord *s, const void *line[]);
+    /* Optional: the subspace step (face.h; linear_face_step), called when the sweeps stall;
+     * *gain gets the increase of the dual (0: c unchanged). */
+    int (*face)(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
+                double budget, int64_t visits, double *Glast, double *gain, int *paid,
+                km_error *err);
 } cd_ops;
 
 #define CD_LINES 5
+
+/* The subspace step (linear_face_step): tried every KM_FACE_EVERY macro-iterations when the
+ * gap estimate has not fallen below KM_FACE_STALL times its value at the last try (twice
+ * as far apart after a step that did not pay for itself); mu = KM_FACE_MU times the mean
+ * k_ii; a step does at most KM_FACE_SWEEPS (1 - h) sweeps' worth of work (at least 1),
+ * h < 1 the halvings of the gap estimate since the last try, and only when the rows it
+ * moves touch at most KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
+#ifndef KM_FACE_EVERY
+#define KM_FACE_EVERY 10
+#endif
+#ifndef KM_FACE_STALL
+#define KM_FACE_STALL 0.5
+#endif
+#ifndef KM_FACE_MU
+#define KM_FACE_MU 1e-9
+#endif
+#ifndef KM_FACE_SWEEPS
+#define KM_FACE_SWEEPS 64
+#endif
+#ifndef KM_FACE_MAXDIM
+#define KM_FACE_MAXDIM 512
+#endif
 
 #ifndef KM_CD_PREFETCH
 #define KM_CD_PREFETCH 24
@@ -198,6 +227,10 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
     int64_t na = full, nin = 0;   /* act[0..na) active; a check sweep adds act[na..na+nin) */
     double max_h_old = INFINITY;   /* shrink only what is stuck deeper than last sweep moved */
     int backward = 0;
+    int64_t face_every = KM_FACE_EVERY, face_at = face_every;   /* the next stall test */
+    double face_ref = INFINITY;   /* the gap estimate at the last one */
+    double face_G = 0;            /* G after the last subspace step (G(0) = 0 at first) */
+    int64_t face_visits = 0;      /* coordinate visits since */
     res->iter = 0;
     res->converged = 0;
     res->max_h = 0;
@@ -311,6 +344,25 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
             }
             continue;
         }
+        face_visits += visited;
+        if (gap_rule && ops->face && iter >= face_at) {   /* stalled: a subspace step */
+            double r = cd_rel(Fs, Gs);
+            if (r > KM_FACE_STALL * face_ref) {
+                double gain = 0;
+                int paid = 0;
+                /* the work it may do, in sweeps: all of KM_FACE_SWEEPS when CD has stalled,
+                 * less the more halvings h of the gap CD made since the last try (h < 1) */
+                double h = log2(face_ref / r), budget = KM_FACE_SWEEPS * (h > 0 ? 1 - h : 1);
+                if ((rc = ops->face(ctx, m, coord, loss, par->eps, budget > 1 ? budget : 1,
+                                    face_visits, &face_G, &gain, &paid, err)))
+                    goto out;
+                face_visits = 0;
+                /* a walk that did not pay: wait twice as long for the next */
+                face_every = paid ? KM_FACE_EVERY : 2 * face_every;
+            }
+            face_ref = r;
+            face_at = iter + face_every;
+        }
         if (ops->shrunk && (rc = ops->shrunk(ctx, act, na, coord, err)))
             goto out;
         max_h_old = par->shrinking ? max_h : INFINITY;
@@ -349,6 +401,7 @@ typedef struct linear_ctx {
     double *w;
     int32_t n;
     double bias;
+    double rate;   /* CD's rate before the last subspace step (<= 0: none yet) */
 } linear_ctx;
 
 /* z_i = x_i'w (s->b, s->e: the row of coordinate i). Inlined into each copy of the
@@ -402,6 +455,407 @@ static inline __attribute__((always_inline)) void linear_lines(void *ctx, const 
     line[4] = vb + n - 1;
 }
 
+/* ---- the subspace step (face.h) for the linear kernel ---- */
+
+/* A breakpoint of the projected path: coefficient k reaches its bound at t. */
+typedef struct face_bp {
+    double t;
+    int64_t k;
+} face_bp;
+
+/* A min-heap of breakpoints on (t, k): a fixed order for ties. */
+static int bp_less(const face_bp *a, const face_bp *b)
+{
+    return a->t < b->t || (a->t == b->t && a->k < b->k);
+}
+
+static void bp_down(face_bp *h, int64_t n, int64_t i)
+{
+    for (;;) {
+        int64_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && bp_less(&h[l], &h[m]))
+            m = l;
+        if (r < n && bp_less(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        face_bp t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/*
+ * The state of the walk: the coefficients W[0..nw) that move, their rows as a dense nw x nd
+ * matrix X over the nd features they touch (compact numbering; the bias feature included),
+ * their c, pieces (lo, hi, a, d), e = d + mu, w on the compact features (wc), and the
+ * Cholesky factor L of M = I + X_W' E^-1 X_W over the coefficients still on.
+ */
+typedef struct face_state {
+    int64_t nw;
+    int nd;
+    int64_t *rp;      /* row k: ri[rp[k]..rp[k+1]), rv: its compact features and values */
+    int32_t *ri;
+    double *rv;
+    double *c, *lo, *hi, *a, *d, *e, *g, *s, *tk;
+    char *on;
+    double *wc, *L, *b, *v, *A, *B, *u;
+    face_bp *bp;
+} face_state;
+
+/* x_k'v over the compact features. */
+static double face_rowdot(const face_state *F, int64_t k, const double *v)
+{
+    double s0 = 0, s1 = 0;
+    int64_t q = F->rp[k], e = F->rp[k + 1];
+    for (; q + 2 <= e; q += 2) {
+        s0 += F->rv[q] * v[F->ri[q]];
+        s1 += F->rv[q + 1] * v[F->ri[q + 1]];
+    }
+    if (q < e)
+        s0 += F->rv[q] * v[F->ri[q]];
+    return s0 + s1;
+}
+
+/* acc += f x_k. */
+static void face_rowaxpy(const face_state *F, int64_t k, double f, double *acc)
+{
+    for (int64_t q = F->rp[k]; q < F->rp[k + 1]; q++)
+        acc[F->ri[q]] += f * F->rv[q];
+}
+
+/* L = chol(I + sum over the coefficients on of x_k x_k' / e_k); -1 if that fails. */
+static int face_factor(face_state *F)
+{
+    int nd = F->nd;
+    double *L = F->L;
+    memset(L, 0, (size_t)nd * (size_t)nd * sizeof *L);
+    for (int64_t k = 0; k < F->nw; k++) {
+        if (!F->on[k])
+            continue;
+        for (int64_t p = F->rp[k]; p < F->rp[k + 1]; p++) {
+            double fp = F->rv[p] / F->e[k];
+            for (int64_t q = F->rp[k]; q < F->rp[k + 1]; q++)
+                if (F->ri[q] <= F->ri[p])
+                    L[F->ri[p] * nd + F->ri[q]] += fp * F->rv[q];
+        }
+    }
+    for (int p = 0; p < nd; p++)
+        L[p * nd + p] += 1;
+    return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nd, L, nd) == 0 ? 0 : -1;
+}
+
+/*
+ * One direction of the walk. s = -(X_W X_W' + E)^-1 g by Woodbury: s = -(g - X_W v) / e,
+ * M v = X_W' (g / e), g = X_W wc + a + d c the gradient of G on W's pieces. Then the exact
+ * minimizer of G along the projected path P[c + t s] (coefficients stop at their bounds one
+ * by one: breakpoints from a heap; the change of w on the path is t A + B), applied to c and
+ * wc; coefficients put on a bound leave W (on = 0), and so do those on a bound with s
+ * pointing out of their piece (they stay put: Bertsekas' rule). Returns 0 (*gain the
+ * decrease of G, *passed the breakpoints passed plus the coefficients that stayed: 0 means
+ * W's optimum), 2 if s is no descent direction without those that stayed (the caller
+ * updates L and asks again), -1 if the solve failed.
+ */
+static int face_direction(face_state *F, double *gain, int64_t *passed)
+{
+    int nd = F->nd;
+    *gain = 0;
+    *passed = 0;
+    memset(F->b, 0, (size_t)nd * sizeof *F->b);
+    for (int64_t k = 0; k < F->nw; k++) {
+        if (!F->on[k])
+            continue;
+        F->g[k] = face_rowdot(F, k, F->wc) + F->a[k] + F->d[k] * F->c[k];
+        face_rowaxpy(F, k, F->g[k] / F->e[k], F->b);
+    }
+    memcpy(F->v, F->b, (size_t)nd * sizeof *F->v);
+    if (LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', nd, 1, F->L, nd, F->v, 1) != 0)
+        return -1;
+    int64_t nb = 0, out = 0;
+    double G1 = 0, DS = 0;
+    memset(F->A, 0, (size_t)nd * sizeof *F->A);
+    memset(F->B, 0, (size_t)nd * sizeof *F->B);
+    for (int64_t k = 0; k < F->nw; k++) {
+        if (!F->on[k])
+            continue;
+        double sk = -(F->g[k] - face_rowdot(F, k, F->v)) / F->e[k], ck = F->c[k];
+        F->s[k] = sk;
+        F->tk[k] = sk > 0 ? (F->hi[k] - ck) / sk : sk < 0 ? (F->lo[k] - ck) / sk : INFINITY;
+        if (!(F->tk[k] > 0)) {   /* on its bound and pointing out: stays, and leaves W */
+            F->on[k] = 0;
+            out++;
+            continue;
+        }
+        G1 += F->g[k] * sk;
+        DS += F->d[k] * sk * sk;
+        face_rowaxpy(F, k, sk, F->A);
+        if (isfinite(F->tk[k]))
+            F->bp[nb++] = (face_bp){F->tk[k], k};
+    }
+    if (!(G1 < 0))   /* no descent without those that left: ask again */
+        return out ? 2 : 0;
+    *passed = out;
+    for (int64_t i = nb / 2 - 1; i >= 0; i--)
+        bp_down(F->bp, nb, i);
+    double t = 0, f = 0, tbest = 0;
+    for (;;) {   /* f(t) = G(P[c + t s]) - G(c), quadratic up to the next breakpoint */
+        double AA = 0, BA = 0;
+        for (int j = 0; j < nd; j++) {
+            AA += F->A[j] * F->A[j];
+            BA += F->B[j] * F->A[j];
+        }
+        double f1 = G1 + (DS + AA) * t + BA, f2 = DS + AA;   /* f'(t), f'' */
+        double tn = nb > 0 ? F->bp[0].t : INFINITY;
+        if (!(f1 < 0)) {
+            tbest = t;
+            break;
+        }
+        double ts = f2 > 0 ? t - f1 / f2 : INFINITY;
+        if (ts <= tn) {
+            f += f1 * (ts - t) + f2 * (ts - t) * (ts - t) / 2;
+            tbest = ts;
+            break;
+        }
+        if (!isfinite(tn))   /* no curvature, no bound: not on these pieces */
+            return 0;
+        f += f1 * (tn - t) + f2 * (tn - t) * (tn - t) / 2;
+        t = tn;
+        int64_t k = F->bp[0].k;   /* k stops on its bound */
+        F->bp[0] = F->bp[--nb];
+        bp_down(F->bp, nb, 0);
+        ++*passed;
+        double bk = F->s[k] > 0 ? F->hi[k] : F->lo[k];
+        face_rowaxpy(F, k, -F->s[k], F->A);
+        face_rowaxpy(F, k, bk - F->c[k], F->B);
+        G1 -= F->g[k] * F->s[k];
+        DS -= F->d[k] * F->s[k] * F->s[k];
+    }
+    if (!(f < 0))
+        return 0;
+    memset(F->u, 0, (size_t)nd * sizeof *F->u);
+    for (int64_t k = 0; k < F->nw; k++) {   /* apply: c, and w through u = X_W' (change) */
+        if (!F->on[k])
+            continue;
+        double cn;
+        if (F->tk[k] <= tbest) {   /* on its bound now: leaves W */
+            cn = F->s[k] > 0 ? F->hi[k] : F->lo[k];
+            F->on[k] = 0;
+        } else {
+            cn = F->c[k] + tbest * F->s[k];
+            cn = cn < F->lo[k] ? F->lo[k] : cn > F->hi[k] ? F->hi[k] : cn;
+        }
+        if (cn != F->c[k]) {
+            face_rowaxpy(F, k, cn - F->c[k], F->u);
+            F->c[k] = cn;
+        }
+    }
+    for (int j = 0; j < nd; j++)
+        F->wc[j] += F->u[j];
+    *gain = -f;
+    return 0;
+}
+
+/* G(c) = ||w||^2/2 + sum_i phi_i(c_i) (the dual objective, minimized: -D). */
+static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km_loss loss,
+                       double eps)
+{
+    double ww = 0, phi = 0;
+    for (int64_t j = 0; j <= (int64_t)x->n; j++)
+        ww += x->w[j] * x->w[j];
+    for (int64_t i = 0; i < m; i++)
+        phi += km_loss_conj(loss, coord[i].y, coord[i].c, coord[i].C, eps);
+    return ww / 2 + phi;
+}
+
+/*
+ * The subspace step for the linear kernel (face.h, doc/linear-solver.md): an active-set
+ * walk on the coefficients W that can move (km_face_piece: inside a piece, or on a bound
+ * with the gradient pointing in). Each direction is the Newton step of G on W's pieces,
+ * regularized by mu = KM_FACE_MU times the mean k_ii (finite where the curvature is 0 and
+ * K_WW singular: there it runs along K's null space), computed in the span of the data by
+ * Woodbury (a dense nd x nd Cholesky factor, nd = the features W's rows touch, at most
+ * KM_FACE_MAXDIM); the step is the exact minimizer of G along its projected path, and the
+ * coefficients it puts on a bound leave W. G never increases: each step minimizes it along
+ * a path from c; c and w are updated together at the end.
+ * It ends at W's optimum, or after `budget` sweeps' worth of work (multiply-adds of row
+ * entries, factorizations included). *paid says whether it beat CD's rate: the decrease of G per unit of work
+ * over the `visits` coordinate visits since the last call (*Glast: G after that call, or
+ * G(0) = 0 at the start; the lower of the last two intervals' rates, as CD's rate right
+ * after a walk is high: it mends what the walk left); the caller waits longer after a
+ * walk that did not pay.
+ */
+static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
+                            double budget, int64_t visits, double *Glast, double *gain,
+                            int *paid, km_error *err)
+{
+    linear_ctx *x = ctx;
+    const km_problem *P = x->P;
+    int64_t n1 = (int64_t)x->n + 1;
+    size_t len = (size_t)(m > 0 ? m : 1);
+    *gain = 0;
+    *paid = 0;
+    if (!km_face_loss(loss))
+        return KM_OK;
+    face_state F = {0};
+    int64_t *W = malloc(len * sizeof *W), nnz = 0, nnzall = 0;
+    double *buf = malloc(len * 10 * sizeof *buf);
+    F.on = malloc(len);
+    F.bp = malloc(len * sizeof *F.bp);
+    F.rp = malloc((len + 1) * sizeof *F.rp);
+    int32_t *pos = malloc((size_t)n1 * sizeof *pos), *feat = malloc((size_t)n1 * sizeof *feat);
+    int rc = KM_OK;
+    if (!W || !buf || !F.on || !F.bp || !F.rp || !pos || !feat) {
+        rc = km_error_nomem(err, "subspace step");
+        goto done;
+    }
+    F.c = buf;
+    F.lo = F.c + m;
+    F.hi = F.lo + m;
+    F.a = F.hi + m;
+    F.d = F.a + m;
+    F.e = F.d + m;
+    F.g = F.e + m;
+    F.s = F.g + m;
+    F.tk = F.s + m;
+    for (int64_t j = 0; j < n1; j++)
+        pos[j] = -1;
+    double G0 = linear_G(x, m, coord, loss, eps), trace = 0;
+    /* CD's rate since the last call: decrease of G per multiply-add */
+    for (int64_t i = 0; i < m; i++)
+        nnzall += coord[i].e - coord[i].b + (x->bias != 0);
+    double rowcost = 2 * ((double)nnzall / (double)(m > 0 ? m : 1) + 1);
+    double rate = visits > 0 ? (*Glast - G0) / ((double)visits * rowcost) : 0;
+    double rate1 = rate;   /* right after a walk CD's rate is high (it mends the walk's
+                              path): the lower of the last two intervals' */
+    if (x->rate > 0 && x->rate < rate)
+        rate = x->rate;
+    x->rate = rate1;
+    *Glast = G0;
+    F.rp[0] = 0;
+    for (int64_t i = 0; i < m; i++) {   /* W and its features */
+        cd_coord *c = &coord[i];
+        int64_t k = F.nw;
+        if (!(c->alpha > 0) ||
+            !km_face_piece(loss, c->y, c->C, eps, c->c, linear_dot(x, i, c), &F.lo[k], &F.hi[k],
+                           &F.a[k], &F.d[k]))
+            continue;
+        W[F.nw++] = i;
+        F.c[k] = c->c;
+        trace += 1 / c->alpha;
+        for (int64_t q = c->b; q <= c->e; q++) {
+            if (q == c->e && x->bias == 0)
+                continue;
+            int32_t j = q < c->e ? P->index[q] : x->n;
+            if (pos[j] < 0) {
+                if (F.nd == KM_FACE_MAXDIM)
+                    goto done;   /* too many features for the dense system: no step */
+                pos[j] = F.nd;
+                feat[F.nd++] = j;
+            }
+            nnz++;
+        }
+        F.rp[F.nw] = nnz;
+    }
+    if (F.nw == 0)
+        goto done;
+    int nd = F.nd;
+    F.ri = malloc((size_t)nnz * sizeof *F.ri);
+    F.rv = malloc((size_t)nnz * sizeof *F.rv);
+    F.L = malloc((size_t)nd * (size_t)nd * sizeof *F.L);
+    F.wc = malloc((size_t)nd * 7 * sizeof *F.wc);
+    if (!F.ri || !F.rv || !F.L || !F.wc) {
+        rc = km_error_nomem(err, "subspace step");
+        goto done;
+    }
+    F.b = F.wc + nd;
+    F.v = F.b + nd;
+    F.A = F.v + nd;
+    F.B = F.A + nd;
+    F.u = F.B + nd;
+    double *xr = F.u + nd;
+    for (int j = 0; j < nd; j++)
+        F.wc[j] = x->w[feat[j]];
+    double mu = KM_FACE_MU * trace / (double)F.nw, work = 0, wrow = 0;
+    for (int64_t k = 0; k < F.nw; k++) {
+        const cd_coord *c = &coord[W[k]];
+        int64_t t = F.rp[k];
+        for (int64_t q = c->b; q < c->e; q++, t++) {
+            F.ri[t] = pos[P->index[q]];
+            F.rv[t] = P->value[q];
+        }
+        if (x->bias != 0) {
+            F.ri[t] = pos[x->n];
+            F.rv[t] = x->bias;
+        }
+        F.e[k] = F.d[k] + mu;
+        F.on[k] = 1;
+        wrow += (double)(F.rp[k + 1] - F.rp[k]) * (double)(F.rp[k + 1] - F.rp[k]);
+    }
+    work += wrow + (double)nd * nd * nd / 3;   /* the factor */
+    if (face_factor(&F))
+        goto done;
+    for (int64_t dir = 0; dir <= F.nw; dir++) {   /* each direction but the last: one out */
+        if (work > budget * (double)m * rowcost)
+            break;
+        double g1, nnzon = 0;
+        int64_t passed;
+        for (int64_t k = 0; k < F.nw; k++)
+            nnzon += F.on[k] ? (double)(F.rp[k + 1] - F.rp[k]) : 0;
+        int r = face_direction(&F, &g1, &passed);
+        if (r < 0)
+            break;
+        work += 5 * nnzon + 2.0 * nd * nd;   /* its multiply-adds */
+        *gain += g1;
+        if (r == 0 && (passed == 0 || !(g1 > 0)))
+            break;
+        /* those that left: downdate L by x_k / sqrt(e_k), or a fresh factor if that is
+         * cheaper (many left) or a downdate fails */
+        double left = 0;
+        for (int64_t k = 0; k < F.nw; k++)
+            left += !F.on[k] && F.e[k] > 0;
+        int refactor = left * nd * nd > wrow + (double)nd * nd * nd / 3;
+        for (int64_t k = 0; k < F.nw; k++) {
+            if (F.on[k] || !(F.e[k] > 0))
+                continue;
+            if (refactor) {
+                F.e[k] = 0;
+                continue;
+            }
+            memset(xr, 0, (size_t)nd * sizeof *xr);
+            face_rowaxpy(&F, k, 1 / sqrt(F.e[k]), xr);
+            F.e[k] = 0;   /* out of L */
+            work += (double)nd * nd;
+            if (km_face_chol_downdate(F.L, nd, xr))
+                refactor = 1;
+        }
+        if (refactor) {
+            work += wrow + (double)nd * nd * nd / 3;
+            if (face_factor(&F))
+                break;
+        }
+    }
+    for (int64_t k = 0; k < F.nw; k++)   /* c and w together */
+        coord[W[k]].c = F.c[k];
+    for (int j = 0; j < nd; j++)
+        x->w[feat[j]] = F.wc[j];
+    *Glast = G0 - *gain;
+    *paid = *gain >= rate * work;
+done:
+    free(W);
+    free(buf);
+    free(F.on);
+    free(F.bp);
+    free(F.rp);
+    free(F.ri);
+    free(F.rv);
+    free(pos);
+    free(feat);
+    free(F.L);
+    free(F.wc);
+    return rc;
+}
+
 int64_t km_linear_dim(const km_linear_data *d)
 {
     return (int64_t)d->P->n + 1;
@@ -411,11 +865,12 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
                  const km_cd_param *par, double *w, double *c, km_cd_result *res,
                  km_error *err)
 {
-    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_lines};
+    static const cd_ops ops = {linear_dot, linear_update, NULL, NULL, NULL, linear_lines,
+                               linear_face_step};
     int64_t m = d->rows ? d->m : d->P->l;
     const km_problem *P = d->P;
     double bias = d->bias >= 0 ? d->bias : 0;
-    linear_ctx x = {P, w, P->n, bias};
+    linear_ctx x = {P, w, P->n, bias, 0};
     size_t len = (size_t)(m > 0 ? m : 1);
     cd_coord *coord = aligned_alloc(64, len * sizeof *coord);
     if (!coord)
@@ -704,7 +1159,7 @@ int km_cd_kernel(km_kmatrix *K, const double *y, const double *C, const km_cd_pa
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
     static const cd_ops ops = {kernel_dot, kernel_update, kernel_shrunk, kernel_unshrink,
-                               kernel_sweep, NULL};
+                               kernel_sweep, NULL, NULL};
     int64_t m = km_kmatrix_size(K);
     size_t len = (size_t)(m > 0 ? m : 1);
     kernel_ctx x = {0};

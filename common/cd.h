@@ -100,11 +100,15 @@ km_cd_param km_cd_param_default(void);
  */
 #define KM_CD_SHRINK 0.5
 
-/* The default cap on macro-iterations. At KM_CD_DEFAULT_GAP the long tails of l1svm and svr
- * need more than 1000 (mostly cheap, shrunk) sweeps: w8a svr 7,599, a9a l1svm 1,781
- * (KM_CD_SHRINK 0.5; 5,169 and 2,024 at 1). Badly conditioned data (unscaled satimage:
- * dual CD crawls, gap 0.9 after 20,000 sweeps) stop here with a warning in seconds rather
- * than minutes. */
+/* The default cap on macro-iterations. Without the linear solver's subspace step the long
+ * tails of l1svm and svr needed more than 1000 (mostly cheap, shrunk) sweeps at
+ * KM_CD_DEFAULT_GAP (w8a svr 7,599, a9a l1svm 1,781) and badly conditioned data (unscaled
+ * satimage, housing) crawled at a gap near 1 to this cap. With it (doc/linear-solver.md)
+ * the linear solver converges on those at the default gap in at most ~1,100 sweeps
+ * (unscaled satimage l1svm, the slowest measured) and needs 32-5,115 on the sets above
+ * (w8a svr the most);
+ * the kernel solver (no subspace step) can still run into the cap on unscaled data, which
+ * then stops with a warning in seconds rather than minutes. */
 #define KM_CD_DEFAULT_MAX_ITER 10000
 
 typedef struct km_cd_result {

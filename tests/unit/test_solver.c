@@ -506,7 +506,8 @@ static void test_gap_shrinking(void)
 
 /* Scale-free: features x 1000 with C / 1000^2 is the same problem (w / 1000, F / 1000^2);
  * at the defaults (gap and cap) both converge, in the same macro-iterations, at the same
- * relative gap, with the same decision values. (Features x 1000 at the same C is another
+ * relative gap (to 1e-9: the subspace step ends some far below the default, where the
+ * gap is rounding), with the same decision values. (Features x 1000 at the same C is another
  * problem, effectively C x 10^6: dual CD's slow convergence there is not a stopping rule's.) */
 static void test_gap_unscaled(void)
 {
@@ -531,7 +532,7 @@ static void test_gap_unscaled(void)
             zmax = fmax(zmax, fabs(z1));
         }
         CHECK(r.converged && u.converged && r.iter == u.iter && u.gap <= KM_CD_DEFAULT_GAP &&
-                  u.delta == KM_CD_DEFAULT_GAP && fabs(u.gap - r.gap) <= 1e-6 * r.gap + 1e-15 &&
+                  u.delta == KM_CD_DEFAULT_GAP && fabs(u.gap - r.gap) <= 1e-6 * r.gap + 1e-9 &&
                   d <= 1e-9 * zmax,
               "%s, features and bias x 1000, C / 10^6: the default converges as unscaled (%lld "
               "and %lld macro-iterations, gap %.3g and %.3g, decision values within %.2g)",

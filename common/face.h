@@ -1,0 +1,44 @@
+/* face.h - the subspace step of the dual coordinate-descent solvers: an active-set walk on
+ * a face of the piecewise-quadratic dual, in the span of the data (doc/linear-solver.md). */
+#ifndef KM_FACE_H
+#define KM_FACE_H
+
+#include <stdint.h>
+
+#include "loss.h"
+
+/*
+ * The solvers minimize G(c) = c'Kc/2 + sum_i phi_i(c_i), phi_i(c) = C_i L*(y_i, -c/C_i) (-D,
+ * see km_loss_conj). Every loss of Table 2.1 has a phi_i that is quadratic on each of at
+ * most two closed pieces (with y = +-1 for the classifiers):
+ *   l1svm  -y c             on y c in [0, C]        curvature 0
+ *   l2svm  -y c + c^2/(4C)  on y c in [0, inf)      1/(2C)
+ *   rls    -y c + c^2/(2C)  on the real line         1/C
+ *   rla    -y c             on [-C, C]              0
+ *   svr    -y c + eps c     on [0, C], -y c - eps c on [-C, 0]   0
+ * Where the curvature is 0 (or small against k_ii), G is (nearly) linear along the null
+ * space of K: dual coordinate descent crawls there on badly conditioned data (its steps are
+ * about gradient / k_ii), while the optimum puts most of those coefficients on bounds.
+ */
+
+/* 1 if the loss's phi is piecewise quadratic as above (the subspace step applies). */
+int km_face_loss(km_loss loss);
+
+/*
+ * The piece coefficient i may move in, given z_i = (Kc)_i: the one that holds c strictly
+ * inside, or, for c on a bound or a kink, the adjacent piece into which the one-sided
+ * derivative z_i + phi_i' descends; there phi_i(t) = a t + d t^2/2 + const for t in
+ * [lo, hi]. Returns 1 for such a free coefficient, 0 if c is fixed (on a bound or kink with
+ * no descent into a piece, or a loss km_face_loss does not know).
+ */
+int km_face_piece(km_loss loss, double y, double C, double eps, double c, double z,
+                  double *lo, double *hi, double *a, double *d);
+
+/*
+ * Rank-1 downdate of a Cholesky factor: L L' - x x' = L~ L~' in place (L lower triangular,
+ * n x n, row-major, leading dimension n; x is overwritten). Returns 0, or -1 if the result
+ * is not positive definite to working precision (L is then garbage: refactor).
+ */
+int km_face_chol_downdate(double *L, int n, double *x);
+
+#endif
