@@ -59,10 +59,11 @@ static void some_theta(km_polymkl *S, int D)
 }
 
 /* Algorithm 3 against enumeration: the probability of every tuple, ||g||_1, and a
- * chi-square test of 10^5 draws. */
-static void test_sampler(int dense)
+ * chi-square test of 10^5 draws. Rank-one base kernels with n = 12 rows take the step
+ * through Z_2 (the C(5, 2) = 10 < n products of two features), with n = 10 through
+ * S^{o 2} itself. */
+static void test_sampler(int dense, int64_t n)
 {
-    const int64_t n = 12;
     const int r = 4, D = 3;
     double X[12 * 4], y[12], rho2[4] = {1, 0.5, 2, 4};
     make_xy(n, r, 7, X, y);
@@ -70,8 +71,8 @@ static void test_sampler(int dense)
     km_error err;
     km_polymkl *S = km_polymkl_new(n, r, dense ? NULL : X, (const double *const *)K, y, D, rho2,
                                    0.1, &err);
-    CHECK(S != NULL, "%s base kernels: a problem (%s)", dense ? "dense" : "rank-one",
-          S ? "ok" : err.msg);
+    const char *what = dense ? "dense" : n > 10 ? "rank one, Z_2" : "rank one, S^{o 2}";
+    CHECK(S != NULL, "%s base kernels: a problem (%s)", what, S ? "ok" : err.msg);
     if (!S)
         return;
     some_theta(S, D);
@@ -91,7 +92,7 @@ static void test_sampler(int dense)
         worst = fmax(worst, fabs(q[t] - beta[t] / total));
     }
     CHECK(worst <= 1e-12, "%s: every tuple's probability = |g_t| / ||g||_1 (max error %.2g, "
-          "sum %.15g)", dense ? "dense" : "rank one", worst, psum);
+          "sum %.15g)", what, worst, psum);
     double delta[4], lam = 0.1;
     double g1 = km_polymkl_delta(S, delta);
     CHECK_CLOSE(g1, 0.5 * lam * total, 1e-12, "||g||_1 from Algorithm 3's delta(d) = the sum of "
@@ -133,7 +134,7 @@ static void test_sampler(int dense)
     /* Wilson-Hilferty: the 1e-4 upper quantile of chi^2_df */
     double z = 3.719, h = 2.0 / (9.0 * df), crit = df * pow(1 - h + z * sqrt(h), 3);
     CHECK(chi <= crit, "%s: chi-square of 10^5 draws %.1f <= %.1f (df %d, p = 1e-4)",
-          dense ? "dense" : "rank one", chi, crit, df);
+          what, chi, crit, df);
     free(cnt);
     free(beta);
     free(q);
@@ -474,8 +475,9 @@ static void test_model(void)
 
 int main(void)
 {
-    test_sampler(0);
-    test_sampler(1);
+    test_sampler(0, 12);
+    test_sampler(0, 10);
+    test_sampler(1, 12);
     test_gradient();
     test_solvers();
     test_rate();
