@@ -419,6 +419,28 @@ static void add_kernel(km_polymkl *S, int d, const int32_t *idx, double w, doubl
     S->exact_factor = 0;   /* L is a stale preconditioner from now on */
 }
 
+/* The index of a tuple (km_polymkl_tuple's inverse). */
+static int64_t tuple_index(const km_polymkl *S, int d, const int32_t *idx)
+{
+    int64_t off = 0, p = 1, w = 0;
+    for (int e = 0; e < d; e++) {
+        off += p;
+        p *= S->r;
+    }
+    for (int i = 0; i < d; i++)
+        w = w * S->r + idx[i];
+    return off + w;
+}
+
+int km_polymkl_set_lambda(km_polymkl *S, double lambda, km_error *err)
+{
+    if (!(lambda > 0) || !isfinite(lambda))
+        return km_error_set(err, KM_EUSAGE, "polymkl: lambda must be positive");
+    S->lambda = lambda;
+    S->have_factor = 0;   /* B's lambda is the old one */
+    return km_polymkl_solve(S, err);
+}
+
 int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32_t *idx,
                          const double *w, km_error *err)
 {
@@ -962,7 +984,15 @@ static int run_kloft(km_polymkl *S, const km_polymkl_param *par, double *beta,
             km_error_set(err, KM_EUSAGE, "-a kloft: |I| = %lld tuples are too many to "
                          "enumerate (raise the limit or lower -d)", (long long)m);
     }
+    int warm = par->warm && S->nt == m;   /* from the last theta when it has every tuple */
     for (int64_t t = 0; t < m; t++)
+        theta[t] = warm ? 0 : 1 / sqrt((double)m);
+    for (int64_t q = 0; warm && q < S->nt; q++)
+        theta[tuple_index(S, S->td[q], S->tidx + q * S->Dm)] = S->scale * S->th[q];
+    for (int64_t t = 0; warm && t < m; t++)
+        if (!(theta[t] > 0))
+            warm = 0;
+    for (int64_t t = 0; !warm && t < m; t++)
         theta[t] = 1 / sqrt((double)m);
     int rc = KM_OK;
     info->converged = 0;
@@ -1045,13 +1075,18 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
         free(beta);
         return rc;
     }
-    clear_theta(S);
-    if ((rc = km_polymkl_solve(S, err))) {
-        free(beta);
-        return rc;
+    if (par->warm) {   /* from the current theta: the running sums start again */
+        for (int64_t t = 0; t < S->nt; t++)
+            S->acc[t] = S->lastP[t] = 0;
+    } else {
+        clear_theta(S);
+        if ((rc = km_polymkl_solve(S, err))) {
+            free(beta);
+            return rc;
+        }
     }
     km_rng rng;
-    km_rng_seed(&rng, par->seed);
+    km_rng_seed(&rng, par->seed + (uint64_t)par->k0);
     double t0 = cpu_seconds(), Psum = 0, delta[65], t_trace = 0, C0 = 1;
     int32_t idx[64];
     int64_t k;
@@ -1124,7 +1159,7 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
             C0 = g1 > 0 ? g1 : 1;
         if (par->literal_step == 2)   /* unit: the direction only */
             amount = 1;
-        amount *= par->step / sqrt((double)k) / (par->literal_step ? 1 : C0);
+        amount *= par->step / sqrt((double)(par->k0 + k)) / (par->literal_step ? 1 : C0);
         int64_t q = tuple_find(S, d, idx);
         if (q < 0) {
             rc = km_error_nomem(err, "polymkl theta");

@@ -59,6 +59,9 @@ void km_polymkl_tuple(const km_polymkl *S, int64_t index, int *d, int32_t *idx);
 int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32_t *idx,
                          const double *w, km_error *err);
 
+/* A new lambda (> 0), theta kept; then the c-step. */
+int km_polymkl_set_lambda(km_polymkl *S, double lambda, km_error *err);
+
 /* The c-step at the current theta: c and J (Cholesky of K_theta + lambda I). */
 int km_polymkl_solve(km_polymkl *S, km_error *err);
 const double *km_polymkl_c(const km_polymkl *S);
@@ -91,6 +94,10 @@ typedef struct km_polymkl_param {
     int solver;           /* KM_POLY_STOCH or _KLOFT */
     int average;          /* 1: the result is the averaged iterate (1/T) sum_k theta^(k) */
     uint64_t seed;
+    int warm;             /* 1: from the current theta (a path of lambdas): Stoch keeps it and
+                             steps on with gamma_{k0 + k}; Kloft starts from it when it has
+                             every tuple (else from uniform theta) */
+    int64_t k0;           /* Stoch, warm: the iterations done before */
     double tol;           /* Kloft: stop when (J - D) / J <= tol */
     double gap_work;      /* evaluate the gap where |I| n (rank-one) or |I| n^2 <= this */
     /* trace rows (iteration, CPU seconds, J, active tuples, ||g||_1, gap or NaN) */
@@ -106,8 +113,8 @@ typedef struct km_polymkl_info {
     int64_t factorizations, cg_steps;   /* of the c-steps (since km_polymkl_new) */
 } km_polymkl_info;
 
-/* Runs the solver from theta = 0 (Kloft: uniform theta over all of I); leaves the result's
- * theta and its c in S. */
+/* Runs the solver from theta = 0 (Kloft: uniform theta over all of I), or from the current
+ * theta (par->warm); leaves the result's theta and its c in S. */
 int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *info,
                    km_error *err);
 

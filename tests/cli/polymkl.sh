@@ -42,3 +42,22 @@ $T -q -s polymkl --lambda 1e-3 --iters 300 "$TMP/pt.train" "$TMP/pt.model"
 $P "$TMP/pt.test" "$TMP/pt.model" "$TMP/pt.pred" >"$TMP/pt.mse"
 check "polymkl on gen_poly_terms -r 5: test MSE below 1% of the variance of y" bash -c \
     "awk '{ s += \$1; q += \$1 * \$1 } END { print q / NR - (s / NR)^2 }' $TMP/pt.test >$TMP/pt.var && awk -v v=\$(cat $TMP/pt.var) '/^Mean squared error = / { exit !(\$5 < 0.01 * v) }' $TMP/pt.mse"
+
+# the lambda path: -L MIN:MAX:N --valid FILE, theta warm-started from lambda to lambda
+head -n 170 "$D/heart_scale" >"$TMP/pv.train"
+tail -n 100 "$D/heart_scale" >"$TMP/pv.valid"
+$T -s polymkl -d 2 -L 1e-2:1e3:6 --valid "$TMP/pv.valid" --iters 200 -o "$TMP/path.csv" \
+    "$TMP/pv.train" "$TMP/pv.model" >"$TMP/pv.out"
+check "-L: the path table, 6 lambdas from 1000 down to 0.01, 200 iterations each, one chosen" bash -c \
+    "head -n 1 $TMP/path.csv | grep -qx 'lambda,iterations,seconds,J,gap,active,valid_mse,chosen' && test \$(wc -l <$TMP/path.csv) -eq 7 && awk -F, 'NR == 2 && \$1 != 1000 || NR == 7 && \$1 != 0.01 || NR > 1 && \$2 != 200 { exit 1 } NR > 1 { c += \$8 } END { exit c != 1 }' $TMP/path.csv"
+check "-L: the chosen lambda has the least validation MSE of the path, and is the model's" bash -c \
+    "awk -F, 'NR > 1 && (best == \"\" || \$7 < best) { best = \$7; l = \$1 } NR > 1 && \$8 == 1 { c = \$1 } END { print l; exit l != c }' $TMP/path.csv >$TMP/pv.l && grep -qx \"lambda \$(cat $TMP/pv.l)\" $TMP/pv.model"
+$P "$TMP/pv.valid" "$TMP/pv.model" "$TMP/pv.pred" >/dev/null
+check "-L: predict on the validation file reproduces the chosen row's MSE (relative 1e-12)" bash -c \
+    "paste -d ' ' $TMP/pv.pred $TMP/pv.valid | awk '{ s += (\$1 - \$2)^2 } END { printf \"%.17g\\n\", s / NR }' >$TMP/pv.mse && awk -F, -v m=\$(cat $TMP/pv.mse) 'NR > 1 && \$8 == 1 { d = m - \$7; if (d < 0) d = -d; exit !(d <= 1e-12 * \$7) }' $TMP/path.csv"
+expect_fail "-L without --valid" 1 "-L needs --valid FILE" \
+    $T -s polymkl -L 1e-3:1:3 "$TMP/pv.train" "$TMP/x.model"
+expect_fail "--lambda and -L together" 1 "--lambda or -L, not both" \
+    $T -s polymkl --lambda 1 -L 1e-3:1:3 --valid "$TMP/pv.valid" "$TMP/pv.train" "$TMP/x.model"
+expect_fail "--valid without -L" 1 "--valid goes with -L" \
+    $T -s polymkl --valid "$TMP/pv.valid" "$TMP/pv.train" "$TMP/x.model"

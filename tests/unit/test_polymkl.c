@@ -338,6 +338,55 @@ static void test_average(void)
     km_polymkl_free(S);
 }
 
+/* The lambda path's warm start: after a run at lambda_1, km_polymkl_set_lambda(lambda_2) and
+ * a warm run of 0 iterations keep theta, and J is that of theta at lambda_2 solved afresh
+ * (km_polymkl_set_theta on the same tuples in a problem made with lambda_2); a warm run
+ * of 50 more iterations stays in the quadrant of the ball and lowers J. */
+static void test_warm(void)
+{
+    const int64_t n = 20;
+    const int r = 3, D = 3;
+    double X[20 * 3], y[20], rho2[4] = {1, 1, 1, 4};
+    make_xy(n, r, 23, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.1, &err);
+    km_polymkl *S2 = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    km_polymkl_info info;
+    km_polymkl_param par = {.iters = 200, .step = 1, .literal_step = 2, .seed = 5};
+    km_polymkl_run(S, &par, &info, &err);
+    int64_t nt = km_polymkl_active(S);
+    double norm = km_polymkl_theta_norm(S);
+    int *dd = malloc((size_t)nt * sizeof *dd);
+    int32_t *ii = calloc((size_t)nt * D, sizeof *ii);
+    double *w = malloc((size_t)nt * sizeof *w);
+    for (int64_t t = 0; t < nt; t++)
+        w[t] = km_polymkl_theta_at(S, t, &dd[t], ii + t * D);
+    int rc = km_polymkl_set_lambda(S, 0.01, &err);
+    par.warm = 1;
+    par.k0 = info.iters;
+    par.iters = 0;
+    if (rc == KM_OK)
+        rc = km_polymkl_run(S, &par, &info, &err);
+    if (rc == KM_OK)
+        rc = km_polymkl_set_theta(S2, nt, dd, ii, w, &err);
+    double J1 = km_polymkl_J(S), J2 = km_polymkl_J(S2);
+    CHECK(rc == KM_OK && km_polymkl_active(S) == nt && km_polymkl_theta_norm(S) == norm &&
+          fabs(J1 - J2) <= 1e-10 * J2, "warm start: theta kept (%lld tuples, norm %.17g), J at "
+          "the new lambda = J of that theta solved afresh (%.15g, %.15g)", (long long)nt, norm,
+          J1, J2);
+    par.iters = 50;
+    if (rc == KM_OK)
+        rc = km_polymkl_run(S, &par, &info, &err);
+    CHECK(rc == KM_OK && info.J < J1 && km_polymkl_theta_norm(S) <= 1 + 1e-15,
+          "a warm run of 50 iterations: J %.10g < %.10g, ||theta|| = %.17g", info.J, J1,
+          km_polymkl_theta_norm(S));
+    free(dd);
+    free(ii);
+    free(w);
+    km_polymkl_free(S);
+    km_polymkl_free(S2);
+}
+
 /* theta_t = C(D, d) rho_d^2 makes K_theta = sum_d C(D,d) S^{o d} = (XX' + 1)^{o D}: c equals
  * the coefficients of train -s rls -t poly -g 1 -r 1 -d D with C = 1 / lambda. */
 static void test_poly_equivalence(void)
@@ -475,6 +524,7 @@ static void test_model(void)
 
 int main(void)
 {
+    test_warm();
     test_sampler(0, 12);
     test_sampler(0, 10);
     test_sampler(1, 12);
