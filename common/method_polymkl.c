@@ -53,6 +53,10 @@ static const km_option opt_trace = {"path_table", "-o", "FILE", KM_OPT_TEXT, 0, 
                                     NULL, "the trace (CSV): iteration, seconds, J, active, "
                                     "g1, gap; with -L the path: lambda, iterations, seconds, "
                                     "J, gap, active, valid_mse, chosen"};
+static const km_option opt_sv_form = {"sv_form", "--sv-form", NULL, KM_OPT_SWITCH, 0, 0, 0, NULL,
+                                      NULL, "the model without the explicit polynomial form "
+                                      "(linear base kernels): predict evaluates the support "
+                                      "vector form"};
 static const km_option opt_lambdas = {"lambdas", "-L", "MIN:MAX:N", KM_OPT_RANGE, 0, 0, 0, NULL,
                                       NULL, "a path of N lambdas log-spaced from MAX down to "
                                       "MIN, theta warm-started along it; needs --valid"};
@@ -64,7 +68,7 @@ static const km_option *const options[] = {&opt_degree, &opt_rho2, &opt_kernels,
                                            &opt_iters, &opt_time, &opt_step, &opt_step_rule, &opt_sampler,
                                            &opt_solver, &opt_average, &opt_tol, &opt_raw,
                                            &km_opt_seed, &opt_trace, &opt_lambdas, &opt_valid,
-                                           NULL};
+                                           &opt_sv_form, NULL};
 static const km_model_kind *const kinds[] = {&km_kind_polymkl, NULL};
 
 static void on_trace(void *user, int64_t k, double sec, double J, int64_t active, double g1,
@@ -128,6 +132,7 @@ static int make_model(const km_polymkl *S, const km_polymkl_body *b0, const doub
     b.nt = nt;
     b.y_mean = b0->y_mean;
     b.y_scale = b0->y_scale;
+    b.use_sv = b0->use_sv;
     const double *c = km_polymkl_c(S);
     int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
     int32_t *ix = malloc(((size_t)n * (size_t)nf + 1) * sizeof *ix);
@@ -339,6 +344,7 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
     km_model *m = NULL;
     b.D = D;
     b.rho2 = rho2;
+    b.use_sv = km_param_switch(p, "sv_form");
     int chosen = -1;
     double best = INFINITY, best_lambda = lmax;
     km_polymkl_info best_info = {0};

@@ -150,8 +150,10 @@ typedef struct km_polymkl_body {
     double *c;
     /* linear base kernels on one feature each: the explicit polynomial form
      * f = y_mean + y_scale sum_t poly[t] prod_q z_{feat[r_q]}, poly[t] = theta_t rho_d^-2
-     * sum_i c_i prod_q sv_i[feat[r_q]], derived from the above when the model is made or
-     * read (NULL otherwise); predict uses it unless use_sv is set */
+     * sum_i c_i prod_q sv_i[feat[r_q]]: derived when train makes the model (unless use_sv
+     * is set then) and stored in the file (header key poly_form); read from a file that
+     * has it (NULL otherwise: a file without poly_form predicts with the support vector
+     * form). predict uses it unless use_sv is set */
     int32_t *feat;
     double *poly;
     int use_sv;

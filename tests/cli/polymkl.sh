@@ -61,3 +61,16 @@ expect_fail "--lambda and -L together" 1 "--lambda or -L, not both" \
     $T -s polymkl --lambda 1 -L 1e-3:1:3 --valid "$TMP/pv.valid" "$TMP/pv.train" "$TMP/x.model"
 expect_fail "--valid without -L" 1 "--valid goes with -L" \
     $T -s polymkl --valid "$TMP/pv.valid" "$TMP/pv.train" "$TMP/x.model"
+
+# the stored polynomial form (poly_form) against the support vector form (--sv-form)
+$T -q -s polymkl -d 3 --lambda 0.1 --iters 100 "$TMP/pv.train" "$TMP/poly.model"
+$T -q -s polymkl -d 3 --lambda 0.1 --iters 100 --sv-form "$TMP/pv.train" "$TMP/sv.model"
+check "the model stores the polynomial form (poly_form 1); --sv-form leaves it out" bash -c \
+    "grep -qx 'poly_form 1' $TMP/poly.model && ! grep -q poly_form $TMP/sv.model"
+$P -q -d "$TMP/pv.valid" "$TMP/poly.model" "$TMP/poly.dec"
+$P -q -d "$TMP/pv.valid" "$TMP/sv.model" "$TMP/sv.dec"
+check "held-out rows: the polynomial form = the support vector form (relative 1e-10)" bash -c \
+    "paste -d ' ' $TMP/poly.dec $TMP/sv.dec | awk '{ d = \$1 - \$2; if (d < 0) d = -d; a = \$1 < 0 ? -\$1 : \$1; if (a > m) m = a; if (d > w) w = d } END { exit !(w <= 1e-10 * m) }'"
+sed 's/^nr_sv \(.*\)$/nr_sv \1\npoly_form 1/' "$TMP/kl.model" >"$TMP/klpoly.model"
+expect_fail "poly_form on dense base kernels is refused" 2 "poly_form needs linear base kernels" \
+    $P "$D/heart_scale" "$TMP/klpoly.model" "$TMP/x.pred"

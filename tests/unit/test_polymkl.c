@@ -506,6 +506,31 @@ static void test_model(void)
     CHECK(wb->poly != NULL && dev <= 1e-10 * range, "the explicit polynomial form (%lld tuples) "
           "= the support vector form (max difference %.2g of %.3g)", (long long)wb->nt, dev,
           range);
+    /* held-out rows: 30 rows of another draw */
+    double Xq[30 * 3], yq[30], vq[90];
+    int64_t rq[31];
+    make_xy(30, r, 77, Xq, yq);
+    for (int64_t i = 0; i <= 30; i++)
+        rq[i] = i * r;
+    for (int64_t i = 0; i < 30; i++)
+        for (int j = 0; j < r; j++)
+            vq[i * r + j] = 2.5 * Xq[j * 30 + i] + j;
+    km_problem *Q = NULL;
+    double q1[30], q2[30];
+    rc = km_problem_from_csr(30, r, rq, ix, vq, yq, NULL, &Q, &err);
+    dev = range = 0;
+    if (rc == KM_OK) {
+        km_model_decision_rows(M, Q, NULL, 30, q1, 1, &err);
+        wb->use_sv = 1;
+        km_model_decision_rows(M, Q, NULL, 30, q2, 1, &err);
+        wb->use_sv = 0;
+        for (int64_t i = 0; i < 30; i++) {
+            dev = fmax(dev, fabs(q1[i] - q2[i]));
+            range = fmax(range, fabs(q1[i]));
+        }
+    }
+    CHECK(rc == KM_OK && dev <= 1e-10 * range, "held-out rows: the polynomial form = the "
+          "support vector form (max difference %.2g of %.3g)", dev, range);
     free(d3);
     const char *path = "test_polymkl.tmp.model";
     rc = km_model_write(M, path, &err) || km_model_read(path, &back, &err);
@@ -513,6 +538,82 @@ static void test_model(void)
         km_model_decision_rows(back, P, NULL, n, d2, 1, &err);
     CHECK(rc == KM_OK && memcmp(d1, d2, (size_t)n * sizeof *d1) == 0, "the model read back: "
           "the same decision values, bit for bit (%s)", rc ? err.msg : "ok");
+    const km_polymkl_body *bb = back ? back->body : NULL;
+    CHECK(rc == KM_OK && bb->poly && memcmp(bb->poly, wb->poly, (size_t)wb->nt * sizeof *bb->poly)
+          == 0, "the file stores the polynomial form (poly_form 1): read back bit for bit");
+    if (rc == KM_OK && Q) {   /* the stored form against the read model's support vectors */
+        km_polymkl_body *wbb = back->body;
+        km_model_decision_rows(back, Q, NULL, 30, q1, 1, &err);
+        wbb->use_sv = 1;
+        km_model_decision_rows(back, Q, NULL, 30, q2, 1, &err);
+        wbb->use_sv = 0;
+        dev = 0;
+        for (int64_t i = 0; i < 30; i++)
+            dev = fmax(dev, fabs(q1[i] - q2[i]));
+        CHECK(dev <= 1e-10 * range, "held-out rows, the model read back: the stored polynomial "
+              "form = the support vector form (max difference %.2g)", dev);
+    }
+    km_problem_free(Q);
+    remove(path);
+    /* a model of the previous release (no poly_form): read, written back byte for byte,
+     * predicted with the support vector form */
+    static const char old[] =
+    "kmtk-model 1\n"
+    "solver polymkl\n"
+    "loss rls\n"
+    "degree 2\n"
+    "lambda 0.1\n"
+    "y_mean 0\n"
+    "y_scale 1\n"
+    "C 0\n"
+    "epsilon 0\n"
+    "bias -1\n"
+    "nr_feature 4\n"
+    "nr_class 0\n"
+    "nr_w 1\n"
+    "nr_basis 4\n"
+    "nr_tuple 6\n"
+    "nr_sv 8\n"
+    "basis\n"
+    "linear features=1\n"
+    "linear features=2\n"
+    "linear features=3\n"
+    "linear features=4\n"
+    "rho2 1 1 1\n"
+    "shift 0.45833325 0.5 0.5 -0.46933975000000006\n"
+    "scale 0.24825770660532878 0.8660254037844386 0.5527706978888263 0.1281204275728016\n"
+    "0.5345224838248488 2 2\n"
+    "0.3779644730092272 4 3\n"
+    "0.37796447300922725 2\n"
+    "0.3779644730092272 2 4\n"
+    "0.3779644730092272 4 4\n"
+    "0.37796447300922725 3 1\n"
+    "5.677102260269988 1:1.0070170768049533 2:0.5773502691896258 3:0.9045341981939868 4:1.159727241119064\n"
+    "-5.960736770747099 1:0.5035080348934348 2:-1.7320508075688774 3:-0.3015120024207944 4:-1.049280372746264\n"
+    "4.649624111584458 1:-1.174852752763404 2:0.5773502691896258 3:-1.5075563939671792 4:0.2761288786668888\n"
+    "-8.54119152067969 1:-1.0070180839637963e-6 2:0.5773502691896258 3:0.9045341981939868 4:0.8651918519161412\n"
+    "5.935631080407647 1:1.6783638087110901 2:-1.7320508075688774 3:-1.5075563939671792 4:-0.31294189973895714\n"
+    "-8.995748871987825 1:0.16783668297653406 2:0.5773502691896258 3:0.9045341981939868 4:-0.31294189973895714\n"
+    "6.528199189739247 1:-1.342690442758022 2:0.5773502691896258 3:-0.3015120024207944 4:1.159727241119064\n"
+    "-0.7625750018679119 1:-0.8391814008465033 2:0.5773502691896258 3:0.9045341981939868 4:-1.7856110405969774\n"
+    "end\n";
+    FILE *f = fopen(path, "w");
+    km_model *om = NULL;
+    rc = f && fputs(old, f) >= 0 && fclose(f) == 0 ? KM_OK : KM_EINPUT;
+    if (rc == KM_OK)
+        rc = km_model_read(path, &om, &err);
+    if (rc == KM_OK)
+        rc = km_model_write(om, path, &err);
+    char again[sizeof old + 64] = "";
+    f = rc == KM_OK ? fopen(path, "r") : NULL;
+    size_t got = f ? fread(again, 1, sizeof again - 1, f) : 0;
+    if (f)
+        fclose(f);
+    again[got] = 0;
+    CHECK(rc == KM_OK && strcmp(again, old) == 0 && ((km_polymkl_body *)om->body)->poly == NULL,
+          "a model of the previous release (no poly_form): read, written back byte for byte, "
+          "the support vector form (%s)", rc ? err.msg : "ok");
+    km_model_free(om);
     remove(path);
     free(d1);
     free(d2);
