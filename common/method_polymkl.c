@@ -57,6 +57,10 @@ static const km_option opt_sv_form = {"sv_form", "--sv-form", NULL, KM_OPT_SWITC
                                       NULL, "the model without the explicit polynomial form "
                                       "(linear base kernels): predict evaluates the support "
                                       "vector form"};
+static const km_option opt_rho_mono = {"rho_monomial", "--rho-monomial", NULL, KM_OPT_SWITCH, 0,
+                                       0, 0, NULL, NULL, "rho_t^2 = rho_d^2 sqrt(m_t), m_t the "
+                                       "orderings of the tuple: the problem over distinct "
+                                       "monomials with weight rho_d^2 each"};
 static const km_option opt_lambdas = {"lambdas", "-L", "MIN:MAX:N", KM_OPT_RANGE, 0, 0, 0, NULL,
                                       NULL, "a path of N lambdas log-spaced from MAX down to "
                                       "MIN, theta warm-started along it; needs --valid"};
@@ -68,7 +72,7 @@ static const km_option *const options[] = {&opt_degree, &opt_rho2, &opt_kernels,
                                            &opt_iters, &opt_time, &opt_step, &opt_step_rule, &opt_sampler,
                                            &opt_solver, &opt_average, &opt_tol, &opt_raw,
                                            &km_opt_seed, &opt_trace, &opt_lambdas, &opt_valid,
-                                           &opt_sv_form, NULL};
+                                           &opt_sv_form, &opt_rho_mono, NULL};
 static const km_model_kind *const kinds[] = {&km_kind_polymkl, NULL};
 
 static void on_trace(void *user, int64_t k, double sec, double J, int64_t active, double g1,
@@ -133,6 +137,7 @@ static int make_model(const km_polymkl *S, const km_polymkl_body *b0, const doub
     b.y_mean = b0->y_mean;
     b.y_scale = b0->y_scale;
     b.use_sv = b0->use_sv;
+    b.mono = b0->mono;
     const double *c = km_polymkl_c(S);
     int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
     int32_t *ix = malloc(((size_t)n * (size_t)nf + 1) * sizeof *ix);
@@ -345,6 +350,9 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
     b.D = D;
     b.rho2 = rho2;
     b.use_sv = km_param_switch(p, "sv_form");
+    b.mono = km_param_switch(p, "rho_monomial");
+    if (rc == KM_OK && b.mono)
+        rc = km_polymkl_set_monomial(S, 1, err);
     int chosen = -1;
     double best = INFINITY, best_lambda = lmax;
     km_polymkl_info best_info = {0};

@@ -17,6 +17,14 @@
 #include "numparse.h"
 #include "polymkl.h"
 
+/* rho_t^2 of tuple t: rho_d^2, times sqrt(m_t) in a model with rho_monomial 1. */
+static double tuple_rho2(const km_polymkl_body *b, int64_t t)
+{
+    int Dm = b->D > 0 ? b->D : 1;
+    double r2 = b->rho2[b->td[t]];
+    return b->mono ? r2 * sqrt(km_polymkl_orderings(b->td[t], b->tidx + t * Dm)) : r2;
+}
+
 static void body_free(km_polymkl_body *b)
 {
     km_basis_set_free(&b->basis);
@@ -74,7 +82,7 @@ static int build_poly(km_polymkl_body *b, int32_t n, km_error *err)
                 p *= dense[i * n + b->feat[b->tidx[t * Dm + q]]];
             a += p;
         }
-        b->poly[t] = b->theta[t] / b->rho2[b->td[t]] * a;
+        b->poly[t] = b->theta[t] / tuple_rho2(b, t) * a;
     }
     free(dense);
     return KM_OK;
@@ -101,8 +109,9 @@ static int write_body(const km_model *m, FILE *f)
 {
     const km_polymkl_body *b = m->body;
     int Dm = b->D > 0 ? b->D : 1;
-    fprintf(f, "nr_w 1\nnr_basis %d\nnr_tuple %lld\nnr_sv %lld\n%sbasis\n", b->basis.m,
-            (long long)b->nt, (long long)b->sv->l, b->poly ? "poly_form 1\n" : "");
+    fprintf(f, "nr_w 1\nnr_basis %d\nnr_tuple %lld\nnr_sv %lld\n%s%sbasis\n", b->basis.m,
+            (long long)b->nt, (long long)b->sv->l, b->mono ? "rho_monomial 1\n" : "",
+            b->poly ? "poly_form 1\n" : "");
     for (int k = 0; k < b->basis.m; k++) {
         char spec[4096];
         if ((size_t)km_basis_format(&b->basis.b[k], spec, sizeof spec) >= sizeof spec)
@@ -150,7 +159,7 @@ static int read_numbers(km_mio *io, const char *key, double *x, int64_t count)
 static int read_body(km_mio *io, km_model *m, km_error *err)
 {
     const char *v;
-    long long D, nb, nt, nsv, pf = 0;
+    long long D, nb, nt, nsv, pf = 0, mono = 0;
     double lambda, ym, ys;
     if (!(v = km_mio_key(io, "degree")) || km_model_parse_int(v, 0, 64, &D) ||
         !(v = km_mio_key(io, "lambda")) || km_mio_number(v, &lambda) || !(lambda > 0) ||
@@ -163,6 +172,8 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
                           "y_scale, nr_basis, nr_tuple, nr_sv");
     if ((v = km_mio_key(io, "poly_form")) && km_model_parse_int(v, 1, 1, &pf))
         return km_mio_bad(io, "poly_form: expected 1");
+    if ((v = km_mio_key(io, "rho_monomial")) && km_model_parse_int(v, 1, 1, &mono))
+        return km_mio_bad(io, "rho_monomial: expected 1");
     if (m->nr_class != 0 || m->nr_w != 1)
         return km_mio_bad(io, "polymkl model: need nr_class 0 and nr_w 1");
     km_polymkl_body *b = calloc(1, sizeof *b);
@@ -174,6 +185,7 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     b->lambda = lambda;
     b->y_mean = ym;
     b->y_scale = ys;
+    b->mono = (int)mono;
     size_t nf = (size_t)(m->n > 0 ? m->n : 1);
     if (!(b->basis.b = calloc((size_t)nb, sizeof *b->basis.b)) ||
         !(b->rho2 = malloc((size_t)(D + 1) * sizeof *b->rho2)) ||
@@ -273,7 +285,7 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
                                        zi, z, n);
             double k = 0;
             for (int64_t t = 0; t < b->nt; t++) {
-                double p = b->theta[t] / b->rho2[b->td[t]];
+                double p = b->theta[t] / tuple_rho2(b, t);
                 for (int q = 0; q < b->td[t]; q++)
                     p *= kap[b->tidx[t * Dm + q]];
                 k += p;

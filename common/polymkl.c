@@ -51,6 +51,7 @@ struct km_polymkl {
     /* at the current c (valid while cvalid): delta[0..D] and, for rank-one base kernels
      * and D >= 2, W = diag(c) X and P = S^{o(D-1)} W (Algorithm 3's first step at d = D,
      * whose weights sum to c'S^{o D}c) */
+    int mono;              /* rho_t^2 = rho_d^2 sqrt(m_t) (km_polymkl_set_monomial) */
     int cvalid;
     double cdelta[65], *cW, *cP, *cnum;
 };
@@ -261,6 +262,39 @@ void km_polymkl_tuple(const km_polymkl *S, int64_t index, int *d, int32_t *idx)
     }
 }
 
+static void clear_theta(km_polymkl *S);
+
+double km_polymkl_orderings(int d, const int32_t *idx)
+{
+    int32_t s[64];
+    memcpy(s, idx, (size_t)d * sizeof *s);
+    for (int i = 1; i < d; i++)   /* insertion sort: d <= 64 */
+        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+            int32_t t = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = t;
+        }
+    double m = 1;   /* d! / prod k_j! */
+    for (int i = 1, run = 1; i <= d; i++) {
+        run = i > 1 && s[i - 1] == s[i - 2] ? run + 1 : 1;
+        m = m * i / run;
+    }
+    return m;
+}
+
+/* rho_t^2: rho_d^2, times sqrt(m_t) under the monomial adjustment. */
+static double rho2_t(const km_polymkl *S, int d, const int32_t *idx)
+{
+    return S->mono ? S->rho2[d] * sqrt(km_polymkl_orderings(d, idx)) : S->rho2[d];
+}
+
+int km_polymkl_set_monomial(km_polymkl *S, int on, km_error *err)
+{
+    S->mono = on != 0;
+    clear_theta(S);
+    return km_polymkl_solve(S, err);
+}
+
 /* ---- the hash map of theta~ ---- */
 
 static uint64_t tuple_hash(int d, const int32_t *idx)
@@ -458,7 +492,7 @@ int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32
             return km_error_nomem(err, "polymkl theta");
         S->norm2 += (S->th[k] + w[q]) * (S->th[k] + w[q]) - S->th[k] * S->th[k];
         S->th[k] += w[q];
-        add_kernel(S, d[q], idx + q * S->Dm, w[q] / S->rho2[d[q]], S->work);
+        add_kernel(S, d[q], idx + q * S->Dm, w[q] / rho2_t(S, d[q], idx + q * S->Dm), S->work);
     }
     return km_polymkl_solve(S, err);
 }
@@ -835,9 +869,9 @@ static void visit(enum_ctx *e, int d, int64_t index)
             for (size_t a = 0; a < nn; a++)
                 s += L[a];
         }
-        e->beta[index] = fmax(0, s) / S->rho2[d];
+        e->beta[index] = fmax(0, s) / rho2_t(S, d, e->idx);
     } else if (e->w[index] > 0) {
-        double w = e->w[index] / S->rho2[d];
+        double w = e->w[index] / rho2_t(S, d, e->idx);
         if (S->X) {
             double sw = sqrt(w);
             for (int64_t a = 0; a < n; a++)
@@ -1108,13 +1142,15 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
         if (stop)
             break;
         int d = 0;
-        double amount;   /* the step on theta_t: gamma_k |g^_t| */
+        double amount, adj = 1;   /* the step on theta_t: gamma_k |g^_t| */
         if (par->sampler == KM_POLY_ALG3) {
             if (km_polymkl_sample(S, &rng, &d, idx, err) < 0) {
                 rc = err->code;
                 break;
             }
-            amount = g1;
+            /* importance weight: g_t / q_t with q_t Algorithm 3's (rho_d), g_t with rho_t */
+            adj = S->rho2[d] / rho2_t(S, d, idx);
+            amount = g1 * adj;
         } else if (par->sampler == KM_POLY_FULL) {
             double nb = km_polymkl_beta(S, beta, err), tot = 0;
             if (nb < 0) {
@@ -1129,7 +1165,7 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
                 if (u < (s += beta[t]) && beta[t] > 0)
                     break;
             km_polymkl_tuple(S, t, &d, idx);
-            amount = g1;
+            amount = S->mono ? 0.5 * S->lambda * tot : g1;   /* ||g||_1 with rho_t */
         } else {   /* UCD: a uniform tuple, the estimate g_t |I| */
             int64_t t = (int64_t)km_rng_below(&rng, (uint64_t)m);
             km_polymkl_tuple(S, t, &d, idx);
@@ -1153,12 +1189,12 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
                         bt += p;
                     }
             }
-            amount = 0.5 * S->lambda * fmax(0, bt) / S->rho2[d] * (double)m;
+            amount = 0.5 * S->lambda * fmax(0, bt) / rho2_t(S, d, idx) * (double)m;
         }
         if (k == 1)
             C0 = g1 > 0 ? g1 : 1;
-        if (par->literal_step == 2)   /* unit: the direction only */
-            amount = 1;
+        if (par->literal_step == 2)   /* unit: the direction only (relative to Algorithm 3's) */
+            amount = adj;
         amount *= par->step / sqrt((double)(par->k0 + k)) / (par->literal_step ? 1 : C0);
         int64_t q = tuple_find(S, d, idx);
         if (q < 0) {
@@ -1171,7 +1207,7 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
         double dt = amount / S->scale;
         S->norm2 += (S->th[q] + dt) * (S->th[q] + dt) - S->th[q] * S->th[q];
         S->th[q] += dt;
-        add_kernel(S, d, idx, dt / S->rho2[d], S->work);
+        add_kernel(S, d, idx, dt / rho2_t(S, d, idx), S->work);
         double norm = S->scale * sqrt(S->norm2);
         if (norm > 1)
             S->scale /= norm;

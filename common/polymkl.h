@@ -59,6 +59,21 @@ void km_polymkl_tuple(const km_polymkl *S, int64_t index, int *d, int32_t *idx);
 int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32_t *idx,
                          const double *w, km_error *err);
 
+/* The number of distinct orderings m_t = d! / prod_j k_j! of a tuple (k_j: how often base
+ * kernel j occurs in it). */
+double km_polymkl_orderings(int d, const int32_t *idx);
+
+/* The monomial adjustment (on != 0): every tuple t gets rho_t^2 = rho_d^2 sqrt(m_t), so that
+ * the problem over ordered tuples is the problem over distinct monomials (products of
+ * base kernels up to order) with weight rho_d^2 each: a monomial's m_t orderings share its
+ * weight equally at the optimum, theta_mono = sqrt(m_t) theta_t keeps ||theta||_2, and
+ * m_t theta_t / rho_t^2 = theta_mono / rho_d^2. (Conversely the plain problem is the
+ * distinct-monomial one with rho_mono^2 = rho_d^2 / sqrt(m_t).) Algorithm 3 still draws
+ * from the rho_d distribution; the step is weighted by rho_d^2 / rho_t^2 (importance
+ * sampling), and delta / ||g||_1 (km_polymkl_delta, the trace's g1) are Algorithm 3's.
+ * theta is reset to 0; then the c-step. */
+int km_polymkl_set_monomial(km_polymkl *S, int on, km_error *err);
+
 /* A new lambda (> 0), theta kept; then the c-step. */
 int km_polymkl_set_lambda(km_polymkl *S, double lambda, km_error *err);
 
@@ -157,6 +172,7 @@ typedef struct km_polymkl_body {
     int32_t *feat;
     double *poly;
     int use_sv;
+    int mono;             /* rho_t^2 = rho_d^2 sqrt(m_t) (header key rho_monomial 1) */
 } km_polymkl_body;
 
 /* Turns m (regression, nr_w 1) into a polymkl model; every array of b is owned by m from now

@@ -74,3 +74,11 @@ check "held-out rows: the polynomial form = the support vector form (relative 1e
 sed 's/^nr_sv \(.*\)$/nr_sv \1\npoly_form 1/' "$TMP/kl.model" >"$TMP/klpoly.model"
 expect_fail "poly_form on dense base kernels is refused" 2 "poly_form needs linear base kernels" \
     $P "$D/heart_scale" "$TMP/klpoly.model" "$TMP/x.pred"
+
+# --rho-monomial: rho_t^2 = rho_d^2 sqrt(m_t), kept in the model (rho_monomial 1)
+$T -s polymkl -d 2 -a kloft --lambda 0.1 --rho-monomial "$TMP/pv.train" "$TMP/mono.model" >"$TMP/mono.out"
+check "--rho-monomial: Kloft converges, the model says rho_monomial 1" bash -c \
+    "awk '/^gap = / { exit !(\$3 <= 1e-10) }' $TMP/mono.out && grep -qx 'rho_monomial 1' $TMP/mono.model"
+$P -q -d "$TMP/pv.valid" "$TMP/mono.model" "$TMP/mono.dec"
+check "--rho-monomial: the model predicts (finite decision values)" \
+    awk '!($1 + 0 == $1) { exit 1 } END { exit NR != 100 }' "$TMP/mono.dec"

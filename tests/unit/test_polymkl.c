@@ -387,6 +387,121 @@ static void test_warm(void)
     km_polymkl_free(S2);
 }
 
+/* The monomial adjustment (rho_t^2 = rho_d^2 sqrt(m_t)): Kloft's optimum has equal theta on
+ * the orderings of a monomial, and theta_mono = sqrt(m_t) theta_t is the optimum of the
+ * problem over distinct monomials, theta_mono = beta_mono / ||beta_mono|| with beta_mono =
+ * c'K_mono c / rho_d^2 (its closed-form condition); Algorithm 2 stays above that J* and
+ * approaches it. Through the method table, the model's decision values on the training
+ * rows are y - y_scale lambda c (the model's kernel takes rho_t too). */
+static void test_monomial(void)
+{
+    const int64_t n = 30;
+    const int r = 3, D = 3;
+    double X[30 * 3], y[30], rho2[4] = {1, 1, 1, 4};
+    make_xy(n, r, 31, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    int rc = S ? km_polymkl_set_monomial(S, 1, &err) : KM_EINTERNAL;
+    km_polymkl_info info;
+    km_polymkl_param par = {.iters = 200, .solver = KM_POLY_KLOFT, .tol = 1e-12,
+                            .gap_work = 1e9};
+    if (rc == KM_OK)
+        rc = km_polymkl_run(S, &par, &info, &err);
+    CHECK(rc == KM_OK && info.gap <= 1e-10 && km_polymkl_orderings(3, (int32_t[]){2, 0, 2}) == 3 &&
+          km_polymkl_orderings(3, (int32_t[]){0, 1, 2}) == 6, "--rho-monomial: Kloft reaches "
+          "gap %.2g (m_t of (3,1,3) = 3, of (1,2,3) = 6)", rc ? NAN : info.gap);
+    if (rc)
+        return;
+    double Jstar = info.J;
+    /* per monomial (multiset): theta of each ordering, and beta_mono */
+    int64_t nt = km_polymkl_active(S);
+    double spread = 0, tm[64] = {0}, bm[64] = {0}, tn = 0, bn = 0;
+    double first[64];
+    for (int q = 0; q < 64; q++)
+        first[q] = -1;
+    const double *c = km_polymkl_c(S);
+    for (int64_t t = 0; t < nt; t++) {
+        int d;
+        int32_t idx[8], cnt[3] = {0, 0, 0};
+        double th = km_polymkl_theta_at(S, t, &d, idx);
+        for (int i = 0; i < d; i++)
+            cnt[idx[i]]++;
+        int key = d * 16 + cnt[0] * 4 + cnt[1];   /* the multiset */
+        if (first[key] < 0) {
+            first[key] = th;
+            double u = 0;
+            for (int64_t a = 0; a < n; a++) {
+                double p = c[a];
+                for (int i = 0; i < d; i++)
+                    p *= X[(int64_t)idx[i] * n + a];
+                u += p;
+            }
+            bm[key] = u * u / rho2[d];
+            tm[key] = sqrt(km_polymkl_orderings(d, idx)) * th;
+            tn += tm[key] * tm[key];
+            bn += bm[key] * bm[key];
+        } else {
+            spread = fmax(spread, fabs(th - first[key]));
+        }
+    }
+    double worst = 0;
+    for (int q = 0; q < 64; q++)
+        if (first[q] >= 0)
+            worst = fmax(worst, fabs(tm[q] / sqrt(tn) - bm[q] / sqrt(bn)));
+    CHECK(spread <= 1e-6 && worst <= 1e-5, "--rho-monomial: theta equal on a monomial's "
+          "orderings (spread %.2g), sqrt(m_t) theta_t = beta_mono / ||beta_mono|| (max "
+          "error %.2g)", spread, worst);
+    double gapJ[2];
+    for (int k = 0; k < 2; k++) {
+        gapJ[k] = 0;
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            km_polymkl_param ps = {.iters = k ? 3000 : 300, .step = 1, .literal_step = 2,
+                                   .seed = seed};
+            rc = km_polymkl_run(S, &ps, &info, &err);
+            gapJ[k] += (info.J - Jstar) / 3;
+            if (rc || info.J < Jstar * (1 - 1e-12))
+                gapJ[k] = NAN;
+        }
+    }
+    CHECK(gapJ[0] >= 0 && gapJ[1] >= 0 && gapJ[1] < gapJ[0], "--rho-monomial: Algorithm 2's J - "
+          "J* (mean of 3 seeds) %.3g at T = 300, %.3g at T = 3000", gapJ[0], gapJ[1]);
+    km_polymkl_free(S);
+    /* through the method table */
+    int64_t rp[31];
+    int32_t ix[90];
+    double v[90];
+    for (int64_t i = 0; i <= n; i++)
+        rp[i] = i * r;
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < r; j++) {
+            ix[i * r + j] = j;
+            v[i * r + j] = X[j * n + i];
+        }
+    km_problem *P = NULL;
+    km_model *M = NULL;
+    km_params *pp = km_params_new();
+    rc = km_problem_from_csr(n, r, rp, ix, v, y, NULL, &P, &err) ||
+         km_params_set(pp, "lambda", "0.1", &err) || km_params_set(pp, "iters", "100", &err) ||
+         km_params_set(pp, "rho_monomial", "", &err) ||
+         km_method_train(km_method_find("polymkl"), P, pp, &M, NULL, &err);
+    double dev = NAN;
+    if (rc == KM_OK) {
+        double dec[30];
+        const km_polymkl_body *b = M->body;
+        km_model_decision_rows(M, P, NULL, n, dec, 1, &err);
+        dev = 0;
+        for (int64_t i = 0; i < n; i++)
+            dev = fmax(dev, fabs(dec[i] - (y[i] - b->y_scale * b->lambda * b->c[i])));
+        if (!b->mono)
+            dev = NAN;
+    }
+    CHECK(rc == KM_OK && dev <= 1e-8, "train --rho-monomial: decision values on the training "
+          "rows = y - y_scale lambda c (max error %.2g; %s)", dev, rc ? err.msg : "ok");
+    km_model_free(M);
+    km_params_free(pp);
+    km_problem_free(P);
+}
+
 /* theta_t = C(D, d) rho_d^2 makes K_theta = sum_d C(D,d) S^{o d} = (XX' + 1)^{o D}: c equals
  * the coefficients of train -s rls -t poly -g 1 -r 1 -d D with C = 1 / lambda. */
 static void test_poly_equivalence(void)
@@ -626,6 +741,7 @@ static void test_model(void)
 int main(void)
 {
     test_warm();
+    test_monomial();
     test_sampler(0, 12);
     test_sampler(0, 10);
     test_sampler(1, 12);
