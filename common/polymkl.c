@@ -1103,7 +1103,7 @@ int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *
     if ((need_enum || cost <= par->gap_work) &&
         !(beta = m > 0 ? malloc((size_t)m * sizeof *beta) : NULL))
         return km_error_nomem(err, "polymkl");
-    int rc;
+    int rc = KM_OK;
     if (par->solver == KM_POLY_KLOFT) {
         rc = run_kloft(S, par, beta, info, err);
         free(beta);

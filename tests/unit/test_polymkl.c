@@ -372,8 +372,8 @@ static void test_warm(void)
     double J1 = km_polymkl_J(S), J2 = km_polymkl_J(S2);
     CHECK(rc == KM_OK && km_polymkl_active(S) == nt && km_polymkl_theta_norm(S) == norm &&
           fabs(J1 - J2) <= 1e-10 * J2, "warm start: theta kept (%lld tuples, norm %.17g), J at "
-          "the new lambda = J of that theta solved afresh (%.15g, %.15g)", (long long)nt, norm,
-          J1, J2);
+          "the new lambda = J of that theta solved afresh (%.15g, %.15g; %s)", (long long)nt,
+          norm, J1, J2, rc ? err.msg : "ok");
     par.iters = 50;
     if (rc == KM_OK)
         rc = km_polymkl_run(S, &par, &info, &err);
