@@ -6,7 +6,7 @@
 # shuffle (Table 1's training sizes: german 350, ionosphere 140, ringnorm 500, waveform
 # 500). Writes OUT_DIR/SET.SOLVER.csv (the traces of train -o) and prints a markdown table
 # of J at 10%, 50% and 100% of the budget with the relative gap where evaluated; with FIG
-# set, also the figure FIG (SVG: a panel per set, J against CPU seconds, drawn by
+# set, also the figure FIG (SVG: a panel per set, J against CPU seconds on a log axis, drawn by
 # bench/okl/okl_figure from OUT_DIR/figure1.tsv).
 # Usage: bench/polymkl/figure1.sh   (from the top of the tree after make; SETS, BUDGET (CPU
 #        seconds per run, default 30), OUT_DIR, DATA_DIR, BIN, FIG in the environment)
@@ -60,13 +60,13 @@ if [ -n "$FIG" ]; then
               for (j = 1; j <= n; j++) printf "\t%s", names[j]; print "";
               for (i = 1; i <= NR; i++) { printf "%s", x[i];
                   for (j = 1; j <= n; j++) printf "\t%s", names[j] == c[i] ? v[i] : "-"; print "" } }' \
-        "$OUT/figure1.long" >"$OUT/figure1.tsv"
+        "$OUT/figure1.long" | awk -F'\t' 'NR == 1 || $1 > 0' >"$OUT/figure1.tsv"
     panels=()
     for entry in $SETS; do
         set_name=${entry%%:*} rows=${entry##*:}
         grep -q "^$set_name\.stoch" "$OUT/figure1.long" || continue
         panels+=(-P "$set_name ($rows rows);J;log;$set_name.stoch=Stoch (Alg. 3){join},$set_name.kloft=Kloft{join dashed},$set_name.ucd=UCD{join dotted}")
     done
-    "$BIN/bench/okl/okl_figure" --title "Figure 1: J against CPU time (lambda = 1e-5, D = 3, $BUDGET s each)" \
+    "$BIN/bench/okl/okl_figure" --log-x --title "Figure 1: J against CPU time (lambda = 1e-5, D = 3, $BUDGET s each)" \
         --xlabel "CPU seconds" "${panels[@]}" "$OUT/figure1.tsv" "$FIG"
 fi
