@@ -11,6 +11,7 @@
 #include "method.h"
 #include "model.h"
 #include "polymkl.h"
+#include "svmlight.h"
 
 static const km_option opt_degree = {"degree", "-d", "D", KM_OPT_INT, 0, 20, 0, NULL, "3",
                                      "the largest degree D of the product kernels"};
@@ -50,12 +51,28 @@ static const km_option opt_raw = {"no_standardize", "--no-standardize", NULL, KM
                                   "or scaling)"};
 static const km_option opt_trace = {"path_table", "-o", "FILE", KM_OPT_TEXT, 0, 0, 0, NULL,
                                     NULL, "the trace (CSV): iteration, seconds, J, active, "
-                                    "g1, gap"};
+                                    "g1, gap; with -L the path: lambda, iterations, seconds, "
+                                    "J, gap, active, valid_mse, chosen"};
+static const km_option opt_sv_form = {"sv_form", "--sv-form", NULL, KM_OPT_SWITCH, 0, 0, 0, NULL,
+                                      NULL, "the model without the explicit polynomial form "
+                                      "(linear base kernels): predict evaluates the support "
+                                      "vector form"};
+static const km_option opt_rho_mono = {"rho_monomial", "--rho-monomial", NULL, KM_OPT_SWITCH, 0,
+                                       0, 0, NULL, NULL, "rho_t^2 = rho_d^2 sqrt(m_t), m_t the "
+                                       "orderings of the tuple: the problem over distinct "
+                                       "monomials with weight rho_d^2 each"};
+static const km_option opt_lambdas = {"lambdas", "-L", "MIN:MAX:N", KM_OPT_RANGE, 0, 0, 0, NULL,
+                                      NULL, "a path of N lambdas log-spaced from MAX down to "
+                                      "MIN, theta warm-started along it; needs --valid"};
+static const km_option opt_valid = {"valid", "--valid", "FILE", KM_OPT_TEXT, 0, 0, 0, NULL, NULL,
+                                    "validation data for -L: the model takes the lambda of the "
+                                    "least validation MSE"};
 
 static const km_option *const options[] = {&opt_degree, &opt_rho2, &opt_kernels, &opt_lambda,
                                            &opt_iters, &opt_time, &opt_step, &opt_step_rule, &opt_sampler,
                                            &opt_solver, &opt_average, &opt_tol, &opt_raw,
-                                           &km_opt_seed, &opt_trace, NULL};
+                                           &km_opt_seed, &opt_trace, &opt_lambdas, &opt_valid,
+                                           &opt_sv_form, &opt_rho_mono, NULL};
 static const km_model_kind *const kinds[] = {&km_kind_polymkl, NULL};
 
 static void on_trace(void *user, int64_t k, double sec, double J, int64_t active, double g1,
@@ -86,6 +103,115 @@ static int parse_rho2(const char *s, int D, double *rho2, km_error *err)
     else if (k != D + 1)
         return km_error_set(err, KM_EUSAGE, "--rho2 %s: need 1 or D + 1 = %d values", s, D + 1);
     return KM_OK;
+}
+
+/* A copy of a basis set (each kernel formatted and parsed back: the same bits). */
+static int basis_copy(const km_basis_set *src, int32_t nf, km_basis_set *dst, km_error *err)
+{
+    dst->m = 0;
+    if (!(dst->b = calloc((size_t)src->m, sizeof *dst->b)))
+        return km_error_nomem(err, "polymkl model");
+    for (; dst->m < src->m; dst->m++) {
+        char spec[4096];
+        if ((size_t)km_basis_format(&src->b[dst->m], spec, sizeof spec) >= sizeof spec)
+            return km_error_set(err, KM_EINTERNAL, "polymkl: a base kernel too long to copy");
+        int rc = km_basis_parse(spec, nf, &dst->b[dst->m], err);
+        if (rc)
+            return rc;
+    }
+    return KM_OK;
+}
+
+/* The model of S's theta and c: the tuples with theta_t > 0, the rows with c_i != 0 (Z:
+ * n standardized rows of nf features, row-major); b0 gives the basis, rho2, shift, scale,
+ * y_mean, y_scale (copied). */
+static int make_model(const km_polymkl *S, const km_polymkl_body *b0, const double *Z,
+                      int64_t n, int32_t nf, double lambda, km_model **out, km_error *err)
+{
+    int D = b0->D, Dm = D > 0 ? D : 1;
+    int64_t nt = km_polymkl_active(S), nsv = 0;
+    km_polymkl_body b = {0};
+    b.D = D;
+    b.lambda = lambda;
+    b.nt = nt;
+    b.y_mean = b0->y_mean;
+    b.y_scale = b0->y_scale;
+    b.use_sv = b0->use_sv;
+    b.mono = b0->mono;
+    const double *c = km_polymkl_c(S);
+    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
+    int32_t *ix = malloc(((size_t)n * (size_t)nf + 1) * sizeof *ix);
+    double *val = malloc(((size_t)n * (size_t)nf + 1) * sizeof *val);
+    double *cs = malloc((size_t)n * sizeof *cs);
+    km_model *m = km_model_alloc(&km_kind_polymkl, KM_LOSS_RLS, nf, 0, 1, err);
+    int rc = m ? KM_OK : KM_EINTERNAL;
+    if (rc == KM_OK && (!(b.rho2 = malloc((size_t)(D + 1) * sizeof *b.rho2)) ||
+                        !(b.shift = malloc((size_t)nf * sizeof *b.shift)) ||
+                        !(b.scale = malloc((size_t)nf * sizeof *b.scale)) ||
+                        !(b.td = malloc((size_t)(nt + 1) * sizeof *b.td)) ||
+                        !(b.tidx = calloc((size_t)(nt + 1) * (size_t)Dm, sizeof *b.tidx)) ||
+                        !(b.theta = malloc((size_t)(nt + 1) * sizeof *b.theta)) || !rp || !ix ||
+                        !val || !cs))
+        rc = km_error_nomem(err, "polymkl model");
+    if (rc == KM_OK)
+        rc = basis_copy(&b0->basis, nf, &b.basis, err);
+    if (rc == KM_OK) {
+        memcpy(b.rho2, b0->rho2, (size_t)(D + 1) * sizeof *b.rho2);
+        memcpy(b.shift, b0->shift, (size_t)nf * sizeof *b.shift);
+        memcpy(b.scale, b0->scale, (size_t)nf * sizeof *b.scale);
+        for (int64_t t = 0; t < nt; t++)
+            b.theta[t] = km_polymkl_theta_at(S, t, &b.td[t], b.tidx + t * Dm);
+        int64_t nnz = 0;
+        rp[0] = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (c[i] != 0) {
+                for (int32_t j = 0; j < nf; j++)
+                    if (Z[i * nf + j] != 0) {
+                        ix[nnz] = j;
+                        val[nnz++] = Z[i * nf + j];
+                    }
+                cs[nsv++] = c[i];
+                rp[nsv] = nnz;
+            }
+        rc = km_problem_from_csr(nsv, nf, rp, ix, val, cs, NULL, &b.sv, err);
+    }
+    free(rp);
+    free(ix);
+    free(val);
+    if (rc == KM_OK) {
+        b.c = cs;
+        cs = NULL;
+        rc = km_model_set_polymkl(m, &b, err);   /* owns b's arrays from here on */
+    }
+    free(cs);
+    km_basis_set_free(&b.basis);
+    free(b.rho2);
+    free(b.shift);
+    free(b.scale);
+    free(b.td);
+    free(b.tidx);
+    free(b.theta);
+    km_problem_free(b.sv);
+    if (rc == KM_OK)
+        *out = m;
+    else
+        km_model_free(m);
+    return rc;
+}
+
+/* The mean squared error of m's predictions on V. */
+static int valid_mse(const km_model *m, const km_problem *V, double *mse, km_error *err)
+{
+    double *pred = malloc((size_t)(V->l > 0 ? V->l : 1) * sizeof *pred);
+    if (!pred)
+        return km_error_nomem(err, "polymkl validation");
+    int rc = km_predict(m, V, pred, err);
+    double s = 0;
+    for (int64_t i = 0; rc == KM_OK && i < V->l; i++)
+        s += (pred[i] - V->y[i]) * (pred[i] - V->y[i]);
+    *mse = s / (double)V->l;
+    free(pred);
+    return rc;
 }
 
 static int train(const km_problem *P0, const int64_t *rows, int64_t count, const km_params *p,
@@ -180,16 +306,32 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
                         km_basis_eval(&b.basis.b[j], zi, Z + a * nf, nf, zi, Z + c * nf, nf);
         }
     }
+    /* lambda, or the path: nl lambdas from lmax down to lmin */
+    double lam0 = km_param_number(p, "lambda"), lmin = lam0, lmax = lam0;
+    int nl = 1, path = km_param_is_set(p, "lambdas");
+    const char *vpath = km_param_text(p, "valid");
+    km_problem *V = NULL;
+    if (path)
+        km_param_range(p, "lambdas", &lmin, &lmax, &nl);
+    if (rc == KM_OK && path && !vpath)
+        rc = km_error_set(err, KM_EUSAGE, "-L needs --valid FILE (the lambda is chosen on it)");
+    if (rc == KM_OK && path && km_param_is_set(p, "lambda"))
+        rc = km_error_set(err, KM_EUSAGE, "--lambda or -L, not both");
+    if (rc == KM_OK && vpath && !path)
+        rc = km_error_set(err, KM_EUSAGE, "--valid goes with -L MIN:MAX:N");
+    if (rc == KM_OK && vpath && (rc = km_svmlight_read(vpath, &V, err)) == KM_OK && V->l < 1)
+        rc = km_error_set(err, KM_EINPUT, "%s: no rows", vpath);
     if (rc == KM_OK)
-        S = km_polymkl_new(n, r, X, (const double *const *)K, y, D, rho2,
-                           km_param_number(p, "lambda"), err);
+        S = km_polymkl_new(n, r, X, (const double *const *)K, y, D, rho2, lmax, err);
     if (rc == KM_OK && !S)
         rc = err->code;
     if (rc == KM_OK && tpath) {
         if (!(trace = fopen(tpath, "w")))
-            rc = km_error_set(err, KM_EINPUT, "%s: cannot write the trace", tpath);
+            rc = km_error_set(err, KM_EINPUT, "%s: cannot write the %s", tpath,
+                              path ? "path" : "trace");
         else
-            fputs("iteration,seconds,J,active,g1,gap\n", trace);
+            fputs(path ? "lambda,iterations,seconds,J,gap,active,valid_mse,chosen\n" :
+                  "iteration,seconds,J,active,g1,gap\n", trace);
     }
     const char *smp = km_param_text(p, "sampler"), *sol = km_param_text(p, "solver");
     km_polymkl_param par = {
@@ -202,91 +344,95 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
         .solver = strcmp(sol, "kloft") == 0 ? KM_POLY_KLOFT : KM_POLY_STOCH,
         .average = km_param_switch(p, "average"), .seed = (uint64_t)km_param_int(p, "seed"),
         .tol = km_param_number(p, "tolerance"), .gap_work = 1e8,
-        .trace = trace ? on_trace : NULL, .user = trace};
-    km_polymkl_info info;
-    if (rc == KM_OK)
-        rc = km_polymkl_run(S, &par, &info, err);
+        .trace = trace && !path ? on_trace : NULL, .user = trace};
+    km_polymkl_info info = {0};
+    km_model *m = NULL;
+    b.D = D;
+    b.rho2 = rho2;
+    b.use_sv = km_param_switch(p, "sv_form");
+    b.mono = km_param_switch(p, "rho_monomial");
+    if (rc == KM_OK && b.mono)
+        rc = km_polymkl_set_monomial(S, 1, err);
+    int chosen = -1;
+    double best = INFINITY, best_lambda = lmax;
+    km_polymkl_info best_info = {0};
+    typedef struct { double lambda, J, gap, seconds, mse; int64_t iters, active; } path_row;
+    path_row *rows_out = calloc((size_t)nl, sizeof *rows_out);
+    if (rc == KM_OK && !rows_out)
+        rc = km_error_nomem(err, "polymkl path");
+    for (int k = 0; rc == KM_OK && k < nl; k++) {
+        double lam = nl > 1 ? pow(10, log10(lmax) + (log10(lmin) - log10(lmax)) * k / (nl - 1))
+                            : lmax;   /* log-spaced, decades exact */
+        if (k > 0)
+            rc = km_polymkl_set_lambda(S, lam, err);
+        par.warm = k > 0;
+        if (rc == KM_OK)
+            rc = km_polymkl_run(S, &par, &info, err);
+        par.k0 += info.iters;
+        km_model *mk = NULL;
+        if (rc == KM_OK)
+            rc = make_model(S, &b, Z, n, nf, lam, &mk, err);
+        double mse = NAN;
+        if (rc == KM_OK && path)
+            rc = valid_mse(mk, V, &mse, err);
+        if (rc == KM_OK && path) {
+            km_report_say(rep, "lambda %.6g: %lld iterations, J = %.10g, gap %.3g, %lld "
+                          "tuples, validation MSE %.10g\n", lam, (long long)info.iters, info.J,
+                          info.gap, (long long)km_polymkl_active(S), mse);
+            rows_out[k] = (path_row){lam, info.J, info.gap, info.seconds, mse, info.iters,
+                                     km_polymkl_active(S)};
+        }
+        if (rc == KM_OK && (!path || mse < best || chosen < 0)) {
+            km_model_free(m);
+            m = mk;
+            mk = NULL;
+            best = mse;
+            best_lambda = lam;
+            best_info = info;
+            chosen = k;
+        }
+        km_model_free(mk);
+    }
+    b.rho2 = NULL;
+    for (int k = 0; rc == KM_OK && path && trace && k < nl; k++)
+        fprintf(trace, "%.17g,%lld,%.6g,%.17g,%.6g,%lld,%.17g,%d\n", rows_out[k].lambda,
+                (long long)rows_out[k].iters, rows_out[k].seconds, rows_out[k].J,
+                rows_out[k].gap, (long long)rows_out[k].active, rows_out[k].mse, k == chosen);
+    free(rows_out);
     if (trace && fclose(trace) && rc == KM_OK)
         rc = km_error_set(err, KM_EINPUT, "%s: write error", tpath);
-    km_model *m = NULL;
-    if (rc == KM_OK && !(m = km_model_alloc(&km_kind_polymkl, KM_LOSS_RLS, nf, 0, 1, err)))
-        rc = KM_EINTERNAL;
-    if (rc == KM_OK) {   /* the model: theta's tuples, the rows with c_i != 0 */
-        int64_t nt = km_polymkl_active(S), nsv = 0;
-        int Dm = D > 0 ? D : 1;
-        b.D = D;
-        b.lambda = km_param_number(p, "lambda");
-        b.nt = nt;
-        const double *c = km_polymkl_c(S);
-        int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
-        int32_t *ix = malloc(((size_t)n * (size_t)nf + 1) * sizeof *ix);
-        double *val = malloc(((size_t)n * (size_t)nf + 1) * sizeof *val);
-        double *cs = malloc((size_t)n * sizeof *cs);
-        if (!(b.rho2 = malloc((size_t)(D + 1) * sizeof *b.rho2)) ||
-            !(b.td = malloc((size_t)(nt + 1) * sizeof *b.td)) ||
-            !(b.tidx = calloc((size_t)(nt + 1) * (size_t)Dm, sizeof *b.tidx)) ||
-            !(b.theta = malloc((size_t)(nt + 1) * sizeof *b.theta)) || !rp || !ix || !val || !cs)
-            rc = km_error_nomem(err, "polymkl model");
-        if (rc == KM_OK) {
-            memcpy(b.rho2, rho2, (size_t)(D + 1) * sizeof *rho2);
-            for (int64_t t = 0; t < nt; t++)
-                b.theta[t] = km_polymkl_theta_at(S, t, &b.td[t], b.tidx + t * Dm);
-            int64_t nnz = 0;
-            rp[0] = 0;
-            for (int64_t i = 0; i < n; i++)
-                if (c[i] != 0) {
-                    for (int32_t j = 0; j < nf; j++)
-                        if (Z[i * nf + j] != 0) {
-                            ix[nnz] = j;
-                            val[nnz++] = Z[i * nf + j];
-                        }
-                    cs[nsv++] = c[i];
-                    rp[nsv] = nnz;
-                }
-            rc = km_problem_from_csr(nsv, nf, rp, ix, val, cs, NULL, &b.sv, err);
-        }
-        free(rp);
-        free(ix);
-        free(val);
-        if (rc == KM_OK) {
-            b.c = cs;
-            cs = NULL;
-            rc = km_model_set_polymkl(m, &b, err);
-        }
-        free(cs);
-        if (rc == KM_OK) {
-            rep->objective = info.J;
-            rep->gap = info.gap;
-            rep->converged = info.converged;
-            km_report_say(rep, "polymkl: %lld rows, %d base kernels (%s), D = %d, |I| = %lld, "
-                          "%s%s\n", (long long)n, r, rank_one ? "rank one" : "dense", D,
-                          (long long)km_polymkl_count(S), par.solver == KM_POLY_KLOFT ?
-                          "Kloft's closed form" : par.sampler == KM_POLY_ALG3 ?
-                          "Algorithm 3" : par.sampler == KM_POLY_UNIFORM ? "UCD" :
-                          "sampling by enumeration", par.average ? ", averaged" : "");
-            km_report_say(rep, "c-steps: %lld Cholesky factorizations, %lld CG steps\n",
-                          (long long)info.factorizations, (long long)info.cg_steps);
-            km_report_say(rep, "iterations = %lld\nJ = %.17g\ngap = %.3g\nactive tuples = "
-                          "%lld, ||theta|| = %.6g\ntime = %.3f s CPU\n", (long long)info.iters,
-                          info.J, info.gap, (long long)nt, km_polymkl_theta_norm(S),
-                          info.seconds);
-            if (par.solver == KM_POLY_KLOFT && !info.converged)
-                km_report_warn(rep, "Kloft: stopped at %lld iterations, gap %.2g > %.2g",
-                               (long long)info.iters, info.gap, par.tol);
-        }
+    if (rc == KM_OK) {
+        const km_polymkl_body *mb = m->body;
+        rep->objective = best_info.J;
+        rep->gap = best_info.gap;
+        rep->converged = best_info.converged;
+        km_report_say(rep, "polymkl: %lld rows, %d base kernels (%s), D = %d, |I| = %lld, "
+                      "%s%s\n", (long long)n, r, rank_one ? "rank one" : "dense", D,
+                      (long long)km_polymkl_count(S), par.solver == KM_POLY_KLOFT ?
+                      "Kloft's closed form" : par.sampler == KM_POLY_ALG3 ?
+                      "Algorithm 3" : par.sampler == KM_POLY_UNIFORM ? "UCD" :
+                      "sampling by enumeration", par.average ? ", averaged" : "");
+        if (path)
+            km_report_say(rep, "chosen lambda = %.17g (validation MSE %.17g)\n", best_lambda,
+                          best);
+        km_report_say(rep, "c-steps: %lld Cholesky factorizations, %lld CG steps\n",
+                      (long long)info.factorizations, (long long)info.cg_steps);
+        km_report_say(rep, "iterations = %lld\nJ = %.17g\ngap = %.3g\nactive tuples = "
+                      "%lld, ||theta|| = %.6g\ntime = %.3f s CPU\n", (long long)best_info.iters,
+                      best_info.J, best_info.gap, (long long)mb->nt,
+                      km_polymkl_theta_norm(S), best_info.seconds);
+        if (par.solver == KM_POLY_KLOFT && !best_info.converged)
+            km_report_warn(rep, "Kloft: stopped at %lld iterations, gap %.2g > %.2g",
+                           (long long)best_info.iters, best_info.gap, par.tol);
     }
     if (rc == KM_OK)
         *out = m;
     else
         km_model_free(m);
+    km_problem_free(V);
     km_basis_set_free(&b.basis);
     free(b.shift);
     free(b.scale);
-    free(b.rho2);
-    free(b.td);
-    free(b.tidx);
-    free(b.theta);
-    km_problem_free(b.sv);
     km_polymkl_free(S);
     free(zi);
     free(Z);

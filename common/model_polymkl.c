@@ -4,7 +4,11 @@
  * Header keys: degree, lambda, y_mean, y_scale, then nr_w, nr_basis, nr_tuple, nr_sv; after
  * the section line "basis": nr_basis kernel lines; "rho2 R0 .. RD"; "shift ..." and
  * "scale ..." (nr_feature numbers each); nr_tuple lines "THETA R1 .. Rd" (base kernels
- * 1-based; "THETA" alone: the constant tuple); the nr_sv support vector lines "C IDX:VAL". */
+ * 1-based; "THETA" alone: the constant tuple); with the optional header key "poly_form 1"
+ * (linear base kernels on one feature each), nr_tuple lines "P_t": the coefficient of the
+ * tuple's monomial in the explicit polynomial form; the nr_sv support vector lines "C
+ * IDX:VAL". A file without poly_form (the previous release's) predicts with the support
+ * vector form and is written back as it was. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +16,14 @@
 #include "model.h"
 #include "numparse.h"
 #include "polymkl.h"
+
+/* rho_t^2 of tuple t: rho_d^2, times sqrt(m_t) in a model with rho_monomial 1. */
+static double tuple_rho2(const km_polymkl_body *b, int64_t t)
+{
+    int Dm = b->D > 0 ? b->D : 1;
+    double r2 = b->rho2[b->td[t]];
+    return b->mono ? r2 * sqrt(km_polymkl_orderings(b->td[t], b->tidx + t * Dm)) : r2;
+}
 
 static void body_free(km_polymkl_body *b)
 {
@@ -28,26 +40,37 @@ static void body_free(km_polymkl_body *b)
     free(b->poly);
 }
 
+/* 1 when every base kernel is linear on one feature: then feat[j] (allocated) is the
+ * feature of base kernel j; 0 otherwise; -1 when out of memory. */
+static int linear_features(km_polymkl_body *b, int32_t n)
+{
+    int r = b->basis.m;
+    for (int j = 0; j < r; j++)
+        if (b->basis.b[j].kernel.type != KM_KERNEL_LINEAR ||
+            !(b->basis.b[j].nfeat == 1 || (b->basis.b[j].nfeat == 0 && n == 1)))
+            return 0;
+    if (!b->feat && !(b->feat = malloc((size_t)r * sizeof *b->feat)))
+        return -1;
+    for (int j = 0; j < r; j++)
+        b->feat[j] = b->basis.b[j].nfeat ? b->basis.b[j].feat[0] : 0;
+    return 1;
+}
+
 /* The explicit polynomial form when every base kernel is linear on one feature (and the
  * dense support vectors fit in 10^8 values); else nothing. */
 static int build_poly(km_polymkl_body *b, int32_t n, km_error *err)
 {
-    int r = b->basis.m, Dm = b->D > 0 ? b->D : 1;
-    for (int j = 0; j < r; j++)
-        if (b->basis.b[j].kernel.type != KM_KERNEL_LINEAR ||
-            !(b->basis.b[j].nfeat == 1 || (b->basis.b[j].nfeat == 0 && n == 1)))
-            return KM_OK;
+    int Dm = b->D > 0 ? b->D : 1, lin = linear_features(b, n);
+    if (lin < 0)
+        return km_error_nomem(err, "polymkl model");
     int64_t nsv = b->sv->l;
-    if ((double)nsv * n > 1e8)
+    if (!lin || (double)nsv * n > 1e8)
         return KM_OK;
     double *dense = calloc((size_t)(nsv > 0 ? nsv : 1) * (size_t)n, sizeof *dense);
-    if (!(b->feat = malloc((size_t)r * sizeof *b->feat)) ||
-        !(b->poly = malloc((size_t)(b->nt + 1) * sizeof *b->poly)) || !dense) {
+    if (!(b->poly = malloc((size_t)(b->nt + 1) * sizeof *b->poly)) || !dense) {
         free(dense);
         return km_error_nomem(err, "polymkl model");
     }
-    for (int j = 0; j < r; j++)
-        b->feat[j] = b->basis.b[j].nfeat ? b->basis.b[j].feat[0] : 0;
     for (int64_t i = 0; i < nsv; i++)
         for (int64_t q = b->sv->row_ptr[i]; q < b->sv->row_ptr[i + 1]; q++)
             dense[i * n + b->sv->index[q]] = b->sv->value[q];
@@ -59,7 +82,7 @@ static int build_poly(km_polymkl_body *b, int32_t n, km_error *err)
                 p *= dense[i * n + b->feat[b->tidx[t * Dm + q]]];
             a += p;
         }
-        b->poly[t] = b->theta[t] / b->rho2[b->td[t]] * a;
+        b->poly[t] = b->theta[t] / tuple_rho2(b, t) * a;
     }
     free(dense);
     return KM_OK;
@@ -86,8 +109,9 @@ static int write_body(const km_model *m, FILE *f)
 {
     const km_polymkl_body *b = m->body;
     int Dm = b->D > 0 ? b->D : 1;
-    fprintf(f, "nr_w 1\nnr_basis %d\nnr_tuple %lld\nnr_sv %lld\nbasis\n", b->basis.m,
-            (long long)b->nt, (long long)b->sv->l);
+    fprintf(f, "nr_w 1\nnr_basis %d\nnr_tuple %lld\nnr_sv %lld\n%s%sbasis\n", b->basis.m,
+            (long long)b->nt, (long long)b->sv->l, b->mono ? "rho_monomial 1\n" : "",
+            b->poly ? "poly_form 1\n" : "");
     for (int k = 0; k < b->basis.m; k++) {
         char spec[4096];
         if ((size_t)km_basis_format(&b->basis.b[k], spec, sizeof spec) >= sizeof spec)
@@ -103,14 +127,25 @@ static int write_body(const km_model *m, FILE *f)
             p += sprintf(p, i ? " %d" : "%d", (int)b->tidx[t * Dm + i] + 1);
         km_model_put_line(f, NULL, &b->theta[t], 1, b->td[t] ? tail : NULL);
     }
+    for (int64_t t = 0; b->poly && t < b->nt; t++)
+        km_model_put_line(f, NULL, &b->poly[t], 1, NULL);
     km_model_put_svs(f, b->sv, b->c, 1);
     return 0;
 }
 
-/* "KEY v1 .. vcount" into x. */
+/* "KEY v1 .. vcount" into x; count -1: a line of one number alone. */
 static int read_numbers(km_mio *io, const char *key, double *x, int64_t count)
 {
     const char *line = km_mio_line(io);
+    if (count < 0) {
+        int status;
+        if (!line)
+            return km_mio_truncated(io, "no polynomial coefficient line");
+        const char *e = km_parse_double(line, x, &status);
+        if (status != KM_NUM_OK || *e || !isfinite(*x))
+            return km_mio_bad(io, "expected one polynomial coefficient");
+        return KM_OK;
+    }
     size_t k = strlen(key);
     if (!line)
         return km_mio_truncated(io, "no '%s' line", key);
@@ -124,7 +159,7 @@ static int read_numbers(km_mio *io, const char *key, double *x, int64_t count)
 static int read_body(km_mio *io, km_model *m, km_error *err)
 {
     const char *v;
-    long long D, nb, nt, nsv;
+    long long D, nb, nt, nsv, pf = 0, mono = 0;
     double lambda, ym, ys;
     if (!(v = km_mio_key(io, "degree")) || km_model_parse_int(v, 0, 64, &D) ||
         !(v = km_mio_key(io, "lambda")) || km_mio_number(v, &lambda) || !(lambda > 0) ||
@@ -135,6 +170,10 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
         !(v = km_mio_key(io, "nr_sv")) || km_model_parse_int(v, 0, INT64_MAX / 2, &nsv))
         return km_mio_bad(io, "polymkl model: need degree (0..64), lambda > 0, y_mean, "
                           "y_scale, nr_basis, nr_tuple, nr_sv");
+    if ((v = km_mio_key(io, "poly_form")) && km_model_parse_int(v, 1, 1, &pf))
+        return km_mio_bad(io, "poly_form: expected 1");
+    if ((v = km_mio_key(io, "rho_monomial")) && km_model_parse_int(v, 1, 1, &mono))
+        return km_mio_bad(io, "rho_monomial: expected 1");
     if (m->nr_class != 0 || m->nr_w != 1)
         return km_mio_bad(io, "polymkl model: need nr_class 0 and nr_w 1");
     km_polymkl_body *b = calloc(1, sizeof *b);
@@ -146,6 +185,7 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
     b->lambda = lambda;
     b->y_mean = ym;
     b->y_scale = ys;
+    b->mono = (int)mono;
     size_t nf = (size_t)(m->n > 0 ? m->n : 1);
     if (!(b->basis.b = calloc((size_t)nb, sizeof *b->basis.b)) ||
         !(b->rho2 = malloc((size_t)(D + 1) * sizeof *b->rho2)) ||
@@ -189,8 +229,19 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
             return km_mio_bad(io, "expected 'THETA R1 .. Rd'");
         b->td[b->nt] = d;
     }
-    rc = km_model_get_svs(io, m, nsv, &b->sv, &b->c, err);
-    return rc ? rc : build_poly(b, m->n, err);
+    if (pf) {   /* the stored polynomial form */
+        int lin = linear_features(b, m->n);
+        if (lin < 0)
+            return km_error_nomem(err, "polymkl model");
+        if (!lin)
+            return km_mio_bad(io, "poly_form needs linear base kernels on one feature each");
+        if (!(b->poly = malloc((size_t)(nt + 1) * sizeof *b->poly)))
+            return km_error_nomem(err, "polymkl model");
+        for (int64_t t = 0; t < nt; t++)
+            if ((rc = read_numbers(io, "", b->poly + t, -1)))
+                return rc;
+    }
+    return km_model_get_svs(io, m, nsv, &b->sv, &b->c, err);
 }
 
 static int decision_rows(const km_model *m, const km_problem *X, const int64_t *rows,
@@ -234,7 +285,7 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
                                        zi, z, n);
             double k = 0;
             for (int64_t t = 0; t < b->nt; t++) {
-                double p = b->theta[t] / b->rho2[b->td[t]];
+                double p = b->theta[t] / tuple_rho2(b, t);
                 for (int q = 0; q < b->td[t]; q++)
                     p *= kap[b->tidx[t * Dm + q]];
                 k += p;
@@ -273,5 +324,5 @@ int km_model_set_polymkl(km_model *m, km_polymkl_body *b, km_error *err)
     km_model_set_body(m, &km_kind_polymkl, own);
     m->loss = KM_LOSS_RLS;
     m->bias = -1;
-    return build_poly(own, m->n, err);
+    return own->use_sv ? KM_OK : build_poly(own, m->n, err);
 }

@@ -59,6 +59,24 @@ void km_polymkl_tuple(const km_polymkl *S, int64_t index, int *d, int32_t *idx);
 int km_polymkl_set_theta(km_polymkl *S, int64_t count, const int *d, const int32_t *idx,
                          const double *w, km_error *err);
 
+/* The number of distinct orderings m_t = d! / prod_j k_j! of a tuple (k_j: how often base
+ * kernel j occurs in it). */
+double km_polymkl_orderings(int d, const int32_t *idx);
+
+/* The monomial adjustment (on != 0): every tuple t gets rho_t^2 = rho_d^2 sqrt(m_t), so that
+ * the problem over ordered tuples is the problem over distinct monomials (products of
+ * base kernels up to order) with weight rho_d^2 each: a monomial's m_t orderings share its
+ * weight equally at the optimum, theta_mono = sqrt(m_t) theta_t keeps ||theta||_2, and
+ * m_t theta_t / rho_t^2 = theta_mono / rho_d^2. (Conversely the plain problem is the
+ * distinct-monomial one with rho_mono^2 = rho_d^2 / sqrt(m_t).) Algorithm 3 still draws
+ * from the rho_d distribution; the step is weighted by rho_d^2 / rho_t^2 (importance
+ * sampling), and delta / ||g||_1 (km_polymkl_delta, the trace's g1) are Algorithm 3's.
+ * theta is reset to 0; then the c-step. */
+int km_polymkl_set_monomial(km_polymkl *S, int on, km_error *err);
+
+/* A new lambda (> 0), theta kept; then the c-step. */
+int km_polymkl_set_lambda(km_polymkl *S, double lambda, km_error *err);
+
 /* The c-step at the current theta: c and J (Cholesky of K_theta + lambda I). */
 int km_polymkl_solve(km_polymkl *S, km_error *err);
 const double *km_polymkl_c(const km_polymkl *S);
@@ -91,6 +109,10 @@ typedef struct km_polymkl_param {
     int solver;           /* KM_POLY_STOCH or _KLOFT */
     int average;          /* 1: the result is the averaged iterate (1/T) sum_k theta^(k) */
     uint64_t seed;
+    int warm;             /* 1: from the current theta (a path of lambdas): Stoch keeps it and
+                             steps on with gamma_{k0 + k}; Kloft starts from it when it has
+                             every tuple (else from uniform theta) */
+    int64_t k0;           /* Stoch, warm: the iterations done before */
     double tol;           /* Kloft: stop when (J - D) / J <= tol */
     double gap_work;      /* evaluate the gap where |I| n (rank-one) or |I| n^2 <= this */
     /* trace rows (iteration, CPU seconds, J, active tuples, ||g||_1, gap or NaN) */
@@ -106,8 +128,8 @@ typedef struct km_polymkl_info {
     int64_t factorizations, cg_steps;   /* of the c-steps (since km_polymkl_new) */
 } km_polymkl_info;
 
-/* Runs the solver from theta = 0 (Kloft: uniform theta over all of I); leaves the result's
- * theta and its c in S. */
+/* Runs the solver from theta = 0 (Kloft: uniform theta over all of I), or from the current
+ * theta (par->warm); leaves the result's theta and its c in S. */
 int km_polymkl_run(km_polymkl *S, const km_polymkl_param *par, km_polymkl_info *info,
                    km_error *err);
 
@@ -143,11 +165,14 @@ typedef struct km_polymkl_body {
     double *c;
     /* linear base kernels on one feature each: the explicit polynomial form
      * f = y_mean + y_scale sum_t poly[t] prod_q z_{feat[r_q]}, poly[t] = theta_t rho_d^-2
-     * sum_i c_i prod_q sv_i[feat[r_q]], derived from the above when the model is made or
-     * read (NULL otherwise); predict uses it unless use_sv is set */
+     * sum_i c_i prod_q sv_i[feat[r_q]]: derived when train makes the model (unless use_sv
+     * is set then) and stored in the file (header key poly_form); read from a file that
+     * has it (NULL otherwise: a file without poly_form predicts with the support vector
+     * form). predict uses it unless use_sv is set */
     int32_t *feat;
     double *poly;
     int use_sv;
+    int mono;             /* rho_t^2 = rho_d^2 sqrt(m_t) (header key rho_monomial 1) */
 } km_polymkl_body;
 
 /* Turns m (regression, nr_w 1) into a polymkl model; every array of b is owned by m from now

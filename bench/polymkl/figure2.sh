@@ -5,10 +5,13 @@
 #   Stoch    train -s polymkl -d 3 (Algorithm 2 + 3, ITERS iterations),
 #   Kloft    train -s polymkl -d 3 -a kloft (all tuples; r <= KLOFT_MAX_R),
 #   Uniform  train -s rls -t poly -d 3 -g 1 -r 1 on standardized features: (1 + sum kappa)^3,
-# lambda chosen on the validation rows from LAMBDAS (rls: -c 1/lambda). CPU seconds: the
-# sum over the lambdas (user + system, /usr/bin/time). Prints a markdown table.
+# lambda chosen on the validation rows from LAMBDAS (log-spaced, ascending; rls: -c
+# 1/lambda; Stoch: one run of the path -L MIN:MAX:N --valid, theta warm-started from lambda
+# to lambda, ITERS iterations each). CPU seconds: the sum over the lambdas (user + system,
+# /usr/bin/time). Prints a markdown table; with FIG set, also the figure FIG (SVG: MSE and
+# CPU seconds against r, drawn by bench/okl/okl_figure from OUT_DIR/figure2.tsv).
 # Usage: bench/polymkl/figure2.sh   (from the top of the tree after make; RS, LAMBDAS, ITERS,
-#        KLOFT_MAX_R, SEED, OUT_DIR, BIN in the environment)
+#        KLOFT_MAX_R, SEED, OUT_DIR, BIN, FIG in the environment)
 set -eu
 cd "$(dirname "$0")/../.."
 RS=${RS:-"5 10 20 30 40 50 60 70 80 90 100"}
@@ -18,7 +21,12 @@ KLOFT_MAX_R=${KLOFT_MAX_R:-25}
 SEED=${SEED:-1}
 OUT=${OUT_DIR:-${TMPDIR:-/tmp}/kmtk-polymkl-figure2}
 BIN=${BIN:-.}
+FIG=${FIG:-}
 mkdir -p "$OUT"
+set -- $LAMBDAS
+LMIN=$1 NL=$#
+LMAX=${!NL}
+printf 'r\tstoch_mse\tkloft_mse\tuniform_mse\tstoch_cpu\tkloft_cpu\tuniform_cpu\n' >"$OUT/figure2.tsv"
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 command -v /usr/bin/time >/dev/null || { echo "figure2.sh: needs /usr/bin/time" >&2; exit 2; }
 
@@ -32,6 +40,16 @@ var() {
 # runs one method over the lambdas: prints "normalised-test-MSE cpu-seconds best-lambda"
 run() {
     local method=$1 r=$2 best="" bestv="" cpu=0 lam
+    if [ "$method" = stoch ]; then   # the warm-started path, chosen on the validation rows
+        local m=$OUT/r$r.stoch.model
+        /usr/bin/time -f '%U %S' -o "$OUT/time" "$BIN/train" -s polymkl -d 3 -L "$LMIN:$LMAX:$NL" \
+            --valid "$OUT/r$r.valid" --iters "$ITERS" "$OUT/r$r.train" "$m" >"$OUT/r$r.stoch.out"
+        best=$(awk '/^chosen lambda = / { print $4 }' "$OUT/r$r.stoch.out")
+        "$BIN/predict" -q "$OUT/r$r.test" "$m" "$OUT/pred"
+        tmse=$(mse "$OUT/pred" "$OUT/r$r.test")
+        echo "$(awk -v a="$tmse" -v b="$(var "$OUT/r$r.test")" 'BEGIN { printf "%.4g", a / b }') $(awk '{ print $1 + $2 }' "$OUT/time") $best"
+        return
+    fi
     for lam in $LAMBDAS; do
         local m=$OUT/r$r.$method.$lam.model
         case $method in
@@ -68,4 +86,11 @@ for r in $RS; do
     fi
     read -r um uc ul <<<"$(run uniform "$r")"
     echo "| $r | $sm (lambda $sl) | $sc | $km (lambda $kl) | $kc | $um (lambda $ul) | $uc |"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$sm" "$km" "$um" "$sc" "$kc" "$uc" >>"$OUT/figure2.tsv"
 done
+if [ -n "$FIG" ]; then
+    "$BIN/bench/okl/okl_figure" -x r --title "Figure 2: 10 monomials of degree <= 3 in r variables (500 training rows)" \
+        -P "Test MSE / variance of y;MSE;log;stoch_mse=Stoch (Alg. 3),kloft_mse=Kloft{dashed},uniform_mse=Uniform (1 + x'x')^3{dotted}" \
+        -P "Training time (the lambdas);CPU seconds;log;stoch_cpu=Stoch (Alg. 3),kloft_cpu=Kloft{dashed},uniform_cpu=Uniform (1 + x'x')^3{dotted}" \
+        "$OUT/figure2.tsv" "$FIG"
+fi

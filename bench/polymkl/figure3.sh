@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # bench/polymkl/figure3.sh - seed 002's Figure 3: test MSE on Table 1's sets (training /
-# validation / test sizes as in Table 1), SPLITS random splits, inputs standardized on the
+# validation / test sizes as in Table 1; splice: 500 / 200 / 300, as ../shared/datasets
+# holds its 1,000 training rows only), SPLITS random splits, inputs standardized on the
 # training rows (datasets/standardize --stats-from), lambda chosen on the validation rows from
 # LAMBDAS, MSE divided by the training variance of y (the paper standardizes the outputs):
 #   Uniform d = 1, 2, 3   train -s rls -t poly -d d -g 1 -r 1 -c 1/lambda ((1 + x'x')^d;
 #                         d = 1 is the linear ridge anchor)
 #   Stoch                 train -s polymkl -d 3 (ITERS iterations)
 #   Stoch prior           the same with --rho2 1,1,1,4
-# Prints a markdown table: mean and standard deviation over the splits.
+# Stoch runs the path -L MIN:MAX:N --valid over LAMBDAS (log-spaced, ascending), theta
+# warm-started from lambda to lambda, ITERS iterations each.
+# Prints a markdown table: mean and standard deviation over the splits; with FIG set, also
+# the figure FIG (SVG: mean +- standard deviation per set, drawn by bench/okl/okl_figure
+# from OUT_DIR/figure3.tsv).
 # Usage: bench/polymkl/figure3.sh   (from the top of the tree after make; SETS, SPLITS,
-#        LAMBDAS, ITERS, OUT_DIR, DATA_DIR, BIN in the environment)
+#        LAMBDAS, ITERS, OUT_DIR, DATA_DIR, BIN, FIG in the environment)
 set -eu
 cd "$(dirname "$0")/../.."
 DATA_DIR=${DATA_DIR:-../shared/datasets}
-SETS=${SETS:-"german.numer:350:150:500 ionosphere:140:36:175 sonar:83:21:104 splice_scale:500:1000:1491 waveform:500:1000:2000 ringnorm:500:1000:2000"}
+SETS=${SETS:-"german.numer:350:150:500 ionosphere:140:36:175 sonar:83:21:104 splice_scale:500:200:300 waveform:500:1000:2000 ringnorm:500:1000:2000"}
 SPLITS=${SPLITS:-10}
 LAMBDAS=${LAMBDAS:-"1e-4 1e-2 1 100 1e4"}
 ITERS=${ITERS:-1000}
 OUT=${OUT_DIR:-${TMPDIR:-/tmp}/kmtk-polymkl-figure3}
 BIN=${BIN:-.}
+FIG=${FIG:-}
 mkdir -p "$OUT"
+set -- $LAMBDAS
+LMIN=$1 NL=$#
+LMAX=${!NL}
+printf 'set\tu1\tu1_lo\tu1_hi\tu2\tu2_lo\tu2_hi\tu3\tu3_lo\tu3_hi\tstoch\tstoch_lo\tstoch_hi\tprior\tprior_lo\tprior_hi\n' >"$OUT/figure3.tsv"
+setno=0 setnames=""
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 methods=(u1 u2 u3 stoch prior)
 
@@ -44,6 +55,10 @@ for entry in $SETS; do
     IFS=: read -r name ntr nva nte <<<"$entry"
     [ -f "$DATA_DIR/$name.gz" ] || { echo "| $name | (not in $DATA_DIR) | | | | |"; continue; }
     gunzip -c "$DATA_DIR/$name.gz" >"$OUT/$name.all"
+    if [ "$(wc -l <"$OUT/$name.all")" -lt "$((ntr + nva + nte))" ]; then
+        echo "| $name | (fewer than $((ntr + nva + nte)) rows) | | | | |"
+        continue
+    fi
     : >"$OUT/$name.results"
     for split in $(seq 1 "$SPLITS"); do
         awk -v s="$split" 'BEGIN { srand(s) } { print rand() "\t" $0 }' "$OUT/$name.all" |
@@ -57,6 +72,15 @@ for entry in $SETS; do
         line=""
         for m in "${methods[@]}"; do
             best="" tm=""
+            if [ "$m" = stoch ] || [ "$m" = prior ]; then   # the warm-started path
+                prior=()
+                [ "$m" = prior ] && prior=(--rho2 1,1,1,4)
+                "$BIN/train" -q -s polymkl -d 3 "${prior[@]}" -L "$LMIN:$LMAX:$NL" --valid "$OUT/s.valid" \
+                    --iters "$ITERS" "$OUT/s.train" "$OUT/m.model" 2>/dev/null &&
+                    "$BIN/predict" -q "$OUT/s.test" "$OUT/m.model" "$OUT/p" && tm=$(mse "$OUT/p" "$OUT/s.test")
+                line="$line $(awk -v a="$tm" -v b="$vy" 'BEGIN { printf "%.6g", a / b }')"
+                continue
+            fi
             for lam in $LAMBDAS; do
                 train_one "$m" "$lam" "$OUT/s.train" "$OUT/m.model" 2>/dev/null || continue
                 "$BIN/predict" -q "$OUT/s.valid" "$OUT/m.model" "$OUT/p"
@@ -74,4 +98,15 @@ for entry in $SETS; do
     awk -v name="$name" -v n="$SPLITS" '{ for (k = 1; k <= NF; k++) { s[k] += $k; q[k] += $k * $k } }
         END { printf "| %s (%d splits) |", name, NR; for (k = 1; k <= 5; k++) { m = s[k] / NR; sd = NR > 1 ? sqrt((q[k] - NR * m * m) / (NR - 1)) : 0; printf " %.3f +- %.3f |", m, sd } print "" }' \
         "$OUT/$name.results"
+    setno=$((setno + 1))
+    setnames="$setnames$setno $name\n"
+    awk -v x="$setno" '{ for (k = 1; k <= NF; k++) { s[k] += $k; q[k] += $k * $k } }
+        END { printf "%d", x; for (k = 1; k <= 5; k++) { m = s[k] / NR; sd = NR > 1 ? sqrt((q[k] - NR * m * m) / (NR - 1)) : 0; printf "\t%.6g\t%.6g\t%.6g", m, m - sd, m + sd } print "" }' \
+        "$OUT/$name.results" >>"$OUT/figure3.tsv"
 done
+if [ -n "$FIG" ]; then
+    "$BIN/bench/okl/okl_figure" -x set --title "Figure 3: test MSE / training variance of y ($SPLITS splits, mean +- sd)" \
+        --xlabel "data set" \
+        -P "Test MSE;normalised MSE;lin;u1/u1_lo/u1_hi=Uniform d=1 (linear ridge){dashed},u2=Uniform d=2{dotted},u3=Uniform d=3{dotted open},stoch/stoch_lo/stoch_hi=Stoch (Alg. 3),prior=Stoch with the prior (rho2 1 1 1 4){dashdot};sets: $(printf "$setnames" | tr '\n' ' ')" \
+        "$OUT/figure3.tsv" "$FIG"
+fi

@@ -59,10 +59,11 @@ static void some_theta(km_polymkl *S, int D)
 }
 
 /* Algorithm 3 against enumeration: the probability of every tuple, ||g||_1, and a
- * chi-square test of 10^5 draws. */
-static void test_sampler(int dense)
+ * chi-square test of 10^5 draws. Rank-one base kernels with n = 12 rows take the step
+ * through Z_2 (the C(5, 2) = 10 < n products of two features), with n = 10 through
+ * S^{o 2} itself. */
+static void test_sampler(int dense, int64_t n)
 {
-    const int64_t n = 12;
     const int r = 4, D = 3;
     double X[12 * 4], y[12], rho2[4] = {1, 0.5, 2, 4};
     make_xy(n, r, 7, X, y);
@@ -70,8 +71,8 @@ static void test_sampler(int dense)
     km_error err;
     km_polymkl *S = km_polymkl_new(n, r, dense ? NULL : X, (const double *const *)K, y, D, rho2,
                                    0.1, &err);
-    CHECK(S != NULL, "%s base kernels: a problem (%s)", dense ? "dense" : "rank-one",
-          S ? "ok" : err.msg);
+    const char *what = dense ? "dense" : n > 10 ? "rank one, Z_2" : "rank one, S^{o 2}";
+    CHECK(S != NULL, "%s base kernels: a problem (%s)", what, S ? "ok" : err.msg);
     if (!S)
         return;
     some_theta(S, D);
@@ -91,7 +92,7 @@ static void test_sampler(int dense)
         worst = fmax(worst, fabs(q[t] - beta[t] / total));
     }
     CHECK(worst <= 1e-12, "%s: every tuple's probability = |g_t| / ||g||_1 (max error %.2g, "
-          "sum %.15g)", dense ? "dense" : "rank one", worst, psum);
+          "sum %.15g)", what, worst, psum);
     double delta[4], lam = 0.1;
     double g1 = km_polymkl_delta(S, delta);
     CHECK_CLOSE(g1, 0.5 * lam * total, 1e-12, "||g||_1 from Algorithm 3's delta(d) = the sum of "
@@ -133,7 +134,7 @@ static void test_sampler(int dense)
     /* Wilson-Hilferty: the 1e-4 upper quantile of chi^2_df */
     double z = 3.719, h = 2.0 / (9.0 * df), crit = df * pow(1 - h + z * sqrt(h), 3);
     CHECK(chi <= crit, "%s: chi-square of 10^5 draws %.1f <= %.1f (df %d, p = 1e-4)",
-          dense ? "dense" : "rank one", chi, crit, df);
+          what, chi, crit, df);
     free(cnt);
     free(beta);
     free(q);
@@ -337,6 +338,170 @@ static void test_average(void)
     km_polymkl_free(S);
 }
 
+/* The lambda path's warm start: after a run at lambda_1, km_polymkl_set_lambda(lambda_2) and
+ * a warm run of 0 iterations keep theta, and J is that of theta at lambda_2 solved afresh
+ * (km_polymkl_set_theta on the same tuples in a problem made with lambda_2); a warm run
+ * of 50 more iterations stays in the quadrant of the ball and lowers J. */
+static void test_warm(void)
+{
+    const int64_t n = 20;
+    const int r = 3, D = 3;
+    double X[20 * 3], y[20], rho2[4] = {1, 1, 1, 4};
+    make_xy(n, r, 23, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.1, &err);
+    km_polymkl *S2 = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    km_polymkl_info info;
+    km_polymkl_param par = {.iters = 200, .step = 1, .literal_step = 2, .seed = 5};
+    km_polymkl_run(S, &par, &info, &err);
+    int64_t nt = km_polymkl_active(S);
+    double norm = km_polymkl_theta_norm(S);
+    int *dd = malloc((size_t)nt * sizeof *dd);
+    int32_t *ii = calloc((size_t)nt * D, sizeof *ii);
+    double *w = malloc((size_t)nt * sizeof *w);
+    for (int64_t t = 0; t < nt; t++)
+        w[t] = km_polymkl_theta_at(S, t, &dd[t], ii + t * D);
+    int rc = km_polymkl_set_lambda(S, 0.01, &err);
+    par.warm = 1;
+    par.k0 = info.iters;
+    par.iters = 0;
+    if (rc == KM_OK)
+        rc = km_polymkl_run(S, &par, &info, &err);
+    if (rc == KM_OK)
+        rc = km_polymkl_set_theta(S2, nt, dd, ii, w, &err);
+    double J1 = km_polymkl_J(S), J2 = km_polymkl_J(S2);
+    CHECK(rc == KM_OK && km_polymkl_active(S) == nt && km_polymkl_theta_norm(S) == norm &&
+          fabs(J1 - J2) <= 1e-10 * J2, "warm start: theta kept (%lld tuples, norm %.17g), J at "
+          "the new lambda = J of that theta solved afresh (%.15g, %.15g; %s)", (long long)nt,
+          norm, J1, J2, rc ? err.msg : "ok");
+    par.iters = 50;
+    if (rc == KM_OK)
+        rc = km_polymkl_run(S, &par, &info, &err);
+    CHECK(rc == KM_OK && info.J < J1 && km_polymkl_theta_norm(S) <= 1 + 1e-15,
+          "a warm run of 50 iterations: J %.10g < %.10g, ||theta|| = %.17g", info.J, J1,
+          km_polymkl_theta_norm(S));
+    free(dd);
+    free(ii);
+    free(w);
+    km_polymkl_free(S);
+    km_polymkl_free(S2);
+}
+
+/* The monomial adjustment (rho_t^2 = rho_d^2 sqrt(m_t)): Kloft's optimum has equal theta on
+ * the orderings of a monomial, and theta_mono = sqrt(m_t) theta_t is the optimum of the
+ * problem over distinct monomials, theta_mono = beta_mono / ||beta_mono|| with beta_mono =
+ * c'K_mono c / rho_d^2 (its closed-form condition); Algorithm 2 stays above that J* and
+ * approaches it. Through the method table, the model's decision values on the training
+ * rows are y - y_scale lambda c (the model's kernel takes rho_t too). */
+static void test_monomial(void)
+{
+    const int64_t n = 30;
+    const int r = 3, D = 3;
+    double X[30 * 3], y[30], rho2[4] = {1, 1, 1, 4};
+    make_xy(n, r, 31, X, y);
+    km_error err;
+    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    int rc = S ? km_polymkl_set_monomial(S, 1, &err) : KM_EINTERNAL;
+    km_polymkl_info info;
+    km_polymkl_param par = {.iters = 200, .solver = KM_POLY_KLOFT, .tol = 1e-12,
+                            .gap_work = 1e9};
+    if (rc == KM_OK)
+        rc = km_polymkl_run(S, &par, &info, &err);
+    CHECK(rc == KM_OK && info.gap <= 1e-10 && km_polymkl_orderings(3, (int32_t[]){2, 0, 2}) == 3 &&
+          km_polymkl_orderings(3, (int32_t[]){0, 1, 2}) == 6, "--rho-monomial: Kloft reaches "
+          "gap %.2g (m_t of (3,1,3) = 3, of (1,2,3) = 6)", rc ? NAN : info.gap);
+    if (rc)
+        return;
+    double Jstar = info.J;
+    /* per monomial (multiset): theta of each ordering, and beta_mono */
+    int64_t nt = km_polymkl_active(S);
+    double spread = 0, tm[64] = {0}, bm[64] = {0}, tn = 0, bn = 0;
+    double first[64];
+    for (int q = 0; q < 64; q++)
+        first[q] = -1;
+    const double *c = km_polymkl_c(S);
+    for (int64_t t = 0; t < nt; t++) {
+        int d;
+        int32_t idx[8], cnt[3] = {0, 0, 0};
+        double th = km_polymkl_theta_at(S, t, &d, idx);
+        for (int i = 0; i < d; i++)
+            cnt[idx[i]]++;
+        int key = d * 16 + cnt[0] * 4 + cnt[1];   /* the multiset */
+        if (first[key] < 0) {
+            first[key] = th;
+            double u = 0;
+            for (int64_t a = 0; a < n; a++) {
+                double p = c[a];
+                for (int i = 0; i < d; i++)
+                    p *= X[(int64_t)idx[i] * n + a];
+                u += p;
+            }
+            bm[key] = u * u / rho2[d];
+            tm[key] = sqrt(km_polymkl_orderings(d, idx)) * th;
+            tn += tm[key] * tm[key];
+            bn += bm[key] * bm[key];
+        } else {
+            spread = fmax(spread, fabs(th - first[key]));
+        }
+    }
+    double worst = 0;
+    for (int q = 0; q < 64; q++)
+        if (first[q] >= 0)
+            worst = fmax(worst, fabs(tm[q] / sqrt(tn) - bm[q] / sqrt(bn)));
+    CHECK(spread <= 1e-6 && worst <= 1e-5, "--rho-monomial: theta equal on a monomial's "
+          "orderings (spread %.2g), sqrt(m_t) theta_t = beta_mono / ||beta_mono|| (max "
+          "error %.2g)", spread, worst);
+    double gapJ[2];
+    for (int k = 0; k < 2; k++) {
+        gapJ[k] = 0;
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            km_polymkl_param ps = {.iters = k ? 3000 : 300, .step = 1, .literal_step = 2,
+                                   .seed = seed};
+            rc = km_polymkl_run(S, &ps, &info, &err);
+            gapJ[k] += (info.J - Jstar) / 3;
+            if (rc || info.J < Jstar * (1 - 1e-12))
+                gapJ[k] = NAN;
+        }
+    }
+    CHECK(gapJ[0] >= 0 && gapJ[1] >= 0 && gapJ[1] < gapJ[0], "--rho-monomial: Algorithm 2's J - "
+          "J* (mean of 3 seeds) %.3g at T = 300, %.3g at T = 3000", gapJ[0], gapJ[1]);
+    km_polymkl_free(S);
+    /* through the method table */
+    int64_t rp[31];
+    int32_t ix[90];
+    double v[90];
+    for (int64_t i = 0; i <= n; i++)
+        rp[i] = i * r;
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < r; j++) {
+            ix[i * r + j] = j;
+            v[i * r + j] = X[j * n + i];
+        }
+    km_problem *P = NULL;
+    km_model *M = NULL;
+    km_params *pp = km_params_new();
+    rc = km_problem_from_csr(n, r, rp, ix, v, y, NULL, &P, &err) ||
+         km_params_set(pp, "lambda", "0.1", &err) || km_params_set(pp, "iters", "100", &err) ||
+         km_params_set(pp, "rho_monomial", "", &err) ||
+         km_method_train(km_method_find("polymkl"), P, pp, &M, NULL, &err);
+    double dev = NAN;
+    if (rc == KM_OK) {
+        double dec[30];
+        const km_polymkl_body *b = M->body;
+        km_model_decision_rows(M, P, NULL, n, dec, 1, &err);
+        dev = 0;
+        for (int64_t i = 0; i < n; i++)
+            dev = fmax(dev, fabs(dec[i] - (y[i] - b->y_scale * b->lambda * b->c[i])));
+        if (!b->mono)
+            dev = NAN;
+    }
+    CHECK(rc == KM_OK && dev <= 1e-8, "train --rho-monomial: decision values on the training "
+          "rows = y - y_scale lambda c (max error %.2g; %s)", dev, rc ? err.msg : "ok");
+    km_model_free(M);
+    km_params_free(pp);
+    km_problem_free(P);
+}
+
 /* theta_t = C(D, d) rho_d^2 makes K_theta = sum_d C(D,d) S^{o d} = (XX' + 1)^{o D}: c equals
  * the coefficients of train -s rls -t poly -g 1 -r 1 -d D with C = 1 / lambda. */
 static void test_poly_equivalence(void)
@@ -456,6 +621,31 @@ static void test_model(void)
     CHECK(wb->poly != NULL && dev <= 1e-10 * range, "the explicit polynomial form (%lld tuples) "
           "= the support vector form (max difference %.2g of %.3g)", (long long)wb->nt, dev,
           range);
+    /* held-out rows: 30 rows of another draw */
+    double Xq[30 * 3], yq[30], vq[90];
+    int64_t rq[31];
+    make_xy(30, r, 77, Xq, yq);
+    for (int64_t i = 0; i <= 30; i++)
+        rq[i] = i * r;
+    for (int64_t i = 0; i < 30; i++)
+        for (int j = 0; j < r; j++)
+            vq[i * r + j] = 2.5 * Xq[j * 30 + i] + j;
+    km_problem *Q = NULL;
+    double q1[30], q2[30];
+    rc = km_problem_from_csr(30, r, rq, ix, vq, yq, NULL, &Q, &err);
+    dev = range = 0;
+    if (rc == KM_OK) {
+        km_model_decision_rows(M, Q, NULL, 30, q1, 1, &err);
+        wb->use_sv = 1;
+        km_model_decision_rows(M, Q, NULL, 30, q2, 1, &err);
+        wb->use_sv = 0;
+        for (int64_t i = 0; i < 30; i++) {
+            dev = fmax(dev, fabs(q1[i] - q2[i]));
+            range = fmax(range, fabs(q1[i]));
+        }
+    }
+    CHECK(rc == KM_OK && dev <= 1e-10 * range, "held-out rows: the polynomial form = the "
+          "support vector form (max difference %.2g of %.3g)", dev, range);
     free(d3);
     const char *path = "test_polymkl.tmp.model";
     rc = km_model_write(M, path, &err) || km_model_read(path, &back, &err);
@@ -463,6 +653,82 @@ static void test_model(void)
         km_model_decision_rows(back, P, NULL, n, d2, 1, &err);
     CHECK(rc == KM_OK && memcmp(d1, d2, (size_t)n * sizeof *d1) == 0, "the model read back: "
           "the same decision values, bit for bit (%s)", rc ? err.msg : "ok");
+    const km_polymkl_body *bb = back ? back->body : NULL;
+    CHECK(rc == KM_OK && bb->poly && memcmp(bb->poly, wb->poly, (size_t)wb->nt * sizeof *bb->poly)
+          == 0, "the file stores the polynomial form (poly_form 1): read back bit for bit");
+    if (rc == KM_OK && Q) {   /* the stored form against the read model's support vectors */
+        km_polymkl_body *wbb = back->body;
+        km_model_decision_rows(back, Q, NULL, 30, q1, 1, &err);
+        wbb->use_sv = 1;
+        km_model_decision_rows(back, Q, NULL, 30, q2, 1, &err);
+        wbb->use_sv = 0;
+        dev = 0;
+        for (int64_t i = 0; i < 30; i++)
+            dev = fmax(dev, fabs(q1[i] - q2[i]));
+        CHECK(dev <= 1e-10 * range, "held-out rows, the model read back: the stored polynomial "
+              "form = the support vector form (max difference %.2g)", dev);
+    }
+    km_problem_free(Q);
+    remove(path);
+    /* a model of the previous release (no poly_form): read, written back byte for byte,
+     * predicted with the support vector form */
+    static const char old[] =
+    "kmtk-model 1\n"
+    "solver polymkl\n"
+    "loss rls\n"
+    "degree 2\n"
+    "lambda 0.1\n"
+    "y_mean 0\n"
+    "y_scale 1\n"
+    "C 0\n"
+    "epsilon 0\n"
+    "bias -1\n"
+    "nr_feature 4\n"
+    "nr_class 0\n"
+    "nr_w 1\n"
+    "nr_basis 4\n"
+    "nr_tuple 6\n"
+    "nr_sv 8\n"
+    "basis\n"
+    "linear features=1\n"
+    "linear features=2\n"
+    "linear features=3\n"
+    "linear features=4\n"
+    "rho2 1 1 1\n"
+    "shift 0.45833325 0.5 0.5 -0.46933975000000006\n"
+    "scale 0.24825770660532878 0.8660254037844386 0.5527706978888263 0.1281204275728016\n"
+    "0.5345224838248488 2 2\n"
+    "0.3779644730092272 4 3\n"
+    "0.37796447300922725 2\n"
+    "0.3779644730092272 2 4\n"
+    "0.3779644730092272 4 4\n"
+    "0.37796447300922725 3 1\n"
+    "5.677102260269988 1:1.0070170768049533 2:0.5773502691896258 3:0.9045341981939868 4:1.159727241119064\n"
+    "-5.960736770747099 1:0.5035080348934348 2:-1.7320508075688774 3:-0.3015120024207944 4:-1.049280372746264\n"
+    "4.649624111584458 1:-1.174852752763404 2:0.5773502691896258 3:-1.5075563939671792 4:0.2761288786668888\n"
+    "-8.54119152067969 1:-1.0070180839637963e-6 2:0.5773502691896258 3:0.9045341981939868 4:0.8651918519161412\n"
+    "5.935631080407647 1:1.6783638087110901 2:-1.7320508075688774 3:-1.5075563939671792 4:-0.31294189973895714\n"
+    "-8.995748871987825 1:0.16783668297653406 2:0.5773502691896258 3:0.9045341981939868 4:-0.31294189973895714\n"
+    "6.528199189739247 1:-1.342690442758022 2:0.5773502691896258 3:-0.3015120024207944 4:1.159727241119064\n"
+    "-0.7625750018679119 1:-0.8391814008465033 2:0.5773502691896258 3:0.9045341981939868 4:-1.7856110405969774\n"
+    "end\n";
+    FILE *f = fopen(path, "w");
+    km_model *om = NULL;
+    rc = f && fputs(old, f) >= 0 && fclose(f) == 0 ? KM_OK : KM_EINPUT;
+    if (rc == KM_OK)
+        rc = km_model_read(path, &om, &err);
+    if (rc == KM_OK)
+        rc = km_model_write(om, path, &err);
+    char again[sizeof old + 64] = "";
+    f = rc == KM_OK ? fopen(path, "r") : NULL;
+    size_t got = f ? fread(again, 1, sizeof again - 1, f) : 0;
+    if (f)
+        fclose(f);
+    again[got] = 0;
+    CHECK(rc == KM_OK && strcmp(again, old) == 0 && ((km_polymkl_body *)om->body)->poly == NULL,
+          "a model of the previous release (no poly_form): read, written back byte for byte, "
+          "the support vector form (%s)", rc ? err.msg : "ok");
+    km_model_free(om);
     remove(path);
     free(d1);
     free(d2);
@@ -474,8 +740,11 @@ static void test_model(void)
 
 int main(void)
 {
-    test_sampler(0);
-    test_sampler(1);
+    test_warm();
+    test_monomial();
+    test_sampler(0, 12);
+    test_sampler(0, 10);
+    test_sampler(1, 12);
     test_gradient();
     test_solvers();
     test_rate();
