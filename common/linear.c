@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "kcd.h"
 #include "sizelimit.h"
 #include "rng.h"
@@ -268,6 +269,53 @@ static int train_problem(void *ctx, int64_t kk, int worker)
     return KM_OK;
 }
 
+/* A class's result for km_dist_tasks_run (classes on ranks): its column of w (linear) or its
+ * coefficients (kernel), its tolerance and its info. */
+static int64_t problem_size(void *ctx, int64_t k)
+{
+    (void)k;
+    train_job *J = ctx;
+    int64_t s = J->par->use_kernel ? J->m : (int64_t)J->P->n + (J->par->bias >= 0);
+    return 8 * (s + 1 + (J->info ? 7 : 0));
+}
+
+static void problem_io(train_job *J, int64_t k, void *buf, int put)
+{
+    int64_t pos = 0, nr_w = J->nr_w;
+#define IO(p) (put ? km_dist_put(buf, &pos, (p), 8) : km_dist_get(buf, &pos, (p), 8))
+    if (J->par->use_kernel)
+        for (int64_t i = 0; i < J->m; i++)
+            IO(&J->c_all[k * J->m + i]);
+    else
+        for (int64_t j = 0; j < (int64_t)J->P->n + (J->par->bias >= 0); j++)
+            IO(&km_model_w(J->model)[j * nr_w + k]);
+    IO(&J->delta[k]);
+    if (J->info) {
+        int64_t conv = J->info->converged[k];
+        IO(&J->info->objective[k]);
+        IO(&J->info->primal[k]);
+        IO(&J->info->gap[k]);
+        IO(&J->info->max_h[k]);
+        IO(&J->info->iter[k]);
+        IO(&conv);
+        IO(&J->info->nnz_c[k]);
+        J->info->converged[k] = (int)conv;
+    }
+#undef IO
+}
+
+static void problem_pack(void *ctx, int64_t k, void *buf)
+{
+    problem_io(ctx, k, buf, 1);
+}
+
+static int problem_unpack(void *ctx, int64_t k, const void *buf, km_error *err)
+{
+    (void)err;
+    problem_io(ctx, k, (void *)buf, 0);
+    return KM_OK;
+}
+
 int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err)
@@ -373,7 +421,9 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
     for (int64_t i = 0; classify && i < m; i++)
         cls[i] = find_label(labels, nc, P->y[rows ? rows[i] : i]);
     int64_t failed;
-    if ((rc = km_tasks_run(nr_w, workers, train_problem, &J, &failed))) {
+    static const km_task_io class_io = {problem_size, problem_pack, problem_unpack};
+    if ((rc = km_dist_tasks_run(nr_w, workers, train_problem, &class_io, &J, J.errs,
+                                &failed))) {   /* classes on ranks, if any */
         *err = J.errs[failed];
         goto done;
     }
