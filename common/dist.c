@@ -2,10 +2,16 @@
  * of R ranks, error agreement and tasks across ranks. */
 #include "dist.h"
 
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "svmlight.h"
 #include "tasks.h"
 
 /* ---- the counted wrappers ---- */
@@ -497,4 +503,224 @@ int km_dist_tasks_run(int64_t ntasks, int threads, km_dist_task_fn fn, const km_
     free(send);
     free(recv);
     return rc;
+}
+
+/* ---- reading ---- */
+
+typedef struct rows_buf {
+    km_problem *P;
+    int64_t cap_rows, cap_nnz;
+    int64_t *line;
+} rows_buf;
+
+static int rows_add(rows_buf *B, const km_row *row, int64_t line, km_error *err)
+{
+    km_problem *P = B->P;
+    if (P->l == B->cap_rows) {
+        int64_t cap = 2 * B->cap_rows + 1024;
+        int64_t *rp = realloc(P->row_ptr, (size_t)(cap + 1) * sizeof *rp);
+        if (rp)
+            P->row_ptr = rp;
+        double *y = rp ? realloc(P->y, (size_t)cap * sizeof *y) : NULL;
+        if (y)
+            P->y = y;
+        int64_t *ln = y ? realloc(B->line, (size_t)cap * sizeof *ln) : NULL;
+        if (!ln)
+            return km_error_nomem(err, "rows");
+        B->line = ln;
+        B->cap_rows = cap;
+    }
+    if (km_problem_reserve(P, &B->cap_nnz, P->nnz + row->nnz))
+        return km_error_nomem(err, "rows");
+    memcpy(P->index + P->nnz, row->index, (size_t)row->nnz * sizeof *P->index);
+    memcpy(P->value + P->nnz, row->value, (size_t)row->nnz * sizeof *P->value);
+    for (int64_t k = 0; k < row->nnz; k++)
+        if (row->index[k] + 1 > P->n)
+            P->n = row->index[k] + 1;
+    P->nnz += row->nnz;
+    P->y[P->l] = row->y;
+    B->line[P->l] = line;
+    P->row_ptr[++P->l] = P->nnz;
+    return KM_OK;
+}
+
+/* err's "NAME:LINE..." with NAME:LINE+offset written as path:LINE. */
+static void rename_error(km_error *err, const char *name, const char *path, int64_t offset)
+{
+    size_t k = strlen(name);
+    if (strncmp(err->msg, name, k) != 0 || err->msg[k] != ':')
+        return;
+    char *end;
+    long long ln = strtoll(err->msg + k + 1, &end, 10);
+    const char *rest = end == err->msg + k + 1 ? err->msg + k : end;
+    char *full = NULL;
+    int n = end != err->msg + k + 1 ? asprintf(&full, "%s:%lld%s", path, ln + (long long)offset, rest)
+                                   : asprintf(&full, "%s%s", path, rest);
+    if (n < 0)
+        return;
+    size_t len = strlen(full) < sizeof err->msg - 1 ? strlen(full) : sizeof err->msg - 1;
+    memcpy(err->msg, full, len);
+    err->msg[len] = 0;
+    free(full);
+}
+
+/* Parses the file name (a path; offset added to its line numbers, messages naming path) into
+ * B. */
+static int parse_rows(const char *name, const char *path, int64_t offset, size_t max_line,
+                      rows_buf *B, km_error *err)
+{
+    km_svmlight_reader *r = km_svmlight_open(name, err);
+    if (!r) {
+        rename_error(err, name, path, 0);
+        return err->code;
+    }
+    km_svmlight_set_max_line(r, max_line);
+    km_row row;
+    int st, rc = KM_OK;
+    while ((st = km_svmlight_next(r, &row, err)) == 1) {
+        if (row.nout > 1) {
+            rc = km_error_set(err, KM_EINPUT, "%s:%lld: %d outputs per row; train-mpi reads "
+                              "single-label data", path, (long long)(row.line + offset),
+                              (int)row.nout);
+            break;
+        }
+        if ((rc = rows_add(B, &row, row.line + offset, err)))
+            break;
+    }
+    if (st < 0) {
+        rc = err->code;
+        rename_error(err, name, path, offset);
+    }
+    km_svmlight_close(r);
+    return rc;
+}
+
+/* This rank's lines of the plain file f (size bytes) into a memory file: *fd, *lines (the
+ * lines in it). */
+static int range_to_memfd(FILE *f, int64_t size, int rank, int R, int *fd, int64_t *lines,
+                          const char *path, km_error *err)
+{
+    int64_t a = (int64_t)((__int128)size * rank / R), b = (int64_t)((__int128)size * (rank + 1) / R);
+    int64_t s = a, pos;
+    int ch;
+    *lines = 0;
+    *fd = memfd_create("km_dist_read", 0);
+    if (*fd < 0)
+        return km_error_set(err, KM_EINTERNAL, "%s: cannot make a memory file", path);
+    if (a > 0) {   /* the first line that starts at or after a */
+        if (fseeko(f, (off_t)(a - 1), SEEK_SET))
+            return km_error_set(err, KM_EINPUT, "%s: cannot seek", path);
+        s = a - 1;
+        while ((ch = getc(f)) != EOF) {
+            s++;
+            if (ch == '\n')
+                break;
+        }
+        if (ch == EOF)
+            s = size;
+    }
+    if (s >= b)
+        return KM_OK;   /* no line starts in [a, b) */
+    if (fseeko(f, (off_t)s, SEEK_SET))
+        return km_error_set(err, KM_EINPUT, "%s: cannot seek", path);
+    char *buf = malloc(1 << 20);
+    if (!buf)
+        return km_error_nomem(err, "reading");
+    pos = s;
+    int done = 0, last = '\n';
+    while (!done) {
+        size_t want = 1 << 20, got = fread(buf, 1, want, f), keep = got;
+        if (got == 0)
+            break;
+        for (size_t k = 0; k < got; k++) {
+            if (buf[k] == '\n') {
+                (*lines)++;
+                if (pos + (int64_t)k + 1 >= b) {   /* the line that holds byte b - 1 ends */
+                    keep = k + 1;
+                    done = 1;
+                    break;
+                }
+            }
+        }
+        if (keep > 0)
+            last = buf[keep - 1];
+        if (write(*fd, buf, keep) != (ssize_t)keep) {
+            free(buf);
+            return km_error_set(err, KM_EINTERNAL, "%s: cannot write a memory file", path);
+        }
+        pos += (int64_t)keep;
+    }
+    if (ferror(f)) {
+        free(buf);
+        return km_error_set(err, KM_EINPUT, "%s: read error", path);
+    }
+    if (last != '\n')   /* the file's last line, with no newline */
+        (*lines)++;
+    free(buf);
+    return KM_OK;
+}
+
+int km_dist_read(km_dist *d, const char *path, size_t max_line, km_problem **out,
+                 int64_t **line, km_error *err)
+{
+    *out = NULL;
+    *line = NULL;
+    rows_buf B = {calloc(1, sizeof(km_problem)), 0, 0, NULL};
+    int rc = B.P ? KM_OK : km_error_nomem(err, "rows");
+    int plain = 0, fd = -1;
+    FILE *f = NULL;
+    int64_t size = 0, lines = 0;
+    if (rc == KM_OK && !(B.P->row_ptr = calloc(1, sizeof *B.P->row_ptr)))
+        rc = km_error_nomem(err, "rows");
+    /* rank 0 decides: a plain regular file (and its size), or not */
+    int64_t kind[2] = {0, 0};
+    if (d->rank == 0 && strcmp(path, "-") != 0 && (f = fopen(path, "rb"))) {
+        struct stat sb;
+        int c0 = getc(f), c1 = getc(f);
+        kind[0] = !(c0 == 0x1f && c1 == 0x8b) && fstat(fileno(f), &sb) == 0 &&
+                  S_ISREG(sb.st_mode);
+        kind[1] = kind[0] ? (int64_t)sb.st_size : 0;
+        fclose(f);
+        f = NULL;
+    }
+    km_error e2;
+    if (km_dist_bcast(d, kind, sizeof kind, 0, &e2))
+        return km_error_set(err, e2.code, "%s", e2.msg);
+    plain = (int)kind[0];
+    size = kind[1];
+    if (plain && rc == KM_OK && !(f = fopen(path, "rb")))
+        rc = km_error_set(err, KM_EINPUT, "%s: cannot open on rank %d", path, d->rank);
+    if (plain && rc == KM_OK)
+        rc = range_to_memfd(f, size, d->rank, d->size, &fd, &lines, path, err);
+    if (f)
+        fclose(f);
+    /* the first line of each range: an exclusive scan of the lines before it */
+    int64_t offset = lines;
+    if (plain && km_dist_exscan(d, &offset, &e2) && rc == KM_OK)
+        rc = km_error_set(err, e2.code, "%s", e2.msg);
+    if (rc == KM_OK && plain && lines > 0) {
+        char name[64];
+        snprintf(name, sizeof name, "/dev/fd/%d", fd);
+        if (lseek(fd, 0, SEEK_SET) != 0)
+            rc = km_error_set(err, KM_EINTERNAL, "%s: cannot rewind a memory file", path);
+        else
+            rc = parse_rows(name, path, offset, max_line, &B, err);
+    } else if (rc == KM_OK && !plain && d->rank == 0) {   /* gzip, stdin: rank 0 reads */
+        rc = parse_rows(path, path, 0, max_line, &B, err);
+    }
+    if (fd >= 0)
+        close(fd);
+    rc = km_dist_agree(d, rc, err);
+    int64_t total = B.P ? B.P->l : 0;
+    if (rc == KM_OK && (rc = km_dist_allreduce_i64(d, &total, 1, KM_DIST_SUM, err)) == KM_OK &&
+        total == 0)
+        rc = km_error_set(err, KM_EINPUT, "%s: no data", strcmp(path, "-") ? path : "<stdin>");
+    if (rc) {
+        km_problem_free(B.P);
+        free(B.line);
+        return rc;
+    }
+    *out = B.P;
+    *line = B.line ? B.line : calloc(1, sizeof **line);
+    return *line ? KM_OK : km_error_nomem(err, "rows");
 }

@@ -113,3 +113,18 @@ void km_dist_put(void *buf, int64_t *pos, const void *src, int64_t bytes);
 void km_dist_get(const void *buf, int64_t *pos, void *dst, int64_t bytes);
 
 #endif
+
+/* ---- reading ---- */
+
+/*
+ * Reads svmlight text over ranks (collective). A plain file: rank r parses the lines that
+ * start in its byte range [r size/R, (r+1) size/R) of the file; the line numbers are global
+ * (an exclusive scan of the lines per range), so an error names the FILE:LINE:COL serial
+ * reading names (the lowest rank's error wins: the first bad line of the file). Gzip or
+ * standard input ("-"): rank 0 reads every row (the others none; km_dist_partition then
+ * scatters them). *out gets this rank's rows (single-output; qid dropped; P->n the largest
+ * index of these rows), *line their 1-based line numbers, increasing. No rows anywhere is
+ * the error "FILE: no data". max_line as km_svmlight_read_max.
+ */
+int km_dist_read(km_dist *d, const char *path, size_t max_line, km_problem **out,
+                 int64_t **line, km_error *err);

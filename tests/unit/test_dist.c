@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "dist.h"
+#include "svmlight.h"
 #include "test.h"
 
 #define MAXR 64
@@ -134,8 +137,132 @@ static int rank_fn(km_dist *d, void *arg)
     return KM_OK;
 }
 
+/* ---- reading over ranks ---- */
+
+typedef struct rjob {
+    const char *path;
+    int rc[MAXR];
+    char msg[MAXR][1024];
+    km_problem *P[MAXR];
+    int64_t *line[MAXR];
+} rjob;
+
+static int read_fn(km_dist *d, void *arg)
+{
+    rjob *J = arg;
+    km_error err = {0};
+    int r = d->rank;
+    J->rc[r] = km_dist_read(d, J->path, 0, &J->P[r], &J->line[r], &err);
+    snprintf(J->msg[r], sizeof J->msg[r], "%s", J->rc[r] ? err.msg : "");
+    return KM_OK;
+}
+
+/* Lines of the text: start offsets of every line (1-based line k starts at st[k - 1]). */
+static int line_starts(const char *text, int64_t *st)
+{
+    int n = 0;
+    size_t len = strlen(text);
+    for (size_t i = 0; i < len; i++)
+        if (i == 0 || text[i - 1] == '\n')
+            st[n++] = (int64_t)i;
+    return n;
+}
+
+static void test_read(void)
+{
+    /* blank and comment lines, a long line, CRLF, and no newline at the end */
+    char text[8192] = "";
+    strcat(text, "+1 1:0.5 3:2\n\n# comment\n-1 2:1.25\r\n+1 1:1 2:2 3:3 4:4\n");
+    for (int i = 0; i < 40; i++) {
+        char row[128];
+        snprintf(row, sizeof row, "%s %d:%d.5 %d:-1e-3  # c\n", i % 3 ? "-1" : "+1", i % 7 + 1, i,
+                 i % 7 + 9);
+        strcat(text, row);
+    }
+    strcat(text, "-1 5:");
+    for (int i = 0; i < 300; i++)
+        strcat(text, "1");
+    strcat(text, " 6:2\n+1 7:7");
+    char path[] = "/tmp/km_test_dist_XXXXXX";
+    int fd = mkstemp(path);
+    int wrote = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    if (fd >= 0)
+        close(fd);
+    CHECK(wrote, "temporary data file");
+    km_problem *S = NULL;
+    km_error err;
+    CHECK(km_svmlight_read(path, &S, &err) == 0, "serial read");
+    int64_t st[256];
+    int nl = line_starts(text, st);
+    int64_t size = (int64_t)strlen(text);
+    static rjob J;
+    for (int R = 1; R <= 7 && S; R++) {
+        memset(&J, 0, sizeof J);
+        J.path = path;
+        int rcs[MAXR];
+        km_dist_sim_run(R, read_fn, &J, rcs, NULL, &err);
+        int ok = 1, same = 1;
+        int64_t k = 0;   /* serial row index */
+        for (int r = 0; r < R; r++) {
+            ok &= J.rc[r] == 0;
+            if (J.rc[r])
+                continue;
+            const km_problem *P = J.P[r];
+            int64_t a = size * r / R, b = size * (r + 1) / R;
+            for (int64_t i = 0; i < P->l; i++, k++) {
+                int64_t ln = J.line[r][i], s0 = st[ln - 1];
+                ok &= ln >= 1 && ln <= nl && s0 >= a && s0 < b;   /* it starts in the range */
+                same &= k < S->l && P->y[i] == S->y[k] &&
+                        P->row_ptr[i + 1] - P->row_ptr[i] == S->row_ptr[k + 1] - S->row_ptr[k] &&
+                        memcmp(P->value + P->row_ptr[i], S->value + S->row_ptr[k],
+                               (size_t)(P->row_ptr[i + 1] - P->row_ptr[i]) * 8) == 0;
+            }
+        }
+        CHECK(ok && same && k == S->l, "R = %d: each rank reads exactly the rows whose lines "
+              "start in its byte range, with their global line numbers; all rows once, as "
+              "serial reading", R);
+        for (int r = 0; r < R; r++) {
+            km_problem_free(J.P[r]);
+            free(J.line[r]);
+        }
+    }
+    km_problem_free(S);
+    /* a bad line anywhere: the serial message for every R */
+    for (int bad = 0; bad < 3; bad++) {
+        char t2[8192];
+        snprintf(t2, sizeof t2, "%s", text);
+        char *at = bad == 0 ? strstr(t2, "2:1.25") : bad == 1 ? strstr(t2, "3:-1e-3")
+                                                              : strstr(t2, "7:7");
+        at[1] = '@';
+        FILE *f = fopen(path, "wb");
+        fputs(t2, f);
+        fclose(f);
+        S = NULL;
+        char want[1024];
+        km_svmlight_read(path, &S, &err);
+        snprintf(want, sizeof want, "%s", err.msg);
+        int ok = S == NULL;
+        for (int R = 1; R <= 7; R++) {
+            memset(&J, 0, sizeof J);
+            J.path = path;
+            int rcs[MAXR];
+            km_dist_sim_run(R, read_fn, &J, rcs, NULL, &err);
+            for (int r = 0; r < R; r++) {
+                ok &= J.rc[r] == KM_EINPUT && strcmp(J.msg[r], want) == 0;
+                if (strcmp(J.msg[r], want) != 0)
+                    printf("  R = %d rank %d: '%s' want '%s'\n", R, r, J.msg[r], want);
+                km_problem_free(J.P[r]);
+                free(J.line[r]);
+            }
+        }
+        CHECK(ok, "bad line %d: every rank of every R in 1..7 reports '%s'", bad, want);
+    }
+    unlink(path);
+}
+
 int main(void)
 {
+    test_read();
     static run X;
     int Rs[] = {1, 2, 3, 4, 7, 64};
     for (size_t q = 0; q < sizeof Rs / sizeof *Rs; q++) {
