@@ -495,3 +495,101 @@ int km_cocoa_train(km_dist *d, const km_method *m, const km_problem *P, const km
     free(cls);
     return rc;
 }
+
+/* ---- the fixed point (2.10) with the rows of K over ranks ---- */
+
+/* z[lo..hi) = rows lo..hi-1 of K times c: each z_i summed over j increasing, c_j = 0
+ * skipped, z_i + c_j k_ij one term at a time: the order and bits of km_kmatrix_matvec when
+ * its rows are in memory (all of K fits the cache). */
+static int matvec_block(km_kmatrix *K, const double *c, int64_t lo, int64_t hi, double *z,
+                        km_error *err)
+{
+    int64_t m = km_kmatrix_size(K);
+    for (int64_t i = lo; i < hi; i++) {
+        const double *row = km_kmatrix_row(K, i, err);
+        if (!row)
+            return err->code;
+        double s = 0;
+        for (int64_t j = 0; j < m; j++)
+            if (c[j] != 0)
+                s += c[j] * row[j];
+        z[i] = s;
+    }
+    return KM_OK;
+}
+
+/* z = Kc on every rank: this rank's rows, then gathered. */
+static int kc_gathered(km_dist *d, km_kmatrix *K, const double *c, int64_t lo, int64_t hi,
+                       double *z, const int64_t *rb, km_error *err)
+{
+    int rc = km_dist_agree(d, matvec_block(K, c, lo, hi, z, err), err);
+    return rc ? rc : km_dist_allgatherv(d, z + lo, 8 * (hi - lo), z, rb, rb + d->size, err);
+}
+
+int km_dist_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
+                       km_alpha_rule rule, int threads, double *c, double *z, km_cd_result *res,
+                       km_error *err)
+{
+    km_dist *d = km_dist_current();
+    if (!d || d->size == 1 || rule == KM_ALPHA_NORM2)   /* norm2: every rank, serially */
+        return km_fixedpoint(K, y, C, par, rule, threads, c, z, res, err);
+    int R = d->size;
+    int64_t m = km_kmatrix_size(K), lo = m * d->rank / R, hi = m * (d->rank + 1) / R;
+    int64_t *rb = malloc((size_t)R * 2 * sizeof *rb);
+    int rc = km_dist_agree(d, rb ? KM_OK : km_error_nomem(err, "fixed point"), err);
+    if (rc) {
+        free(rb);
+        return rc;
+    }
+    for (int r = 0; r < R; r++) {   /* rank r's rows [m r/R, m (r+1)/R) of z */
+        rb[R + r] = 8 * (m * r / R);
+        rb[r] = 8 * (m * (r + 1) / R) - rb[R + r];
+    }
+    double scale = 0;   /* as km_fixedpoint (cd.c): tr(K), alpha = 1/scale (2.11) */
+    for (int64_t i = 0; i < m; i++)
+        scale += fabs(km_kmatrix_diag(K, i));
+    double alpha = scale > 0 ? 1 / scale : 1;
+    int gap_rule = par->stop != KM_STOP_STEP;
+    double delta = par->delta > 0 ? par->delta
+                   : gap_rule ? KM_CD_DEFAULT_GAP : KM_CD_DEFAULT_TOL * alpha;
+    res->iter = 0;
+    res->converged = 0;
+    res->max_h = 0;
+    res->delta = delta;
+    for (int64_t i = 0; i < m; i++)
+        c[i] = 0;
+    /* step 1, z = K c: this rank's rows, then z gathered (8 m bytes a step over all ranks) */
+#define KC() ((rc = kc_gathered(d, K, c, lo, hi, z, rb, err)) != KM_OK)
+    for (int64_t iter = 1; iter <= par->max_iter; iter++) {
+        if (KC())
+            break;
+        if (gap_rule && iter > 1 &&   /* every rank has z: the serial gap, the same bits */
+            km_cd_relative_gap(par->loss, par->eps, y, C, c, z, m, NULL) <= delta) {
+            res->converged = 1;
+            break;
+        }
+        double max_h = 0;
+        for (int64_t i = 0; i < m; i++) {   /* steps 2 and 3 on every rank (O(m)) */
+            double v = alpha * z[i] - c[i], stuck;
+            double ci = km_loss_resolvent(par->loss, y[i], v, alpha, C[i], par->eps, &stuck);
+            double h = fabs(ci - c[i]);
+            max_h = h > max_h ? h : max_h;
+            c[i] = ci;
+        }
+        res->iter = iter;
+        res->max_h = max_h;
+        if (par->progress)
+            par->progress(par->user, iter, max_h, m);
+        if (!gap_rule && max_h < delta) {
+            res->converged = 1;
+            break;
+        }
+    }
+    if (rc == KM_OK && (!res->converged || !gap_rule))
+        rc = kc_gathered(d, K, c, lo, hi, z, rb, err);   /* z of the final c */
+#undef KC
+    if (rc == KM_OK)
+        res->gap = km_cd_relative_gap(par->loss, par->eps, y, C, c, z, m, &res->primal);
+    free(rb);
+    return rc;
+}

@@ -67,4 +67,16 @@ int km_dist_partition(km_dist *d, const km_problem *P, const int64_t *line, km_p
 int km_cocoa_train(km_dist *d, const km_method *m, const km_problem *P, const km_params *p,
                    int rounds_at_1, km_model **out, km_report *rep, km_error *err);
 
+/*
+ * km_fixedpoint (cd.h, the fixed-point iteration (2.10)) with the rows of K over the ranks of
+ * the communicator installed for this thread (km_dist_current): each rank computes its block
+ * of rows of z = Kc, z is gathered (allgatherv), and every rank takes the O(m) steps 2 and 3
+ * and the gap. Each z_i is summed in km_kmatrix_matvec's order for a K held in memory, so
+ * the result has train's bits, for every R, when all of K fits the cache (-m); the step
+ * rule 1/||K||_2 and the case of no communicator run km_fixedpoint itself.
+ */
+int km_dist_fixedpoint(km_kmatrix *K, const double *y, const double *C, const km_cd_param *par,
+                       km_alpha_rule rule, int threads, double *c, double *z, km_cd_result *res,
+                       km_error *err);
+
 #endif

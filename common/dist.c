@@ -394,6 +394,11 @@ km_dist *km_dist_tasks_use(km_dist *d)
     return old;
 }
 
+km_dist *km_dist_current(void)
+{
+    return in_task ? NULL : task_comm;
+}
+
 void km_dist_put(void *buf, int64_t *pos, const void *src, int64_t bytes)
 {
     if (bytes > 0)
@@ -429,8 +434,8 @@ int km_dist_tasks_run(int64_t ntasks, int threads, km_dist_task_fn fn, const km_
                       void *ctx, km_error *errs, int64_t *failed)
 {
     km_dist *d = task_comm;
-    if (!d || in_task || d->size == 1 || !io)
-        return km_tasks_run(ntasks, threads, fn, ctx, failed);
+    if (!d || in_task || d->size == 1 || !io || ntasks == 1)   /* one task: every rank runs */
+        return km_tasks_run(ntasks, threads, fn, ctx, failed);  /* it (it may be distributed) */
     int R = d->size, rank = d->rank;
     int64_t nl = ntasks > rank ? (ntasks - rank + R - 1) / R : 0, lf = -1;
     local_job L = {fn, ctx, rank, R};

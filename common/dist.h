@@ -99,7 +99,8 @@ typedef int (*km_dist_task_fn)(void *ctx, int64_t task, int worker);
  * rank to every rank (io; allgatherv), so every rank ends with what km_tasks_run would have
  * left: the same bits for every R. errs[t] (stride err_stride bytes from errs) holds task
  * t's error; a failure (the lowest failed task, as km_tasks_run) is returned on every rank
- * with its message copied into errs[*failed]. Calls from inside a task run locally.
+ * with its message copied into errs[*failed]. Calls from inside a task run locally. A single
+ * task runs on every rank (outside any task: a solver inside may distribute itself).
  */
 int km_dist_tasks_run(int64_t ntasks, int threads, km_dist_task_fn fn, const km_task_io *io,
                       void *ctx, km_error *errs, int64_t *failed);
@@ -107,6 +108,10 @@ int km_dist_tasks_run(int64_t ntasks, int threads, km_dist_task_fn fn, const km_
 /* Installs d (NULL: none) as the communicator of km_dist_tasks_run for the calling thread
  * (each simulated rank is a thread); returns the previous one. */
 km_dist *km_dist_tasks_use(km_dist *d);
+
+/* The communicator installed for this thread, NULL when there is none or inside a task of
+ * km_dist_tasks_run (a solver distributes itself only when this is not NULL). */
+km_dist *km_dist_current(void);
 
 /* The buffers of km_dist_tasks_run's io: appends/reads bytes at *pos. */
 void km_dist_put(void *buf, int64_t *pos, const void *src, int64_t bytes);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cocoa.h"
 #include "dist.h"
 #include "kcd.h"
 #include "sizelimit.h"
@@ -233,7 +234,8 @@ static int train_problem(void *ctx, int64_t kk, int worker)
     else if (J->G)
         rc = km_kcd_solve(J->G, y, C, &J->cd, ck, z, &res, err);
     else if (par->fixedpoint)
-        rc = km_fixedpoint(J->K, y, C, &J->cd, par->alpha_rule, par->threads, ck, z, &res, err);
+        rc = km_dist_fixedpoint(J->K, y, C, &J->cd, par->alpha_rule, par->threads, ck, z, &res,
+                                err);   /* rows of K over ranks, if any (cocoa.h) */
     else
         rc = km_cd_kernel(J->K, y, C, &J->cd, ck, z, &res, err);
     if (rc)

@@ -88,3 +88,25 @@ check "no model left by the failures" test ! -e "$TMP/x.model"
 expect_fail "usage error: status 1" 1 "expected a number" run 2 -c x $H "$TMP/x.model"
 expect_fail "a missing file: status 2" 2 "no_such" run 2 --cocoa "$TMP/no_such" "$TMP/x.model"
 expect_fail "--cocoa with a kernel: refused" 1 "linear solver only" run 2 --cocoa -t rbf $H "$TMP/x.model"
+
+# ---- the fixed point (2.10) with the rows of K over ranks: train's bits
+$T -q -t rbf -a fixedpoint $H "$TMP/fp.model"
+$T -q -t linear -a fixedpoint -s rls --stop step $H "$TMP/fpl.model"
+for R in 1 2 3 4; do
+    run $R -q -t rbf -a fixedpoint $H "$TMP/fp.$R.model"
+    check "R = $R: -a fixedpoint (rbf, gap rule): train's model, bit for bit" \
+        cmp -s "$TMP/fp.model" "$TMP/fp.$R.model"
+    run $R -q -t linear -a fixedpoint -s rls --stop step $H "$TMP/fpl.$R.model"
+    check "R = $R: -a fixedpoint (linear kernel, rls, step rule): train's model" \
+        cmp -s "$TMP/fpl.model" "$TMP/fpl.$R.model"
+done
+# K larger than the cache (-m 1): each rank keeps only its rows; z_i summed as train sums
+# it with K in memory (train's own bits with -m 1 differ on dense data: its matvec adds
+# dgemm blocks of the uncached columns)
+for i in 1 2 3 4 5 6; do cat $H; done >"$TMP/h6"
+$T -q -t rbf -a fixedpoint --max-iter 100 "$TMP/h6" "$TMP/h6.model"
+for R in 2 3; do
+    run $R -q -t rbf -a fixedpoint --max-iter 100 -m 1 "$TMP/h6" "$TMP/h6.$R.model"
+    check "R = $R: -a fixedpoint, K (1620 rows) not in the 1 MB cache: train's model (K in memory)" \
+        cmp -s "$TMP/h6.model" "$TMP/h6.$R.model"
+done

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cocoa.h"
+#include "kernel.h"
 #include "svmlight.h"
 #include "test.h"
 
@@ -65,6 +66,90 @@ static int rank_fn(km_dist *d, void *arg)
     free(lines);
     free(line);
     return rc;
+}
+
+/* ---- the fixed point with the rows of K over ranks ---- */
+
+typedef struct fpjob {
+    const km_problem *P;
+    const double *y, *C;
+    km_cd_param par;
+    double *c[MAXR];
+    km_cd_result res[MAXR];
+    km_dist_stats st[MAXR];
+    int64_t computed[MAXR];
+    int rc[MAXR];
+} fpjob;
+
+static int fp_fn(km_dist *d, void *arg)
+{
+    fpjob *J = arg;
+    km_error err;
+    km_kernel k = {KM_KERNEL_RBF, 0.2, 0, 3};
+    km_kdata *X = km_kdata_new(J->P, NULL, J->P->l, &err);
+    /* R > 1: a cache of 140 rows, K (270 rows) is not held, each rank computes its own rows
+     * (R = 1 runs km_fixedpoint itself, whose bits depend on the cache: K held) */
+    size_t cache = d->size > 1 ? 140 * 270 * 8 : 200 << 20;
+    km_kmatrix *K = X ? km_kmatrix_new(&k, X, cache, 1, &err) : NULL;
+    double *z = malloc((size_t)J->P->l * sizeof *z);
+    km_dist *old = km_dist_tasks_use(d);
+    km_dist_stats s0 = d->stats;
+    J->rc[d->rank] = K && z ? km_dist_fixedpoint(K, J->y, J->C, &J->par, KM_ALPHA_TRACE, 1,
+                                                  J->c[d->rank], z, &J->res[d->rank], &err)
+                            : -1;
+    km_kmatrix_stats(K, NULL, &J->computed[d->rank]);
+    J->st[d->rank].collectives = d->stats.collectives - s0.collectives;
+    J->st[d->rank].bytes = d->stats.bytes - s0.bytes;
+    km_dist_tasks_use(old);
+    km_kmatrix_free(K);
+    km_kdata_free(X);
+    free(z);
+    return 0;
+}
+
+static void test_fixedpoint(const km_problem *P, const double *y, const double *C)
+{
+    int64_t m = P->l;
+    km_error err;
+    km_kernel k = {KM_KERNEL_RBF, 0.2, 0, 3};
+    km_kdata *X = km_kdata_new(P, NULL, m, &err);
+    km_kmatrix *K = km_kmatrix_new(&k, X, 200 << 20, 1, &err);   /* all of K in memory */
+    double *c0 = malloc((size_t)m * sizeof *c0), *z0 = malloc((size_t)m * sizeof *z0);
+    static fpjob J;
+    memset(&J, 0, sizeof J);
+    J.P = P;
+    J.y = y;
+    J.C = C;
+    J.par = km_cd_param_default();
+    J.par.loss = KM_LOSS_L1SVM;
+    J.par.delta = 1e-4;
+    km_cd_result r0;
+    km_fixedpoint(K, y, C, &J.par, KM_ALPHA_TRACE, 1, c0, z0, &r0, &err);
+    for (int R = 1; R <= 4; R++) {
+        for (int r = 0; r < R; r++)
+            J.c[r] = malloc((size_t)m * sizeof(double));
+        int rcs[MAXR];
+        km_dist_sim_run(R, fp_fn, &J, rcs, NULL, &err);
+        int same = 1, counts = 1;
+        for (int r = 0; r < R; r++) {
+            same &= (R == 1 || J.computed[r] == m * (r + 1) / R - m * r / R) && J.rc[r] == 0 && memcmp(J.c[r], c0, (size_t)m * sizeof *c0) == 0 &&
+                    J.res[r].iter == r0.iter && J.res[r].gap == r0.gap;
+            /* a step: the agreement (8 bytes) and this rank's block of z; z of the start
+             * and of the end: iterations + 1 (converged on the gap rule) */
+            int64_t steps = r0.iter + 1, rows = m * (r + 1) / R - m * r / R;
+            counts &= R == 1 || (J.st[r].collectives == 1 + 2 * steps &&
+                                 J.st[r].bytes == 8 + steps * (8 + 8 * rows));
+            free(J.c[r]);
+        }
+        CHECK(same, "fixed point, rows of K over R = %d simulated ranks (each computing only its "
+              "rows of K): the bits of km_fixedpoint with K in memory (%lld iterations)", R,
+              (long long)r0.iter);
+        CHECK(counts, "fixed point R = %d: 2 collectives and 8 + 8 (rows) bytes per step", R);
+    }
+    km_kmatrix_free(K);
+    km_kdata_free(X);
+    free(c0);
+    free(z0);
 }
 
 int main(void)
@@ -142,6 +227,11 @@ int main(void)
             }
         }
     }
+    for (int64_t i = 0; i < P->l; i++) {
+        ys[i] = P->y[i] > 0 ? 1 : -1;
+        Cs[i] = 1;
+    }
+    test_fixedpoint(P, ys, Cs);
     free(ys);
     free(Cs);
     km_problem_free(P);
