@@ -1,8 +1,10 @@
 /* dist_mpi.c - see dist_mpi.h: the collectives of dist.h on MPI_COMM_WORLD. The counts of
  * dist.h are 64-bit; MPI's are int: a block of 2 GiB or more is refused (KM_EINTERNAL),
- * never truncated. Sums of doubles: MPI_Allreduce(MPI_SUM), whose order Open MPI fixes by
- * the number of ranks and the message size (the same bits at every run with the same R; at
- * R <= 2 the same bits as the simulation's rank-order sum, a + b being b + a). */
+ * never truncated. Sums of doubles are in rank order, the simulation's bits: MPI's own
+ * reductions group the operands by their algorithm ((a + b) + (c + d) at 4 ranks), so
+ * with 3 or more ranks the sum is a reduce-scatter done by hand, rank r summing segment r
+ * of every rank's vector in rank order (MPI_Alltoallv), then MPI_Allgatherv of the sums:
+ * the bytes of a ring allreduce, 2 (R - 1)/R of the vector per rank, in two collectives. */
 #include "dist_mpi.h"
 
 #include <limits.h>
@@ -15,11 +17,52 @@ static int fits(int64_t n)
     return n >= 0 && n <= INT_MAX;
 }
 
+/* buf = the sum over ranks of buf, added in rank order 0, 1, ..., R-1 (see above). */
+static int sum_in_rank_order(double *buf, int64_t n, int R, int rank)
+{
+    if (!fits(n * R))
+        return KM_EINTERNAL;
+    int *sc = malloc((size_t)R * 4 * sizeof *sc), *sd = sc + R, *rc = sc + 2 * R,
+        *rd = sc + 3 * R;
+    double *seg = malloc((size_t)(n / R + 1) * (size_t)R * sizeof *seg);
+    double *sum = malloc((size_t)(n / R + 1) * sizeof *sum);
+    int st = KM_EINTERNAL;
+    if (sc && seg && sum) {
+        int64_t mylo = n * rank / R, mylen = n * (rank + 1) / R - mylo;
+        for (int r = 0; r < R; r++) {   /* segment r of my vector to rank r */
+            sd[r] = (int)(n * r / R);
+            sc[r] = (int)(n * (r + 1) / R) - sd[r];
+            rc[r] = (int)mylen;         /* my segment of rank r's vector */
+            rd[r] = (int)(mylen * r);
+        }
+        if (MPI_Alltoallv(buf, sc, sd, MPI_DOUBLE, seg, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD) ==
+            MPI_SUCCESS) {
+            for (int64_t i = 0; i < mylen; i++) {
+                double s = seg[i];
+                for (int r = 1; r < R; r++)
+                    s += seg[(int64_t)r * mylen + i];
+                sum[i] = s;
+            }
+            st = MPI_Allgatherv(sum, (int)mylen, MPI_DOUBLE, buf, sc, sd, MPI_DOUBLE,
+                                MPI_COMM_WORLD) == MPI_SUCCESS ? KM_OK : KM_EINTERNAL;
+        }
+    }
+    free(sc);
+    free(seg);
+    free(sum);
+    return st;
+}
+
 static int mpi_reduce_d(void *impl, double *buf, int64_t n, km_dist_op op)
 {
     (void)impl;
+    int R, rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &R);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (!fits(n))
         return KM_EINTERNAL;
+    if (op == KM_DIST_SUM && R > 2)   /* MAX and a + b = b + a: any order is exact */
+        return sum_in_rank_order(buf, n, R, rank);
     return MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE,
                          op == KM_DIST_SUM ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS
            ? KM_OK : KM_EINTERNAL;

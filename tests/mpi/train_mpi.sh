@@ -54,6 +54,8 @@ for loss in l2svm l1svm svr; do
             >/dev/null 2>"$TMP/s.err"
         check "--cocoa -s $loss R = $R: the simulation's collectives and bytes = MPI's" \
             cmp -s <(grep '^comm' "$TMP/c.err") <(grep '^comm' "$TMP/s.err")
+        check "--cocoa -s $loss R = $R: the simulation's model = MPI's (sums in rank order)" \
+            cmp -s "$TMP/s.model" "$TMP/c.$loss.$R.model"
         predict=$BIN/predict
         check "--cocoa -s $loss R = $R: predict reads the model" \
             bash -c "'$predict' '$H' '$TMP/c.$loss.$R.model' '$TMP/p.out' >/dev/null"
@@ -110,3 +112,18 @@ for R in 2 3; do
     check "R = $R: -a fixedpoint, K (1620 rows) not in the 1 MB cache: train's model (K in memory)" \
         cmp -s "$TMP/h6.model" "$TMP/h6.$R.model"
 done
+
+# ---- the EXAMPLES of kmtk-train-mpi(1), as written, with kmtk-* on the PATH
+MAN=$(cd "$(dirname "$0")/../../doc" && pwd)
+mkdir -p "$TMP/mx/bin" "$TMP/mx/run"
+for p in train-mpi predict; do printf '#!/bin/sh\nexec "%s" "$@"\n' "$BIN/$p" >"$TMP/mx/bin/kmtk-$p"; done
+chmod +x "$TMP/mx/bin/"*
+ln -s "$DATA" "$TMP/mx/run/data"
+man_examples "$MAN/kmtk-train-mpi.1" >"$TMP/mx/run/ex.sh"
+check "kmtk-train-mpi.1 has EXAMPLES" test "$(grep -c . "$TMP/mx/run/ex.sh")" -ge 5
+(cd "$TMP/mx/run" && PATH="$TMP/mx/bin:$PATH" timeout 300 bash -e ex.sh) >"$TMP/mx/out" 2>"$TMP/mx/err"
+st=$?
+check "every example of kmtk-train-mpi.1 runs (status $st: $(tail -n 2 "$TMP/mx/err" | tr '\n' ' '))" \
+    test "$st" -eq 0
+check "examples: -v 5 prints the accuracy" grep -q '^Cross Validation Accuracy = ' "$TMP/mx/out"
+check "examples: --comm-stats prints each rank's counts" grep -q '^comm rank 3: ' "$TMP/mx/err"
