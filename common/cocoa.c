@@ -504,17 +504,37 @@ int km_cocoa_train(km_dist *d, const km_method *m, const km_problem *P, const km
 static int matvec_block(km_kmatrix *K, const double *c, int64_t lo, int64_t hi, double *z,
                         km_error *err)
 {
+    enum { T = 8 };   /* 8 rows at a time: 8 independent chains of additions, each in order */
     int64_t m = km_kmatrix_size(K);
-    for (int64_t i = lo; i < hi; i++) {
-        const double *row = km_kmatrix_row(K, i, err);
-        if (!row)
-            return err->code;
-        double s = 0;
-        for (int64_t j = 0; j < m; j++)
-            if (c[j] != 0)
-                s += c[j] * row[j];
-        z[i] = s;
+    double *tile = malloc((size_t)T * (size_t)(m > 0 ? m : 1) * sizeof *tile);
+    if (!tile)
+        return km_error_nomem(err, "fixed point");
+    for (int64_t i0 = lo; i0 < hi; i0 += T) {
+        int nt = hi - i0 < T ? (int)(hi - i0) : T;
+        const double *row[T];
+        double s[T] = {0};
+        for (int t = 0; t < nt; t++) {   /* copied: a row pointer lasts until the next call */
+            const double *r = km_kmatrix_row(K, i0 + t, err);
+            if (!r) {
+                free(tile);
+                return err->code;
+            }
+            memcpy(tile + (size_t)t * (size_t)m, r, (size_t)m * sizeof *tile);
+            row[t] = tile + (size_t)t * (size_t)m;
+        }
+        for (int t = nt; t < T; t++)
+            row[t] = row[0];
+        for (int64_t j = 0; j < m; j++) {
+            double cj = c[j];
+            if (cj == 0)
+                continue;
+            for (int t = 0; t < T; t++)
+                s[t] += cj * row[t][j];
+        }
+        for (int t = 0; t < nt; t++)
+            z[i0 + t] = s[t];
     }
+    free(tile);
     return KM_OK;
 }
 

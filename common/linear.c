@@ -318,6 +318,17 @@ static int problem_unpack(void *ctx, int64_t k, const void *buf, km_error *err)
     return KM_OK;
 }
 
+/* The cache of K: a fixed point split over ranks (cocoa.h) needs only this rank's rows of K
+ * (its values do not depend on the cache). */
+static size_t dist_cache(const km_train_param *par, int64_t m, int nr_w)
+{
+    km_dist *d = km_dist_current();
+    if (!d || d->size == 1 || !par->fixedpoint || nr_w > 1 || par->alpha_rule != KM_ALPHA_TRACE)
+        return par->cache_bytes;
+    size_t rows = (size_t)((m + d->size - 1) / d->size + 2) * (size_t)m * sizeof(double);
+    return rows < par->cache_bytes ? rows : par->cache_bytes;
+}
+
 int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err)
@@ -415,7 +426,8 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
             (greedy && !(J.G = km_kcd_new(&par->kernel, X, par->cache_bytes, par->threads,
                                           err))) ||
             (!greedy &&
-             !(J.K = km_kmatrix_new(&par->kernel, X, par->cache_bytes, par->threads, err)))) {
+             !(J.K = km_kmatrix_new(&par->kernel, X, dist_cache(par, m, nr_w), par->threads,
+                                    err)))) {
             rc = err->code;
             goto done;
         }
