@@ -136,4 +136,8 @@ $(MPI_BIN): $(MPI_OBJ) $(BUILD)/libkmtk.a $(BUILD)/mpi-ok
 check-mpi: all $(MPI_BIN)
 	tests/mpi/run.sh $(OUT)
 
-.PHONY: mpi check-mpi
+clean: clean-mpi
+clean-mpi:
+	rm -f train-mpi
+
+.PHONY: mpi check-mpi clean-mpi
