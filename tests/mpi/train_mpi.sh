@@ -127,3 +127,16 @@ check "every example of kmtk-train-mpi.1 runs (status $st: $(tail -n 2 "$TMP/mx/
     test "$st" -eq 0
 check "examples: -v 5 prints the accuracy" grep -q '^Cross Validation Accuracy = ' "$TMP/mx/out"
 check "examples: --comm-stats prints each rank's counts" grep -q '^comm rank 3: ' "$TMP/mx/err"
+
+# ---- CoCoA+ on reuters-lasvm (public data, by path; skipped where it is not)
+RE=${KMTK_DATASETS:-/work/shared/datasets}/reuters-lasvm.gz
+if [ -f "$RE" ]; then
+    F=$($T -s l2svm -e 1e-9 --max-iter 100000 "$RE" "$TMP/re.model" | awk '$1 == "objective" { print $3 }')
+    for R in 2 3 4; do
+        f=$(run $R --cocoa -s l2svm -e 1e-3 "$RE" "$TMP/re.$R.model" 2>/dev/null | awk '$1 == "objective" { print $3 }')
+        check "--cocoa reuters-lasvm R = $R: objective $f within 2e-3 of the tight serial $F" \
+            awk -v f="$f" -v s="$F" 'BEGIN { exit !(f != "" && f >= s * (1 - 1e-9) && (f - s) <= 2e-3 * s) }'
+    done
+else
+    echo "# skipped: $RE not found (set KMTK_DATASETS)"
+fi
