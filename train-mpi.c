@@ -98,7 +98,7 @@ static int job(km_dist *d, void *arg)
             rc = km_dist_partition(d, P, line, o->part, (uint64_t)km_param_int(par, "seed"),
                                    &S, NULL, &err);
     } else {
-        rc = km_dist_agree(d, km_svmlight_read_max(o->args[0], o->max_line, &P, &err), &err);
+        rc = km_dist_read_all(d, o->args[0], o->max_line, &P, &err);
     }
     const km_problem *Q = S ? S : P;
     double t_read = km_cli_now();

@@ -689,8 +689,10 @@ int km_dist_read(km_dist *d, const char *path, size_t max_line, km_problem **out
         f = NULL;
     }
     km_error e2;
-    if (km_dist_bcast(d, kind, sizeof kind, 0, &e2))
+    if (km_dist_bcast(d, kind, sizeof kind, 0, &e2)) {
+        km_problem_free(B.P);
         return km_error_set(err, e2.code, "%s", e2.msg);
+    }
     plain = (int)kind[0];
     size = kind[1];
     if (plain && rc == KM_OK && !(f = fopen(path, "rb")))
@@ -728,4 +730,55 @@ int km_dist_read(km_dist *d, const char *path, size_t max_line, km_problem **out
     *out = B.P;
     *line = B.line ? B.line : calloc(1, sizeof **line);
     return *line ? KM_OK : km_error_nomem(err, "rows");
+}
+
+int km_dist_read_all(km_dist *d, const char *path, size_t max_line, km_problem **out,
+                     km_error *err)
+{
+    *out = NULL;
+    if (strcmp(path, "-") != 0)   /* a file: every rank reads it */
+        return km_dist_agree(d, km_svmlight_read_max(path, max_line, out, err), err);
+    km_problem *P = NULL;
+    int rc = d->rank == 0 ? km_svmlight_read_max(path, max_line, &P, err) : KM_OK;
+    if ((rc = km_dist_agree(d, rc, err)))
+        return rc;
+    int64_t h[5] = {0, 0, 0, 0, 0};   /* l, nnz, n, nout, has qid */
+    if (d->rank == 0) {
+        h[0] = P->l;
+        h[1] = P->nnz;
+        h[2] = P->n;
+        h[3] = P->nout;
+        h[4] = P->qid != NULL;
+    }
+    if ((rc = km_dist_bcast(d, h, sizeof h, 0, err)))
+        goto done;
+    int64_t l = h[0], nnz = h[1], nout = h[3] > 1 ? h[3] : 1;
+    if (d->rank != 0) {
+        P = calloc(1, sizeof *P);
+        if (P) {
+            P->l = l;
+            P->nnz = nnz;
+            P->n = (int32_t)h[2];
+            P->nout = (int32_t)h[3];
+            P->row_ptr = malloc((size_t)(l + 1) * sizeof *P->row_ptr);
+            P->index = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->index);
+            P->value = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->value);
+            P->y = malloc((size_t)(l > 0 ? l : 1) * (size_t)nout * sizeof *P->y);
+            P->qid = h[4] ? malloc((size_t)(l > 0 ? l : 1) * sizeof *P->qid) : NULL;
+        }
+        rc = !P || !P->row_ptr || !P->index || !P->value || !P->y || (h[4] && !P->qid)
+             ? km_error_nomem(err, "rows") : KM_OK;
+    }
+    if ((rc = km_dist_agree(d, rc, err)) ||
+        (rc = km_dist_bcast(d, P->row_ptr, 8 * (l + 1), 0, err)) ||
+        (rc = km_dist_bcast(d, P->index, 4 * nnz, 0, err)) ||
+        (rc = km_dist_bcast(d, P->value, 8 * nnz, 0, err)) ||
+        (rc = km_dist_bcast(d, P->y, 8 * l * nout, 0, err)) ||
+        (h[4] && (rc = km_dist_bcast(d, P->qid, 8 * l, 0, err))))
+        goto done;
+    *out = P;
+    P = NULL;
+done:
+    km_problem_free(P);
+    return rc;
 }

@@ -133,3 +133,9 @@ void km_dist_get(const void *buf, int64_t *pos, void *dst, int64_t bytes);
  */
 int km_dist_read(km_dist *d, const char *path, size_t max_line, km_problem **out,
                  int64_t **line, km_error *err);
+
+/* Every rank gets all rows (collective): a file is read by every rank; standard input ("-",
+ * which MPI gives rank 0 only) by rank 0, then broadcast. Errors as km_svmlight_read_max,
+ * on every rank. */
+int km_dist_read_all(km_dist *d, const char *path, size_t max_line, km_problem **out,
+                     km_error *err);

@@ -70,6 +70,12 @@ run 3 -q --cocoa -s l1svm "$TMP/h.gz" "$TMP/gz.model"
 run 3 -q --cocoa -s l1svm $H "$TMP/pl.model"
 check "--cocoa gzip (rank 0 reads, rows scattered by hash) = plain (byte ranges): the same model" \
     cmp -s "$TMP/gz.model" "$TMP/pl.model"
+gzip -c $H | run 3 -q - "$TMP/stdin.model"
+check "standard input (MPI gives it to rank 0; read there, broadcast): train's model" \
+    cmp -s "$TMP/l2.model" "$TMP/stdin.model"
+gzip -c $H | run 3 -q --cocoa -s l1svm - "$TMP/stdin.c.model"
+check "--cocoa from standard input (rank 0 reads, rows scattered): the plain file's model" \
+    cmp -s "$TMP/pl.model" "$TMP/stdin.c.model"
 run 3 -q --cocoa --partition bytes -s l2svm -e 1e-3 $H "$TMP/pb.model" >"$TMP/pb.out"
 check "--partition bytes: converges" test -s "$TMP/pb.model"
 
