@@ -353,7 +353,7 @@ static int64_t cv_size(void *ctx, int64_t f)
 {
     cv_job *J = ctx;
     const km_report *r = &J->rep[f];
-    int64_t s = 8 + 8 + 8 + 8;
+    int64_t s = 8 + 8 + 8;   /* gap, converged, the number of warnings */
     for (int64_t i = 0; i < J->P->l; i++)
         s += J->fold[i] == f ? 8 : 0;
     for (int w = 0; w < r->nr_warnings; w++)

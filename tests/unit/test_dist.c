@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "dist.h"
+#include "method.h"
+#include "model.h"
 #include "svmlight.h"
 #include "test.h"
 
@@ -260,9 +262,88 @@ static void test_read(void)
     unlink(path);
 }
 
+/* ---- folds and classes on ranks: the serial bits ---- */
+
+typedef struct tjob {
+    const km_problem *P3;          /* 3 classes */
+    double *pred[MAXR];
+    km_model *model[MAXR];
+    int rc[MAXR];
+} tjob;
+
+static int tasks_fn(km_dist *d, void *arg)
+{
+    tjob *J = arg;
+    km_error err;
+    int r = d->rank;
+    km_params *p = km_params_new();
+    km_dist *old = km_dist_tasks_use(d);
+    km_report rep;
+    J->rc[r] = km_params_set(p, "-n", "1", &err) ||
+               km_method_cross_validate(km_method_find("l1svm"), J->P3, p, 5, J->pred[r], &rep,
+                                        &err);
+    if (!J->rc[r])
+        km_report_free(&rep);
+    J->rc[r] |= km_method_train(km_method_find("l2svm"), J->P3, p, &J->model[r], &rep, &err);
+    if (J->model[r])
+        km_report_free(&rep);
+    km_dist_tasks_use(old);
+    km_params_free(p);
+    return 0;
+}
+
+static void test_tasks(void)
+{
+    km_problem *P = NULL;
+    km_error err;
+    if (km_svmlight_read("data/heart_scale", &P, &err)) {
+        CHECK(0, "read data/heart_scale: %s", err.msg);
+        return;
+    }
+    for (int64_t i = 0; i < P->l; i++)   /* 3 classes: one-versus-all inside every fold */
+        P->y[i] = (double)(i % 3 + 1);
+    static tjob J;
+    memset(&J, 0, sizeof J);
+    J.P3 = P;
+    double *pred0 = malloc((size_t)P->l * sizeof *pred0);
+    km_model *m0 = NULL;
+    km_params *p = km_params_new();
+    km_report rep;
+    km_params_set(p, "-n", "1", &err);
+    km_method_cross_validate(km_method_find("l1svm"), P, p, 5, pred0, &rep, &err);
+    km_report_free(&rep);
+    km_method_train(km_method_find("l2svm"), P, p, &m0, &rep, &err);
+    km_report_free(&rep);
+    km_params_free(p);
+    int64_t nw = (int64_t)(P->n + 0) * 3;
+    for (int R = 2; R <= 4 && m0; R++) {
+        for (int r = 0; r < R; r++)
+            J.pred[r] = malloc((size_t)P->l * sizeof(double));
+        int rcs[MAXR];
+        km_dist_sim_run(R, tasks_fn, &J, rcs, NULL, &err);
+        int cv = 1, ova = 1;
+        for (int r = 0; r < R; r++) {
+            cv &= J.rc[r] == 0 && memcmp(J.pred[r], pred0, (size_t)P->l * sizeof *pred0) == 0;
+            ova &= J.model[r] && memcmp(km_model_w(J.model[r]), km_model_w(m0),
+                                        (size_t)nw * sizeof(double)) == 0;
+            free(J.pred[r]);
+            km_model_free(J.model[r]);
+            J.model[r] = NULL;
+        }
+        CHECK(cv, "R = %d: -v 5 folds on ranks (one-versus-all inside): every prediction has "
+              "the serial bits on every rank", R);
+        CHECK(ova, "R = %d: one-versus-all classes on ranks: w has the serial bits on every "
+              "rank", R);
+    }
+    km_model_free(m0);
+    free(pred0);
+    km_problem_free(P);
+}
+
 int main(void)
 {
     test_read();
+    test_tasks();
     static run X;
     int Rs[] = {1, 2, 3, 4, 7, 64};
     for (size_t q = 0; q < sizeof Rs / sizeof *Rs; q++) {
