@@ -143,3 +143,41 @@ fuzz-smoke: fuzz
 
 .PHONY: all check check-asan install uninstall clean fuzz fuzz-smoke
 .SECONDARY:
+
+# Past one machine (issue 17): `make mpi` builds train-mpi with Open MPI or MPICH (mpicc; the
+# library needs no MPI: its transport, common/dist.h, has serial and simulated backends, and
+# only mpi/dist_mpi.c includes mpi.h). `make check-mpi` runs tests/mpi with 1-4 ranks.
+MPICC     ?= mpicc
+MPI_BIN    = $(O)train-mpi
+MPI_OBJ    = $(BUILD)/mpi/dist_mpi.o $(BUILD)/train-mpi.o
+
+mpi: $(MPI_BIN)
+
+$(BUILD)/mpi-ok:
+	@mkdir -p $(BUILD)
+	@printf '#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); return MPI_Finalize(); }\n' \
+	  > $(BUILD)/mpi-ok.c
+	@$(MPICC) $(BUILD)/mpi-ok.c -o $(BUILD)/mpi-ok.bin >/dev/null 2>&1 || { \
+	  echo "make mpi: no working MPI compiler ($(MPICC) cannot build a program with mpi.h);" \
+	       "apt-get install openmpi-bin libopenmpi-dev (or MPICH), or set MPICC" >&2; exit 1; }
+	@touch $@
+
+$(BUILD)/mpi/dist_mpi.o: mpi/dist_mpi.c mpi/dist_mpi.h common/dist.h $(BUILD)/mpi-ok Makefile
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) $(XCFLAGS) $(PKG_CFLAGS) -Icommon -Impi -c $< -o $@
+
+$(BUILD)/train-mpi.o: train-mpi.c mpi/dist_mpi.h $(wildcard common/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(PKG_CFLAGS) -Icommon -Impi -c $< -o $@
+
+$(MPI_BIN): $(MPI_OBJ) $(BUILD)/libkmtk.a $(BUILD)/mpi-ok
+	$(MPICC) $(CFLAGS) $(SAN) $(MPI_OBJ) $(BUILD)/libkmtk.a $(LDLIBS) -o $@
+
+check-mpi: all $(MPI_BIN)
+	tests/mpi/run.sh $(OUT)
+
+clean: clean-mpi
+clean-mpi:
+	rm -f train-mpi
+
+.PHONY: mpi check-mpi clean-mpi

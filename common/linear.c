@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cocoa.h"
+#include "dist.h"
 #include "kcd.h"
 #include "sizelimit.h"
 #include "rng.h"
@@ -269,7 +271,8 @@ static int train_problem(void *ctx, int64_t kk, int worker)
     else if (J->G)
         rc = km_kcd_solve(J->G, y, C, &cd, ck, z, &res, err);
     else if (par->fixedpoint)
-        rc = km_fixedpoint(J->K, y, C, &cd, par->alpha_rule, par->threads, ck, z, &res, err);
+        rc = km_dist_fixedpoint(J->K, y, C, &cd, par->alpha_rule, par->threads, ck, z, &res,
+                                err);   /* rows of K over ranks, if any (cocoa.h) */
     else
         rc = km_cd_kernel(J->K, y, C, &cd, ck, z, &res, err);
     free(c0);
@@ -414,6 +417,64 @@ static int init_decisions(const km_train_param *par, const km_problem *P, const 
     return km_model_decision_rows(I, P, rows, m, *out, par->threads, err);
 }
 
+/* A class's result for km_dist_tasks_run (classes on ranks): its column of w (linear) or its
+ * coefficients (kernel), its tolerance and its info. */
+static int64_t problem_size(void *ctx, int64_t k)
+{
+    (void)k;
+    train_job *J = ctx;
+    int64_t s = J->par->use_kernel ? J->m : (int64_t)J->P->n + (J->par->bias >= 0);
+    return 8 * (s + 1 + (J->info ? 7 : 0));
+}
+
+static void problem_io(train_job *J, int64_t k, void *buf, int put)
+{
+    int64_t pos = 0, nr_w = J->nr_w;
+#define IO(p) (put ? km_dist_put(buf, &pos, (p), 8) : km_dist_get(buf, &pos, (p), 8))
+    if (J->par->use_kernel)
+        for (int64_t i = 0; i < J->m; i++)
+            IO(&J->c_all[k * J->m + i]);
+    else
+        for (int64_t j = 0; j < (int64_t)J->P->n + (J->par->bias >= 0); j++)
+            IO(&km_model_w(J->model)[j * nr_w + k]);
+    IO(&J->delta[k]);
+    if (J->info) {
+        int64_t conv = J->info->converged[k];
+        IO(&J->info->objective[k]);
+        IO(&J->info->primal[k]);
+        IO(&J->info->gap[k]);
+        IO(&J->info->max_h[k]);
+        IO(&J->info->iter[k]);
+        IO(&conv);
+        IO(&J->info->nnz_c[k]);
+        J->info->converged[k] = (int)conv;
+    }
+#undef IO
+}
+
+static void problem_pack(void *ctx, int64_t k, void *buf)
+{
+    problem_io(ctx, k, buf, 1);
+}
+
+static int problem_unpack(void *ctx, int64_t k, const void *buf, km_error *err)
+{
+    (void)err;
+    problem_io(ctx, k, (void *)buf, 0);
+    return KM_OK;
+}
+
+/* The cache of K: a fixed point split over ranks (cocoa.h) needs only this rank's rows of K
+ * (its values do not depend on the cache). */
+static size_t dist_cache(const km_train_param *par, int64_t m, int nr_w)
+{
+    km_dist *d = km_dist_current();
+    if (!d || d->size == 1 || !par->fixedpoint || nr_w > 1 || par->alpha_rule != KM_ALPHA_TRACE)
+        return par->cache_bytes;
+    size_t rows = (size_t)((m + d->size - 1) / d->size + 2) * (size_t)m * sizeof(double);
+    return rows < par->cache_bytes ? rows : par->cache_bytes;
+}
+
 int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                     const km_train_param *par, km_model **out, km_train_info *info,
                     km_error *err)
@@ -512,7 +573,8 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
             (greedy && !(J.G = km_kcd_new(&par->kernel, X, par->cache_bytes, par->threads,
                                           err))) ||
             (!greedy &&
-             !(J.K = km_kmatrix_new(&par->kernel, X, par->cache_bytes, par->threads, err)))) {
+             !(J.K = km_kmatrix_new(&par->kernel, X, dist_cache(par, m, nr_w), par->threads,
+                                    err)))) {
             rc = err->code;
             goto done;
         }
@@ -527,7 +589,9 @@ int km_train(const km_problem *P, const int64_t *rows, int64_t m,
                        (rc = init_decisions(par, P, rows, m, model, &J.init_dec, err)))))
         goto done;
     int64_t failed;
-    if ((rc = km_tasks_run(nr_w, workers, train_problem, &J, &failed))) {
+    static const km_task_io class_io = {problem_size, problem_pack, problem_unpack};
+    if ((rc = km_dist_tasks_run(nr_w, workers, train_problem, &class_io, &J, J.errs,
+                                &failed))) {   /* classes on ranks, if any */
         *err = J.errs[failed];
         goto done;
     }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "kernel.h"
 #include "metrics.h"
 #include "model.h"
@@ -380,6 +381,62 @@ static int cv_fold(void *ctx, int64_t ff, int worker)
     return rc;
 }
 
+/* A fold's result for km_dist_tasks_run (folds on ranks): the predictions of its rows in row
+ * order, then its report's gap, converged and warnings. */
+static int64_t cv_size(void *ctx, int64_t f)
+{
+    cv_job *J = ctx;
+    const km_report *r = &J->rep[f];
+    int64_t s = 8 + 8 + 8;   /* gap, converged, the number of warnings */
+    for (int64_t i = 0; i < J->P->l; i++)
+        s += J->fold[i] == f ? 8 : 0;
+    for (int w = 0; w < r->nr_warnings; w++)
+        s += 8 + (int64_t)strlen(r->warnings[w]);
+    return s;
+}
+
+static void cv_pack(void *ctx, int64_t f, void *buf)
+{
+    cv_job *J = ctx;
+    const km_report *r = &J->rep[f];
+    int64_t pos = 0, conv = r->converged, nw = r->nr_warnings;
+    for (int64_t i = 0; i < J->P->l; i++)
+        if (J->fold[i] == f)
+            km_dist_put(buf, &pos, &J->pred[i], 8);
+    km_dist_put(buf, &pos, &r->gap, 8);
+    km_dist_put(buf, &pos, &conv, 8);
+    km_dist_put(buf, &pos, &nw, 8);
+    for (int w = 0; w < r->nr_warnings; w++) {
+        int64_t len = (int64_t)strlen(r->warnings[w]);
+        km_dist_put(buf, &pos, &len, 8);
+        km_dist_put(buf, &pos, r->warnings[w], len);
+    }
+}
+
+static int cv_unpack(void *ctx, int64_t f, const void *buf, km_error *err)
+{
+    cv_job *J = ctx;
+    km_report *r = &J->rep[f];
+    int64_t pos = 0, conv, nw;
+    report_init(r);
+    for (int64_t i = 0; i < J->P->l; i++)
+        if (J->fold[i] == f)
+            km_dist_get(buf, &pos, &J->pred[i], 8);
+    km_dist_get(buf, &pos, &r->gap, 8);
+    km_dist_get(buf, &pos, &conv, 8);
+    km_dist_get(buf, &pos, &nw, 8);
+    r->converged = (int)conv;
+    for (int64_t w = 0; w < nw; w++) {
+        int64_t len;
+        km_dist_get(buf, &pos, &len, 8);
+        const char *text = (const char *)buf + pos;
+        pos += len;
+        if (km_report_warn(r, "%.*s", (int)len, text))
+            return km_error_nomem(err, "cross-validation");
+    }
+    return KM_OK;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -455,7 +512,8 @@ static int cv_run(const km_method *m, const km_problem *P, const km_params *p, i
             fold[order[t]] = (int)(t % k);
     }
     int64_t failed;
-    if ((rc = km_tasks_run(k, workers, cv_fold, &J, &failed))) {
+    static const km_task_io cv_io = {cv_size, cv_pack, cv_unpack};   /* folds on ranks */
+    if ((rc = km_dist_tasks_run(k, workers, cv_fold, &cv_io, &J, J.errs, &failed))) {
         *err = J.errs[failed];
         goto done;
     }
