@@ -1,9 +1,12 @@
 #!/bin/sh
-# quickstart.sh - installs what kmtk needs (Debian packages), builds it, and trains and
+# quickstart.sh - installs what kmtk and its tests need (Debian packages), builds it, and trains and
 # tests a linear SVM on the bundled heart_scale data. Run from the repository root.
 set -e
 cd "$(dirname "$0")"
-PKGS="gcc make pkg-config libopenblas-dev liblapacke-dev zlib1g-dev"
+# to build; then what `make check` needs too (the Python module's tests, and the peers
+# that the interchange and logistic-regression tests compare with)
+PKGS="gcc make pkg-config libopenblas-dev liblapacke-dev zlib1g-dev
+      python3-numpy python3-scipy python3-pytest python3-sklearn liblinear-tools libsvm-tools"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

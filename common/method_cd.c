@@ -595,8 +595,8 @@ static int train(km_loss loss, const km_problem *P, const int64_t *rows, int64_t
                        "--max-iter or -e%s", cls, (long long)par.cd.max_iter,
                        stop_reason(&par, info.gap[k], info.max_h[k], info.delta, why,
                                    sizeof why),
-                       info.gap[k] > 0.1 ? ", or scale the features (datasets/standardize): "
-                                           "coordinate descent crawls on unscaled data" : "");
+                       info.gap[k] > 0.1 ? ", or scale the features (kmtk-scale): coordinate "
+                                           "descent crawls on badly conditioned data" : "");
     }
     rep->objective = F;
     rep->gap = gap;

@@ -85,7 +85,7 @@ static int fp_fn(km_dist *d, void *arg)
 {
     fpjob *J = arg;
     km_error err;
-    km_kernel k = {KM_KERNEL_RBF, 0.2, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.2, 0, 3, 0};
     km_kdata *X = km_kdata_new(J->P, NULL, J->P->l, &err);
     /* R > 1: a cache of 140 rows, K (270 rows) is not held, each rank computes its own rows
      * (R = 1 runs km_fixedpoint itself, whose bits depend on the cache: K held) */
@@ -111,7 +111,7 @@ static void test_fixedpoint(const km_problem *P, const double *y, const double *
 {
     int64_t m = P->l;
     km_error err;
-    km_kernel k = {KM_KERNEL_RBF, 0.2, 0, 3};
+    km_kernel k = {KM_KERNEL_RBF, 0.2, 0, 3, 0};
     km_kdata *X = km_kdata_new(P, NULL, m, &err);
     km_kmatrix *K = km_kmatrix_new(&k, X, 200 << 20, 1, &err);   /* all of K in memory */
     double *c0 = malloc((size_t)m * sizeof *c0), *z0 = malloc((size_t)m * sizeof *z0);

@@ -230,7 +230,7 @@ static void test_plain_cd_crawls(void)
     for (int loss = 0; loss < KM_LOSS_COUNT; loss += 2) {   /* l1svm, rls, svr */
         km_problem *P = unscaled_problem(300, km_loss_is_classification(loss),
                                          40 + (uint64_t)loss);
-        km_kernel kl = {KM_KERNEL_LINEAR, 0, 0, 3};
+        km_kernel kl = {KM_KERNEL_LINEAR, 0, 0, 3, 0};
         km_error err;
         km_kdata *Xd = km_kdata_new(P, NULL, P->l, &err);
         km_kmatrix *K = km_kmatrix_new(&kl, Xd, 8 << 20, 1, &err);
