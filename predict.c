@@ -501,6 +501,7 @@ int main(int argc, char **argv)
     if (!r)
         km_cli_die(err.code, "%s", err.msg);
     km_svmlight_set_max_line(r, max_line);
+    km_svmlight_for_model(r, model);   /* e.g. a precomputed kernel's test rows */
     int to_stdout = strcmp(args[2], "-") == 0;
     FILE *out = stdout;
     if (!to_stdout) {   /* a temporary file, renamed at the end; removed on any exit before */

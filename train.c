@@ -188,7 +188,7 @@ int main(int argc, char **argv)
     if (!quiet)
         km_params_progress(par, on_progress, &prog);
     km_problem *P = NULL;
-    if (km_svmlight_read_max(args[0], max_line, &P, &err))
+    if (km_svmlight_read_params(par, args[0], max_line, &P, &err))
         km_cli_die(err.code, "%s", err.msg);
     double t_read = km_cli_now();
     km_report rep;

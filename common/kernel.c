@@ -187,7 +187,7 @@ static int pick_threads(int threads, int64_t work)
 /* Whether the kernel is a function of x'y (and the norms) only. */
 static int dot_based(km_kernel_type t)
 {
-    return t != KM_KERNEL_LAPLACIAN && t != KM_KERNEL_SPLINE;
+    return t != KM_KERNEL_LAPLACIAN && t != KM_KERNEL_SPLINE && t != KM_KERNEL_PRECOMPUTED;
 }
 
 /* x^d for d >= 1 by repeated squaring (as LIBSVM's powi). */
@@ -391,10 +391,46 @@ static inline double spline_value(double x, double y)
     return 1 + (x < y ? x : y);
 }
 
+/* The value of row r of P at 0-based column col (0 when the row has none): direct when the
+ * row holds columns 0..col in order (the reader's precomputed rows), else by search. */
+static double row_at(const km_problem *P, int64_t r, int64_t col)
+{
+    int64_t p = P->row_ptr[r], e = P->row_ptr[r + 1];
+    if (col < e - p && P->index[p + col] == col)
+        return P->value[p + col];
+    while (p < e) {
+        int64_t mid = p + (e - p) / 2;
+        if (P->index[mid] < col)
+            p = mid + 1;
+        else
+            e = mid;
+    }
+    return p < P->row_ptr[r + 1] && P->index[p] == col ? P->value[p] : 0;
+}
+
+/* The precomputed K(row ra of PA, row rb of PB): the value at the other's serial number in
+ * the row of the smaller one (symmetric by construction; a row without one, a test row,
+ * gives its value at the column of rb). PB has serial numbers. */
+static inline double precomputed_value(const km_problem *PA, int64_t ra, const km_problem *PB,
+                                       int64_t rb)
+{
+    int64_t ia = PA->id ? PA->id[ra] : 0, ib = PB->id[rb];
+    return ia > ib ? row_at(PB, rb, ia - 1) : row_at(PA, ra, ib - 1);
+}
+
+/* KM_EUSAGE unless the rows of P have serial numbers when k is precomputed. */
+static int check_ids(const km_kernel *k, const km_problem *P, km_error *err)
+{
+    if (k->type == KM_KERNEL_PRECOMPUTED && !P->id)
+        return km_error_set(err, KM_EUSAGE, "precomputed kernel: the rows have no serial "
+                            "numbers (0:ID, read with -t precomputed)");
+    return KM_OK;
+}
+
 /* ---- names and checks ---- */
 
 static const char *const kernel_names[KM_KERNEL_COUNT] = {
-    "linear", "poly", "rbf", "sigmoid", "laplacian", "expdot", "spline"};
+    "linear", "poly", "rbf", "sigmoid", "laplacian", "expdot", "spline", "precomputed"};
 
 int km_kernel_from_name(const char *name)
 {
@@ -407,6 +443,8 @@ int km_kernel_from_name(const char *name)
         return KM_KERNEL_POLY;
     if (name[0] >= '0' && name[0] <= '3' && name[1] == '\0')   /* svm-train -t 0..3 */
         return name[0] - '0';
+    if (strcmp(name, "4") == 0)   /* -t 4 */
+        return KM_KERNEL_PRECOMPUTED;
     return -1;
 }
 
@@ -420,7 +458,8 @@ int km_kernel_check(const km_kernel *k, int32_t n, km_error *err)
     if ((int)k->type < 0 || k->type >= KM_KERNEL_COUNT)
         return km_error_set(err, KM_EUSAGE, "unknown kernel type %d", (int)k->type);
     const char *name = kernel_names[k->type];
-    int uses_gamma = k->type != KM_KERNEL_LINEAR && k->type != KM_KERNEL_SPLINE;
+    int uses_gamma = k->type != KM_KERNEL_LINEAR && k->type != KM_KERNEL_SPLINE &&
+                     k->type != KM_KERNEL_PRECOMPUTED;
     if (uses_gamma && !(k->gamma > 0 && isfinite(k->gamma)))
         return km_error_set(err, KM_EUSAGE, "%s kernel: gamma must be a positive number (got %g)",
                             name, k->gamma);
@@ -639,8 +678,10 @@ km_kdata *km_kdata_new(const km_problem *P, const int64_t *rows, int64_t m, km_e
         d->sq[i] = s;
         d->nnz += P->row_ptr[r + 1] - P->row_ptr[r];
     }
-    kdata_columns(d);
-    kdata_dense(d);
+    if (!P->id) {   /* precomputed kernel rows are looked up, never multiplied */
+        kdata_columns(d);
+        kdata_dense(d);
+    }
     return d;
 }
 
@@ -940,7 +981,9 @@ static void values_merge(const km_kernel *k, const km_kdata *A, int64_t a, const
         int64_t nbz = PB->row_ptr[rb + 1] - pb;
         const int32_t *iy = nbz ? PB->index + pb : NULL;
         const double *vy = nbz ? PB->value + pb : NULL;
-        if (k->type == KM_KERNEL_LAPLACIAN)
+        if (k->type == KM_KERNEL_PRECOMPUTED)
+            out[b - b0] = precomputed_value(PA, ra, PB, rb);
+        else if (k->type == KM_KERNEL_LAPLACIAN)
             out[b - b0] = -k->gamma * l1_merge(ix, vx, na, iy, vy, nbz);
         else if (k->type == KM_KERNEL_SPLINE)
             out[b - b0] = spline_value(first_value(ix, vx, na), first_value(iy, vy, nbz));
@@ -949,7 +992,7 @@ static void values_merge(const km_kernel *k, const km_kdata *A, int64_t a, const
     }
     if (k->type == KM_KERNEL_LAPLACIAN)
         exp_inplace(out, b1 - b0);
-    else if (k->type != KM_KERNEL_SPLINE)
+    else if (k->type != KM_KERNEL_SPLINE && k->type != KM_KERNEL_PRECOMPUTED)
         transform_row(k, out, b1 - b0, A->sq[a], B, ib, b0);
 }
 
@@ -1154,6 +1197,8 @@ int km_kernel_block(const km_kernel *k, const km_kdata *A, const int64_t *ia, in
                                 (long long)ib[b], (long long)B->m - 1);
     if (na == 0 || nb == 0)
         return KM_OK;
+    if (check_ids(k, B->P, err))
+        return err->code;
     threads = threads < 1 ? 1 : threads;
     int64_t kk = A->n < B->n ? A->n : B->n;
     if (dot_based(k->type) && A->dense && B->dense && kk > 0 && na >= KM_DGEMM_MIN_ROWS &&
@@ -1218,7 +1263,7 @@ static inline double *slot_ptr(const km_kmatrix *K, int64_t s)
 km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes,
                            int threads, km_error *err)
 {
-    if (km_kernel_check(k, X->n, err))
+    if (km_kernel_check(k, X->n, err) || check_ids(k, X->P, err))
         return NULL;
     km_kmatrix *K = calloc(1, sizeof *K);
     if (!K) {
@@ -1240,8 +1285,10 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
     const km_problem *P = X->P;
     for (int64_t i = 0; i < m; i++) {
         int64_t p = P->row_ptr[X->row[i]], len = P->row_ptr[X->row[i] + 1] - p;
-        K->diag[i] = km_kernel_eval(k, P->index + p, P->value + p, len, X->sq[i],
-                                    P->index + p, P->value + p, len, X->sq[i]);
+        K->diag[i] = k->type == KM_KERNEL_PRECOMPUTED
+                     ? precomputed_value(P, X->row[i], P, X->row[i]) + k->offset
+                     : km_kernel_eval(k, P->index + p, P->value + p, len, X->sq[i],
+                                      P->index + p, P->value + p, len, X->sq[i]);
     }
     size_t row_bytes = (size_t)(m > 0 ? m : 1) * sizeof(double), all;
     int fits = !__builtin_mul_overflow(row_bytes, (size_t)(m > 0 ? m : 1), &all) &&

@@ -17,6 +17,9 @@ typedef enum {
     KM_KERNEL_LAPLACIAN,  /* exp(-gamma ||x - y||_1) */
     KM_KERNEL_EXPDOT,     /* exp(gamma x'y)                       (thesis 5.4) */
     KM_KERNEL_SPLINE,     /* 1 + min(x, y), 1-D inputs            (thesis 5.5) */
+    KM_KERNEL_PRECOMPUTED,/* the rows are kernel values: K(a, b) = row a at column id_b, the
+                             row of the smaller serial number giving K(a, b) = K(b, a)
+                             (km_problem.id; -t 4) */
     KM_KERNEL_COUNT
 } km_kernel_type;
 
@@ -30,7 +33,7 @@ typedef struct km_kernel {
                              0: none */
 } km_kernel;
 
-/* The kernel called name ("rbf", ...) or svm-train's number ("0".."3"); -1 if none. */
+/* The kernel called name ("rbf", ...) or svm-train's number ("0".."4"); -1 if none. */
 int km_kernel_from_name(const char *name);
 const char *km_kernel_name(km_kernel_type type);
 

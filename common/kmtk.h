@@ -56,6 +56,8 @@ typedef struct km_problem {
     double *y;          /* l * nout labels, row-major: y[i * nout + j] = output j of row i */
     int32_t nout;       /* outputs per row (svmlight "0.3,-1.2,0.7" labels); 0 means 1 */
     int64_t *qid;       /* l task ids (svmlight qid:), or NULL */
+    int64_t *id;        /* l serial numbers of a precomputed kernel's rows (svmlight 0:ID,
+                           1-based: row i holds K(x_id[i], x_j) at column j), or NULL */
 } km_problem;
 
 /* Reads svmlight/libsvm text (plain or gzip; "-" is standard input) into a new problem. */

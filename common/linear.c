@@ -165,6 +165,11 @@ static int keep_support_vectors(km_model *model, const km_problem *P, const int6
     }
     S->l = nsv;
     S->n = P->n;
+    if (P->id && !(S->id = malloc(((size_t)nsv + 1) * sizeof *S->id))) {   /* -t precomputed */
+        km_problem_free(S);
+        free(coef);
+        return km_error_nomem(err, "support vectors");
+    }
     int64_t s = 0, t = 0;
     for (int64_t i = 0; i < m; i++) {
         int keep = 0;
@@ -179,6 +184,8 @@ static int keep_support_vectors(km_model *model, const km_problem *P, const int6
         }
         for (int k = 0; k < nw; k++)
             coef[s * nw + k] = c[(size_t)k * (size_t)m + (size_t)i];
+        if (S->id)
+            S->id[s] = P->id[r];
         S->row_ptr[++s] = t;
     }
     S->nnz = t;
@@ -349,7 +356,8 @@ static int init_coefficients(const km_train_param *par, const km_problem *P,
     *out = NULL;
     if (!par->use_kernel || !e || I->nr_w != nr_w || e->kernel.type != par->kernel.type ||
         e->kernel.gamma != par->kernel.gamma || e->kernel.coef0 != par->kernel.coef0 ||
-        e->kernel.degree != par->kernel.degree || e->kernel.offset != par->kernel.offset)
+        e->kernel.degree != par->kernel.degree || e->kernel.offset != par->kernel.offset ||
+        e->kernel.type == KM_KERNEL_PRECOMPUTED)   /* its support vectors have no rows */
         return KM_OK;
     const km_problem *S = e->sv;
     int64_t cap = 2;

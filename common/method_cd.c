@@ -42,7 +42,7 @@ static const km_option opt_threads = {"threads", "-n", "threads", KM_OPT_INT, 1,
                                       "model of -n 1 (default: the online cores, at most "
                                       STR(KM_THREADS_DEFAULT_MAX) ")"};
 static const km_option opt_kernel = {"kernel", "-t", "kernel", KM_OPT_CHOICE, 0, 0, 0,
-                                     "linear|poly|rbf|sigmoid|laplacian|expdot|spline|0|1|2|3",
+                                     "linear|poly|rbf|sigmoid|laplacian|expdot|spline|precomputed|0|1|2|3|4",
                                      NULL, "the kernel solver (Algorithm 1) on c, model = "
                                      "expansion (default: none, the linear solver on w)"};
 static const km_option opt_cache = {"cache", "-m", "MB", KM_OPT_NUMBER, 1, 1e9, 0, NULL, "200",
@@ -454,7 +454,8 @@ static int train_ovo(const km_problem *P, const int64_t *rows, int64_t count,
          !(S->row_ptr = calloc((size_t)nsv + 1, sizeof *S->row_ptr)) ||
          !(S->index = malloc(((size_t)nz + 1) * sizeof *S->index)) ||
          !(S->value = malloc(((size_t)nz + 1) * sizeof *S->value)) ||
-         !(S->y = calloc((size_t)nsv + 1, sizeof *S->y))))
+         !(S->y = calloc((size_t)nsv + 1, sizeof *S->y)) ||
+         (P->id && !(S->id = malloc(((size_t)nsv + 1) * sizeof *S->id)))))
         rc = km_error_nomem(err, "one-versus-one");
     if (rc == KM_OK) {
         S->l = nsv;
@@ -467,6 +468,8 @@ static int train_ovo(const km_problem *P, const int64_t *rows, int64_t count,
                 S->value[t] = P->value[q];
             }
             S->row_ptr[s + 1] = t;
+            if (S->id)   /* -t precomputed: the serial numbers */
+                S->id[s] = P->id[r];
             memcpy(sc + s * np, coef + a * np, (size_t)np * sizeof *sc);
         }
         S->nnz = t;

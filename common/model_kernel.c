@@ -7,8 +7,102 @@
 #include <cblas.h>
 
 #include "model.h"
+#include "numparse.h"
 #include "prob.h"
 #include "ovo.h"
+#include "svmlight.h"
+
+/* A precomputed kernel's support vectors are their serial numbers alone (sv->id): their
+ * rows (the kernel values against the training rows) are dropped here. KM_EINTERNAL when
+ * sv has no serial numbers. */
+static int precomputed_svs(const km_kernel *k, km_problem *sv, km_error *err)
+{
+    if (k->type != KM_KERNEL_PRECOMPUTED)
+        return KM_OK;
+    if (!sv->id && sv->l > 0)
+        return km_error_set(err, KM_EINTERNAL, "precomputed kernel model: support vectors "
+                            "without serial numbers");
+    for (int64_t s = 0; s <= sv->l; s++)
+        sv->row_ptr[s] = 0;
+    sv->nnz = 0;
+    free(sv->index);
+    free(sv->value);
+    sv->index = NULL;
+    sv->value = NULL;
+    return KM_OK;
+}
+
+/* The support vector lines of a precomputed kernel: nr_w coefficients, then " 0:ID". */
+static void put_precomputed_svs(FILE *f, const km_problem *S, const double *coef, int nr_w)
+{
+    for (int64_t s = 0; s < S->l; s++) {
+        char tail[32];
+        snprintf(tail, sizeof tail, "0:%lld", (long long)S->id[s]);
+        km_model_put_line(f, NULL, coef + s * nr_w, nr_w, tail);
+    }
+}
+
+/* Reads nr_sv lines "c_1 ... c_nr_w 0:ID" (ID in 1..nr_feature) into empty rows with
+ * serial numbers. */
+static int get_precomputed_svs(km_mio *io, const km_model *m, int nw, int64_t nr_sv,
+                               km_problem **sv, double **sv_coef, km_error *err)
+{
+    int rc = km_mio_count(io, "nr_sv", nr_sv, 2 * (int64_t)nw + 4, "support vector lines");
+    if (rc)
+        return rc;
+    km_problem *S = calloc(1, sizeof *S);
+    double *coef = malloc(((size_t)nr_sv * (size_t)nw + 1) * sizeof *coef);
+    if (!S || !coef || !(S->row_ptr = calloc((size_t)nr_sv + 1, sizeof *S->row_ptr)) ||
+        !(S->y = calloc((size_t)nr_sv + 1, sizeof *S->y)) ||
+        !(S->id = malloc(((size_t)nr_sv + 1) * sizeof *S->id))) {
+        km_problem_free(S);
+        free(coef);
+        return km_error_nomem(err, "support vectors");
+    }
+    S->l = nr_sv;
+    S->n = m->n;
+    char buf[4096];
+    for (int64_t s = 0; s < nr_sv && rc == KM_OK; s++) {
+        const char *p = km_mio_line(io);
+        if (!p) {
+            rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
+                                  (long long)nr_sv);
+            break;
+        }
+        const char *sp = strrchr(p, ' ');
+        uint64_t id;
+        int st;
+        const char *e = sp && sp[1] == '0' && sp[2] == ':'
+                        ? km_parse_uint(sp + 3, (uint64_t)m->n, &id, &st) : NULL;
+        if (!e || st != KM_NUM_OK || *e || id == 0 || (size_t)(sp - p) >= sizeof buf) {
+            rc = km_mio_bad(io, "expected nr_w coefficients and 0:ID (a serial number in "
+                            "1..nr_feature)");
+            break;
+        }
+        memcpy(buf, p, (size_t)(sp - p));
+        buf[sp - p] = '\0';
+        if (km_model_parse_numbers(buf, coef + s * nw, nw)) {
+            rc = km_mio_bad(io, "expected nr_w coefficients");
+            break;
+        }
+        S->id[s] = (int64_t)id;
+    }
+    if (rc != KM_OK) {
+        km_problem_free(S);
+        free(coef);
+        return rc;
+    }
+    *sv = S;
+    *sv_coef = coef;
+    return KM_OK;
+}
+
+int32_t km_model_precomputed(const km_model *m)
+{
+    const km_expansion *e = m && (m->kind == &km_kind_kernel || m->kind == &km_kind_kernel_ovo)
+                            ? m->body : NULL;
+    return e && e->kernel.type == KM_KERNEL_PRECOMPUTED ? (m->n > 0 ? m->n : 1) : 0;
+}
 
 int km_expansion_init(km_expansion *e, const km_kernel *k, km_problem *sv, double *sv_coef,
                       km_error *err)
@@ -86,7 +180,10 @@ static int write_head(const km_model *m, FILE *f)
 void km_expansion_write(FILE *f, const km_model *m, const km_expansion *e)
 {
     fprintf(f, "nr_w %d\nnr_sv %lld\nsv\n", m->nr_w, (long long)e->sv->l);
-    km_model_put_svs(f, e->sv, e->sv_coef, m->nr_w);
+    if (e->kernel.type == KM_KERNEL_PRECOMPUTED)
+        put_precomputed_svs(f, e->sv, e->sv_coef, m->nr_w);
+    else
+        km_model_put_svs(f, e->sv, e->sv_coef, m->nr_w);
 }
 
 int km_expansion_read_head(km_mio *io, km_kernel *k, long long *nr_sv, km_error *err)
@@ -118,7 +215,9 @@ static int read_body(km_mio *io, km_model *m, km_error *err)
         return km_mio_bad(io, "kernel_offset must be a finite number >= 0");
     km_problem *sv;
     double *coef;
-    if ((rc = km_model_get_svs(io, m, nr_sv, &sv, &coef, err)))
+    if ((rc = k.type == KM_KERNEL_PRECOMPUTED
+              ? get_precomputed_svs(io, m, m->nr_w, nr_sv, &sv, &coef, err)
+              : km_model_get_svs(io, m, nr_sv, &sv, &coef, err)))
         return rc;
     return km_model_set_kernel(m, &k, sv, coef, err);
 }
@@ -158,6 +257,12 @@ int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double 
     }
     km_model_set_body(m, &km_kind_kernel, e);
     m->bias = -1;
+    int rc = precomputed_svs(k, sv, err);
+    if (rc) {
+        e->sv = sv;
+        e->sv_coef = sv_coef;
+        return rc;
+    }
     return km_expansion_init(e, k, sv, sv_coef, err);
 }
 
@@ -212,7 +317,10 @@ static int ovo_write_body(const km_model *m, FILE *f)
     const km_expansion *e = m->body;
     fprintf(f, "nr_w %d\nnr_pair %d\nnr_sv %lld\nsv\n", m->nr_w, npairs_of(m),
             (long long)e->sv->l);
-    km_model_put_svs(f, e->sv, e->sv_coef, npairs_of(m));
+    if (e->kernel.type == KM_KERNEL_PRECOMPUTED)
+        put_precomputed_svs(f, e->sv, e->sv_coef, npairs_of(m));
+    else
+        km_model_put_svs(f, e->sv, e->sv_coef, npairs_of(m));
     return 0;
 }
 
@@ -234,7 +342,9 @@ static int ovo_read(km_mio *io, km_model *m, km_error *err)
     pairs.nr_w = (int)np;
     km_problem *sv;
     double *coef;
-    if ((rc = km_model_get_svs(io, &pairs, nr_sv, &sv, &coef, err)))
+    if ((rc = k.type == KM_KERNEL_PRECOMPUTED
+              ? get_precomputed_svs(io, m, (int)np, nr_sv, &sv, &coef, err)
+              : km_model_get_svs(io, &pairs, nr_sv, &sv, &coef, err)))
         return rc;
     return km_model_set_ovo(m, &k, sv, coef, err);
 }
@@ -261,5 +371,11 @@ int km_model_set_ovo(km_model *m, const km_kernel *k, km_problem *sv, double *co
     }
     km_model_set_body(m, &km_kind_kernel_ovo, e);
     m->bias = -1;
+    int rc = precomputed_svs(k, sv, err);
+    if (rc) {
+        e->sv = sv;
+        e->sv_coef = coef;
+        return rc;
+    }
     return km_expansion_init(e, k, sv, coef, err);
 }

@@ -14,6 +14,7 @@ void km_problem_free(km_problem *p)
     free(p->value);
     free(p->y);
     free(p->qid);
+    free(p->id);
     free(p);
 }
 
@@ -64,7 +65,10 @@ km_problem *km_problem_concat(const km_problem *a, const km_problem *b)
     P->y = malloc((size_t)(l > 0 ? l : 1) * (size_t)nout * sizeof *P->y);
     if (a->qid && b->qid)
         P->qid = malloc((size_t)(l > 0 ? l : 1) * sizeof *P->qid);
-    if (!P->row_ptr || !P->index || !P->value || !P->y || (a->qid && b->qid && !P->qid)) {
+    if (a->id && b->id)
+        P->id = malloc((size_t)(l > 0 ? l : 1) * sizeof *P->id);
+    if (!P->row_ptr || !P->index || !P->value || !P->y || (a->qid && b->qid && !P->qid) ||
+        (a->id && b->id && !P->id)) {
         km_problem_free(P);
         return NULL;
     }
@@ -77,6 +81,10 @@ km_problem *km_problem_concat(const km_problem *a, const km_problem *b)
     if (P->qid) {
         memcpy(P->qid, a->qid, (size_t)a->l * sizeof *P->qid);
         memcpy(P->qid + a->l, b->qid, (size_t)b->l * sizeof *P->qid);
+    }
+    if (P->id) {
+        memcpy(P->id, a->id, (size_t)a->l * sizeof *P->id);
+        memcpy(P->id + a->l, b->id, (size_t)b->l * sizeof *P->id);
     }
     for (int64_t i = 0; i <= a->l; i++)
         P->row_ptr[i] = a->row_ptr[i];
@@ -107,8 +115,10 @@ km_problem *km_problem_subset(const km_problem *P, const int64_t *rows, int64_t 
         S->value = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *S->value);
         S->y = malloc((size_t)(m > 0 ? m : 1) * (size_t)nout * sizeof *S->y);
         S->qid = P->qid ? malloc((size_t)(m > 0 ? m : 1) * sizeof *S->qid) : NULL;
+        S->id = P->id ? malloc((size_t)(m > 0 ? m : 1) * sizeof *S->id) : NULL;
     }
-    if (!S || !S->row_ptr || !S->index || !S->value || !S->y || (P->qid && !S->qid)) {
+    if (!S || !S->row_ptr || !S->index || !S->value || !S->y || (P->qid && !S->qid) ||
+        (P->id && !S->id)) {
         km_problem_free(S);
         km_error_nomem(err, "row subset");
         return NULL;
@@ -121,6 +131,8 @@ km_problem *km_problem_subset(const km_problem *P, const int64_t *rows, int64_t 
         memcpy(S->y + a * nout, P->y + i * nout, (size_t)nout * sizeof *S->y);
         if (S->qid)
             S->qid[a] = P->qid[i];
+        if (S->id)
+            S->id[a] = P->id[i];
         S->row_ptr[a + 1] = k += len;
     }
     return S;
@@ -150,6 +162,10 @@ int km_problem_check(const km_problem *P, km_error *err)
             return km_error_set(err, KM_EUSAGE, "row %lld: task id %lld is negative (0.."
                                 "INT64_MAX, or INT64_MIN for none)", (long long)i,
                                 (long long)P->qid[i]);
+        if (P->id && (P->id[i] < 1 || P->id[i] > P->n))
+            return km_error_set(err, KM_EUSAGE, "row %lld: precomputed kernel serial number "
+                                "%lld outside 1..n = %d", (long long)i, (long long)P->id[i],
+                                (int)P->n);
     }
     return KM_OK;
 }
@@ -163,7 +179,7 @@ int km_problem_from_csr(int64_t l, int32_t n, const int64_t *row_ptr, const int3
         return km_error_set(err, KM_EUSAGE, "km_problem_from_csr: need l >= 0, n >= 0, "
                             "row_ptr[0] = 0 and labels");
     km_problem whole = {l, row_ptr[l], n, (int64_t *)row_ptr, (int32_t *)index,
-                        (double *)value, (double *)y, 1, (int64_t *)qid};
+                        (double *)value, (double *)y, 1, (int64_t *)qid, NULL};
     int rc = km_problem_check(&whole, err);
     if (rc)
         return rc;

@@ -4,12 +4,14 @@
 #include "svmlight.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "numparse.h"
 #include "sizelimit.h"
 #include "stream.h"
@@ -37,6 +39,11 @@ struct km_svmlight_reader {
     int failed;           /* sticky error state for km_svmlight_next */
     km_error saved;
     size_t max_line;      /* longest line accepted (bytes before its '\n') */
+    int ids;              /* KM_IDS_*: what a leading 0: means (precomputed kernels) */
+    int64_t columns;      /* precomputed rows: kernel values per row (0: the first row's) */
+    int64_t columns_line; /* the line that set columns (0: given by km_svmlight_set_ids) */
+    int64_t id;           /* the current row's serial number (KM_IDS_TRAIN), else 0 */
+    int64_t *id_line;     /* KM_IDS_TRAIN: columns + 1 lines, where each ID was (0: not yet) */
 };
 
 /* Geometric capacity for at least need elements of size elem; -1 when impossible. */
@@ -119,12 +126,20 @@ void km_svmlight_close(km_svmlight_reader *r)
     free(r->ys);
     free(r->idx);
     free(r->val);
+    free(r->id_line);
     free(r);
 }
 
 void km_svmlight_set_max_line(km_svmlight_reader *r, size_t bytes)
 {
     r->max_line = bytes ? bytes : KM_MAX_LINE;
+}
+
+void km_svmlight_set_ids(km_svmlight_reader *r, int mode, int64_t columns)
+{
+    r->ids = mode == KM_IDS_TRAIN || mode == KM_IDS_TEST ? mode : KM_IDS_NONE;
+    r->columns = r->ids && columns > 0 ? columns : 0;
+    r->columns_line = 0;
 }
 
 /* The error for a line longer than r->max_line (the line after r->line); returns -1. */
@@ -271,7 +286,9 @@ pair_error(const km_svmlight_reader *r, const char *ls, const char *le, const ch
         return in_error(r, ls, tok, err, "expected ':' after feature index %llu",
                         (unsigned long long)*ix), NULL;
     if (*ix == 0)
-        return in_error(r, ls, tok, err, "expected a feature index >= 1, got 0"), NULL;
+        return in_error(r, ls, tok, err, r->ids ? "expected '0:' only first in the row, got "
+                        "another 0: after the kernel values" : "expected a feature index >= 1, "
+                        "got 0"), NULL;
     if (*ix <= last)
         return in_error(r, ls, tok, err,
                         "expected a feature index > %llu (indices must increase), got %llu",
@@ -295,6 +312,41 @@ value_error(const km_svmlight_reader *r, const char *ls, const char *le, const c
                         (unsigned long long)ix);
     return in_error(r, ls, vt, err, "expected a number as value of feature %llu, got '%s'",
                     (unsigned long long)ix, show(t, vt, le, 0));
+}
+
+/* The checks of a precomputed row after its pairs (the last at index last; p: where they
+ * ended; idt: the ID's text or NULL): L values on every row (the first row's number, or the
+ * model's), each serial number in 1..L and on one row only. 0, or -1 with err set. */
+__attribute__((noinline)) static int
+precomputed_row(km_svmlight_reader *r, const char *ls, const char *le, const char *p,
+                const char *idt, int64_t last, km_error *err)
+{
+    if (last == 0)
+        return in_error(r, ls, p, err, "expected kernel values 1:K(x,x_1) ... L:K(x,x_L) "
+                        "(-t precomputed)");
+    if (r->columns == 0) {
+        r->columns = last;
+        r->columns_line = r->line;
+        if (r->ids == KM_IDS_TRAIN &&
+            !(r->id_line = calloc((size_t)last + 1, sizeof *r->id_line)))
+            return km_error_nomem(err, "serial numbers"), -1;
+    } else if (last != r->columns) {
+        return in_error(r, ls, p < le && *p != '#' ? p : le, err, "expected %lld kernel "
+                        "values (1:..%lld:%s), got %lld", (long long)r->columns,
+                        (long long)r->columns, r->columns_line ? ", as on the first row"
+                        : ", the model's", (long long)last);
+    }
+    if (r->ids != KM_IDS_TRAIN)
+        return 0;
+    if (r->id > r->columns)
+        return in_error(r, ls, idt, err, "expected a serial number in 1..%lld (a column of "
+                        "the kernel values), got %lld", (long long)r->columns,
+                        (long long)r->id);
+    if (r->id_line[r->id])
+        return in_error(r, ls, idt, err, "expected a new serial number, got %lld again (line "
+                        "%lld has it)", (long long)r->id, (long long)r->id_line[r->id]);
+    r->id_line[r->id] = r->line;
+    return 0;
 }
 
 /* Parses the line [ls, le) (*le is '\n'): label into *y, task id into *qid and *has_qid,
@@ -376,6 +428,35 @@ static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, dou
     }
     *has_qid = hq;
 
+    /* precomputed kernels: a leading 0:ID (training: the row's serial number; test: any
+     * value, '?' too, ignored) */
+    const char *idt = NULL;
+    r->id = 0;
+    if (r->ids) {
+        p = skip_blanks(p);
+        if (le - p >= 2 && p[0] == '0' && p[1] == ':') {
+            idt = p + 2;
+            p = idt;
+            if (r->ids == KM_IDS_TRAIN) {
+                p = km_parse_double(idt, &v, &st);
+                if (st == KM_NUM_INTERNAL)
+                    return km_error_set(err, KM_EINTERNAL, "cannot create the C locale"), -1;
+                if (st != KM_NUM_OK || !token_end(p, le) || v != floor(v) || v < 1 ||
+                    v > INT32_MAX)
+                    return in_error(r, ls, idt, err, "expected the row's serial number (an "
+                                    "integer >= 1) after '0:', got '%s'", show(t, idt, le, 0));
+                r->id = (int64_t)v;
+            } else {
+                while (!token_end(p, le))
+                    p++;
+            }
+        } else if (r->ids == KM_IDS_TRAIN) {
+            return in_error(r, ls, p, err, "expected '0:ID' first (-t precomputed: the row's "
+                            "serial number, then its kernel values 1:K(x_ID,x_1) ... "
+                            "L:K(x_ID,x_L))");
+        }
+    }
+
     /* index:value pairs; faults leave through the cold pair_error/value_error */
     int32_t *idx = r->idx;
     double *val = r->val;
@@ -396,6 +477,16 @@ static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, dou
                 r->nnz = nnz;
                 return -1;
             }
+        }
+        if (r->ids && (ix != last + 1 || (r->columns && (int64_t)ix > r->columns))) {
+            r->nnz = nnz;
+            return ix != last + 1
+                   ? in_error(r, ls, tok, err, "expected the kernel value %llu: next "
+                              "(precomputed rows give every value 1:..L:, in order), got %llu:",
+                              (unsigned long long)last + 1, (unsigned long long)ix)
+                   : in_error(r, ls, tok, err, "expected %lld kernel values (1:..%lld:%s), got "
+                              "more", (long long)r->columns, (long long)r->columns,
+                              r->columns_line ? ", as on the first row" : ", the model's");
         }
         const char *vt = ++p;
         p = km_parse_double(p, &v, &st);
@@ -421,6 +512,8 @@ static int parse_line(km_svmlight_reader *r, const char *ls, const char *le, dou
         p = skip_blanks(p + 1);
     }
     r->nnz = nnz;
+    if (r->ids && precomputed_row(r, ls, le, p, idt, (int64_t)last, err))
+        return -1;
     if ((int64_t)last > r->max_index)
         r->max_index = (int32_t)last;
     return 1;
@@ -470,6 +563,7 @@ int km_svmlight_next(km_svmlight_reader *r, km_row *row, km_error *err)
     row->index = r->idx;
     row->value = r->val;
     row->line = r->line;
+    row->id = r->id;
     return 1;
 }
 
@@ -487,6 +581,27 @@ int km_svmlight_read(const char *path, km_problem **out, km_error *err)
 
 int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km_error *err)
 {
+    return km_svmlight_read_ids(path, max_line, KM_IDS_NONE, out, err);
+}
+
+int km_svmlight_read_params(const km_params *p, const char *path, size_t max_line,
+                            km_problem **out, km_error *err)
+{
+    const char *k = p ? km_params_get(p, "kernel") : NULL;
+    int pre = k && km_kernel_from_name(k) == KM_KERNEL_PRECOMPUTED;
+    return km_svmlight_read_ids(path, max_line, pre ? KM_IDS_TRAIN : KM_IDS_NONE, out, err);
+}
+
+void km_svmlight_for_model(km_svmlight_reader *r, const km_model *m)
+{
+    int32_t L = km_model_precomputed(m);
+    if (L > 0)
+        km_svmlight_set_ids(r, KM_IDS_TEST, L);
+}
+
+int km_svmlight_read_ids(const char *path, size_t max_line, int ids, km_problem **out,
+                         km_error *err)
+{
     km_error local;
     if (!err)
         err = &local;
@@ -495,6 +610,7 @@ int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km
     if (!r)
         return err->code;
     km_svmlight_set_max_line(r, max_line);
+    km_svmlight_set_ids(r, ids, 0);
     km_problem *pb = calloc(1, sizeof *pb);
     int64_t rcap = 0, ycap = 0, l = 0;
     int rc = pb ? KM_OK : km_error_nomem(err, "problem");
@@ -529,7 +645,13 @@ int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km
                 if (nq)
                     pb->qid = nq;
             }
-            if (!rp || (has_qid && !nq)) {
+            int64_t *ni = NULL;
+            if (rp && r->ids == KM_IDS_TRAIN) {
+                ni = realloc(pb->id, (size_t)nc * sizeof *ni);
+                if (ni)
+                    pb->id = ni;
+            }
+            if (!rp || (has_qid && !nq) || (r->ids == KM_IDS_TRAIN && !ni)) {
                 rc = km_error_nomem(err, "rows");
                 break;
             }
@@ -550,6 +672,8 @@ int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km
         memcpy(pb->y + l * r->nout, r->ys, (size_t)r->nout * sizeof *pb->y);
         if (has_qid)
             pb->qid[l] = qid;
+        if (pb->id)
+            pb->id[l] = r->id;
         l++;
         pb->row_ptr[l] = r->nnz;
     }
@@ -573,6 +697,8 @@ int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km
     pb->y = shrunk(pb->y, l * pb->nout, sizeof *pb->y);
     if (pb->qid)
         pb->qid = shrunk(pb->qid, l, sizeof *pb->qid);
+    if (pb->id)
+        pb->id = shrunk(pb->id, l, sizeof *pb->id);
     if (pb->nnz > 0) {
         pb->index = shrunk(pb->index, pb->nnz, sizeof *pb->index);
         pb->value = shrunk(pb->value, pb->nnz, sizeof *pb->value);

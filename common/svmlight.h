@@ -30,6 +30,7 @@ typedef struct km_row {
     const int32_t *index;
     const double *value;
     int64_t line;        /* 1-based line number the row came from */
+    int64_t id;          /* KM_IDS_TRAIN: the row's serial number (0:ID); else 0 */
 } km_row;
 
 typedef struct km_svmlight_reader km_svmlight_reader;
@@ -48,6 +49,26 @@ int km_svmlight_next(km_svmlight_reader *r, km_row *row, km_error *err);
 /* Sets the longest line r accepts (0: KM_MAX_LINE). */
 void km_svmlight_set_max_line(km_svmlight_reader *r, size_t bytes);
 
+/*
+ * Precomputed kernels (LIBSVM's -t 4 convention). Feature index 0 is refused by default
+ * (KM_IDS_NONE). KM_IDS_TRAIN: every row is "label 0:ID 1:K(x_ID,x_1) ... L:K(x_ID,x_L)":
+ * first 0:ID, ID an integer in 1..L on no other row (the row's serial number: the column
+ * of its own instance), then all L kernel values 1:..L: in order, L the same on every row
+ * (the first row's); row->id gets ID. KM_IDS_TEST: "label [0:ANY] 1:K(x,x_1) ... L:K(x,x_L)",
+ * the 0: value ignored (any token: LIBSVM's "0:?"), all L values (columns > 0: this L;
+ * 0: the first row's). Faults are "FILE:LINE:COL: expected ..." input errors.
+ */
+enum { KM_IDS_NONE = 0, KM_IDS_TRAIN = 1, KM_IDS_TEST = 2 };
+void km_svmlight_set_ids(km_svmlight_reader *r, int mode, int64_t columns);
+
+/* Sets up r to read the rows model m predicts: a precomputed-kernel model's test rows
+ * (KM_IDS_TEST with its L); nothing for other models. */
+void km_svmlight_for_model(km_svmlight_reader *r, const km_model *m);
+
+/* L (> 0) when m's kernel is precomputed (a test row needs L kernel values), else 0
+ * (model_kernel.c). */
+int32_t km_model_precomputed(const km_model *m);
+
 /* Closes the reader; NULL is fine. */
 void km_svmlight_close(km_svmlight_reader *r);
 
@@ -57,5 +78,16 @@ int km_svmlight_read(const char *path, km_problem **out, km_error *err);
 
 /* km_svmlight_read with lines of up to max_line bytes (0: KM_MAX_LINE). */
 int km_svmlight_read_max(const char *path, size_t max_line, km_problem **out, km_error *err);
+
+/* km_svmlight_read_max with the precomputed-kernel mode ids (KM_IDS_*): KM_IDS_TRAIN fills
+ * P->id with each row's serial number. */
+int km_svmlight_read_ids(const char *path, size_t max_line, int ids, km_problem **out,
+                         km_error *err);
+
+/* Reads the training data as parameters p need it: rows with 0:ID when p's kernel is
+ * precomputed (-t precomputed or 4), plain svmlight rows otherwise. The one way the front
+ * ends read training data. */
+int km_svmlight_read_params(const km_params *p, const char *path, size_t max_line,
+                            km_problem **out, km_error *err);
 
 #endif

@@ -31,7 +31,8 @@ class KmProblem(ctypes.Structure):
     _fields_ = [("l", c_int64), ("nnz", c_int64), ("n", c_int32),
                 ("row_ptr", POINTER(c_int64)), ("index", POINTER(c_int32)),
                 ("value", POINTER(c_double)), ("y", POINTER(c_double)),
-                ("nout", c_int32), ("qid", POINTER(c_int64))]
+                ("nout", c_int32), ("qid", POINTER(c_int64)),
+                ("id", POINTER(c_int64))]
 
 
 class KmReport(ctypes.Structure):

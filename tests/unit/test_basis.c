@@ -390,7 +390,7 @@ static void test_project(void)
      * NULL + 0 (issue 13 item 10; clang -fsanitize=undefined sees it) */
     int64_t rp[3] = {0, 0, 0};
     double y2[2] = {1, -1};
-    km_problem E = {2, 0, 5, rp, NULL, NULL, y2, 0, NULL};
+    km_problem E = {2, 0, 5, rp, NULL, NULL, y2, 0, NULL, NULL};
     int32_t f2[2] = {1, 3};
     km_basis sub = {{KM_KERNEL_RBF, 1, 0, 3, 0}, 2, f2};
     for (int t = 0; t < 2; t++) {

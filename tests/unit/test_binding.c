@@ -19,7 +19,7 @@ static double ys[] = {1, -1, 1};
 
 static km_problem view(void)
 {
-    return (km_problem){3, 5, 4, rp, ix, vx, ys, 0, NULL};
+    return (km_problem){3, 5, 4, rp, ix, vx, ys, 0, NULL, NULL};
 }
 
 static void test_check(void)
@@ -195,7 +195,7 @@ static void test_predict_all_outputs(void)
             y[i * MOUT + j] = sin((j + 1) * value[i]) + 0.1 * cos(7.0 * i * (j + 1));
     }
     row_ptr[L] = L;
-    km_problem P = {L, L, 1, row_ptr, index, value, y, MOUT, NULL};
+    km_problem P = {L, L, 1, row_ptr, index, value, y, MOUT, NULL, NULL};
     km_error err;
     km_report rep;
     km_params *par = km_params_new();
