@@ -429,14 +429,14 @@ static int check_ids(const km_kernel *k, const km_problem *P, km_error *err)
 
 /* ---- names and checks ---- */
 
-static const char *const kernel_names[KM_KERNEL_COUNT] = {
+static const char *const kernel_names[KM_KERNEL_PRECOMPUTED + 1] = {
     "linear", "poly", "rbf", "sigmoid", "laplacian", "expdot", "spline", "precomputed"};
 
 int km_kernel_from_name(const char *name)
 {
     if (!name)
         return -1;
-    for (int t = 0; t < KM_KERNEL_COUNT; t++)
+    for (int t = 0; t <= KM_KERNEL_PRECOMPUTED; t++)
         if (strcasecmp(name, kernel_names[t]) == 0)
             return t;
     if (strcasecmp(name, "polynomial") == 0)
@@ -450,12 +450,12 @@ int km_kernel_from_name(const char *name)
 
 const char *km_kernel_name(km_kernel_type type)
 {
-    return (int)type >= 0 && type < KM_KERNEL_COUNT ? kernel_names[type] : "unknown";
+    return (int)type >= 0 && type <= KM_KERNEL_PRECOMPUTED ? kernel_names[type] : "unknown";
 }
 
 int km_kernel_check(const km_kernel *k, int32_t n, km_error *err)
 {
-    if ((int)k->type < 0 || k->type >= KM_KERNEL_COUNT)
+    if ((int)k->type < 0 || k->type > KM_KERNEL_PRECOMPUTED)
         return km_error_set(err, KM_EUSAGE, "unknown kernel type %d", (int)k->type);
     const char *name = kernel_names[k->type];
     int uses_gamma = k->type != KM_KERNEL_LINEAR && k->type != KM_KERNEL_SPLINE &&

@@ -17,10 +17,11 @@ typedef enum {
     KM_KERNEL_LAPLACIAN,  /* exp(-gamma ||x - y||_1) */
     KM_KERNEL_EXPDOT,     /* exp(gamma x'y)                       (thesis 5.4) */
     KM_KERNEL_SPLINE,     /* 1 + min(x, y), 1-D inputs            (thesis 5.5) */
-    KM_KERNEL_PRECOMPUTED,/* the rows are kernel values: K(a, b) = row a at column id_b, the
-                             row of the smaller serial number giving K(a, b) = K(b, a)
-                             (km_problem.id; -t 4) */
-    KM_KERNEL_COUNT
+    KM_KERNEL_COUNT,      /* the number of kernels of two feature vectors (above) */
+    /* not a function of two rows: the rows are kernel values, K(a, b) = row a at column
+     * id_b, the row of the smaller serial number giving K(a, b) = K(b, a) (km_problem.id,
+     * svmlight 0:ID; svm-train -t 4) */
+    KM_KERNEL_PRECOMPUTED = KM_KERNEL_COUNT
 } km_kernel_type;
 
 typedef struct km_kernel {

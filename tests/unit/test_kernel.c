@@ -133,7 +133,10 @@ static void test_names(void)
     CHECK(km_kernel_from_name("0") == KM_KERNEL_LINEAR && km_kernel_from_name("1") == KM_KERNEL_POLY &&
           km_kernel_from_name("2") == KM_KERNEL_RBF && km_kernel_from_name("3") == KM_KERNEL_SIGMOID,
           "svm-train numbers 0..3: linear, poly, rbf, sigmoid");
-    CHECK(km_kernel_from_name("4") == -1 && km_kernel_from_name("") == -1 &&
+    CHECK(km_kernel_from_name("4") == KM_KERNEL_PRECOMPUTED &&
+          km_kernel_from_name("precomputed") == KM_KERNEL_PRECOMPUTED,
+          "svm-train -t 4: precomputed");
+    CHECK(km_kernel_from_name("5") == -1 && km_kernel_from_name("") == -1 &&
           km_kernel_from_name("rbf2") == -1 && km_kernel_from_name("22") == -1 &&
           km_kernel_from_name(NULL) == -1, "unknown names give -1");
 }
