@@ -368,6 +368,8 @@ static int row_labels(const km_problem *P, const int64_t *rows, int64_t m, doubl
 /* Row r of P equals row s of S (indices and values). */
 static int same_row(const km_problem *P, int64_t r, const km_problem *S, int64_t s)
 {
+    if (P->id && S->id)   /* -t precomputed: support vectors are serial numbers */
+        return P->id[r] == S->id[s];
     int64_t a = P->row_ptr[r], na = P->row_ptr[r + 1] - a, b = S->row_ptr[s];
     if (S->row_ptr[s + 1] - b != na)
         return 0;

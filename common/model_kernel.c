@@ -101,6 +101,8 @@ int32_t km_model_precomputed(const km_model *m)
 {
     const km_expansion *e = m && (m->kind == &km_kind_kernel || m->kind == &km_kind_kernel_ovo)
                             ? m->body : NULL;
+    if (m && m->kind == &km_kind_libsvm)
+        return km_libsvm_precomputed(m);
     return e && e->kernel.type == KM_KERNEL_PRECOMPUTED ? (m->n > 0 ? m->n : 1) : 0;
 }
 

@@ -2,7 +2,7 @@
  * a model kind (doc/model-format.md).
  *
  *   svm_type c_svc | nu_svc | one_class | epsilon_svr | nu_svr
- *   kernel_type linear | polynomial | rbf | sigmoid     (precomputed is refused)
+ *   kernel_type linear | polynomial | rbf | sigmoid | precomputed
  *   degree D, gamma G, coef0 R                           (as the kernel uses them)
  *   nr_class k                                           (2 for one-class and regression)
  *   total_sv l
@@ -11,6 +11,8 @@
  *   probA, probB, prob_density_marks                     (read and ignored)
  *   SV
  *   l lines "a_1 .. a_{k-1} idx:val ...", the support vectors grouped by class
+ *   (precomputed: "a_1 .. a_{k-1} 0:ID", the training row's serial number; K(sv, x) is the
+ *   test row's value at column ID)
  *
  * LIBSVM's decision (svm_predict_values): for the pair (i, j), i < j,
  *   d_ij(x) = sum_{s in class i} a_{j-1}[s] K(sv_s, x) + sum_{s in class j} a_i[s] K(sv_s, x)
@@ -204,10 +206,11 @@ static int number_list(km_mio *io, const char *line, const char *v, int64_t coun
 
 static int kernel_from_libsvm(const char *s)
 {
-    static const char *const names[] = {"linear", "polynomial", "rbf", "sigmoid"};
+    static const char *const names[] = {"linear", "polynomial", "rbf", "sigmoid",
+                                        "precomputed"};
     static const km_kernel_type types[] = {KM_KERNEL_LINEAR, KM_KERNEL_POLY, KM_KERNEL_RBF,
-                                           KM_KERNEL_SIGMOID};
-    for (int t = 0; t < 4; t++)
+                                           KM_KERNEL_SIGMOID, KM_KERNEL_PRECOMPUTED};
+    for (int t = 0; t < 5; t++)
         if (strcmp(s, names[t]) == 0)
             return (int)types[t];
     return -1;
@@ -253,10 +256,7 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
             if (svm_type < 0)
                 rc = km_mio_bad_col(io, v - line + 1, "unknown svm_type '%.40s'", v);
         } else if (KEY("kernel_type")) {
-            if ((ktype = kernel_from_libsvm(v)) < 0 && strcmp(v, "precomputed") == 0)
-                rc = km_mio_bad_col(io, v - line + 1, "precomputed kernels (svm-train -t 4) "
-                                    "are not supported");
-            else if (ktype < 0)
+            if ((ktype = kernel_from_libsvm(v)) < 0)
                 rc = km_mio_bad_col(io, v - line + 1, "unknown kernel_type '%.40s'", v);
         } else if (KEY("degree")) {
             if (km_model_parse_int(v, 1, 1000, &degree))
@@ -312,7 +312,7 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
         goto fail;
     }
     km_kernel kern = {(km_kernel_type)ktype, gamma, coef0, (int)degree, 0};
-    if (ktype != KM_KERNEL_LINEAR && !have_gamma) {
+    if (ktype != KM_KERNEL_LINEAR && ktype != KM_KERNEL_PRECOMPUTED && !have_gamma) {
         rc = km_mio_bad(io, "a %s kernel needs 'gamma'", km_kernel_name(kern.type));
         goto fail;
     }
@@ -345,7 +345,9 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
     S = calloc(1, sizeof *S);
     coef = malloc(((size_t)(ncoef * total_sv) + 1) * sizeof *coef);
     if (!S || !coef || !(S->row_ptr = calloc((size_t)total_sv + 1, sizeof *S->row_ptr)) ||
-        !(S->y = calloc((size_t)total_sv + 1, sizeof *S->y))) {
+        !(S->y = calloc((size_t)total_sv + 1, sizeof *S->y)) ||
+        (ktype == KM_KERNEL_PRECOMPUTED &&
+         !(S->id = malloc(((size_t)total_sv + 1) * sizeof *S->id)))) {
         rc = km_error_nomem(err, "support vectors");
         goto fail;
     }
@@ -369,6 +371,27 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
                                     (long long)ncoef);
             if (rc)
                 goto fail;
+        }
+        if (ktype == KM_KERNEL_PRECOMPUTED) {   /* "0:ID": the serial number alone */
+            while (*p == ' ' || *p == '\t')
+                p++;
+            const char *at = p;
+            double id = 0;
+            if (p[0] == '0' && p[1] == ':')
+                p = km_parse_double(p + 2, &id, &st);
+            else
+                st = KM_NUM_NONE;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (st != KM_NUM_OK || *p || !(id >= 1 && id <= INT32_MAX) || id != floor(id)) {
+                rc = km_mio_bad_col(io, at - line + 1, "expected 0:ID (a precomputed "
+                                    "kernel's serial number, an integer >= 1)");
+                goto fail;
+            }
+            S->id[s] = (int64_t)id;
+            S->n = (int32_t)id > S->n ? (int32_t)id : S->n;
+            S->row_ptr[s + 1] = 0;
+            continue;
         }
         int64_t prev = 0;
         for (;;) {
@@ -470,13 +493,14 @@ static int write_text(FILE *f, const void *ctx)
     static const char *const kname[] = {[KM_KERNEL_LINEAR] = "linear",
                                         [KM_KERNEL_POLY] = "polynomial",
                                         [KM_KERNEL_RBF] = "rbf",
-                                        [KM_KERNEL_SIGMOID] = "sigmoid"};
+                                        [KM_KERNEL_SIGMOID] = "sigmoid",
+                                        [KM_KERNEL_PRECOMPUTED] = "precomputed"};
     char b[KM_DTOA_SIZE];
     fprintf(f, "svm_type %s\nkernel_type %s\n", m->nr_class ? "c_svc" : "epsilon_svr",
             kname[e->kernel.type]);
     if (e->kernel.type == KM_KERNEL_POLY)
         fprintf(f, "degree %d\n", e->kernel.degree);
-    if (e->kernel.type != KM_KERNEL_LINEAR) {
+    if (e->kernel.type != KM_KERNEL_LINEAR && e->kernel.type != KM_KERNEL_PRECOMPUTED) {
         km_dtoa(e->kernel.gamma, b);
         fprintf(f, "gamma %s\n", b);
     }
@@ -497,7 +521,14 @@ static int write_text(FILE *f, const void *ctx)
         fprintf(f, "label %.0f %.0f\nnr_sv %lld 0\n", m->labels[1], m->labels[0],
                 (long long)e->sv->l);
     fputs("SV\n", f);
-    km_model_put_svs(f, e->sv, e->sv_coef, 1);
+    if (e->kernel.type == KM_KERNEL_PRECOMPUTED) {   /* svm_save_model's "coef 0:ID" */
+        for (int64_t s = 0; s < e->sv->l; s++) {
+            km_dtoa(e->sv_coef[s], b);
+            fprintf(f, "%s 0:%lld\n", b, (long long)e->sv->id[s]);
+        }
+    } else {
+        km_model_put_svs(f, e->sv, e->sv_coef, 1);
+    }
     return ferror(f) ? -1 : 0;
 }
 
@@ -508,9 +539,11 @@ int km_model_write_libsvm(const km_model *m, const char *path, km_error *err)
                             "models only: train -t KERNEL)", m->kind->name);
     const km_expansion *e = m->body;
     if (e->kernel.type != KM_KERNEL_LINEAR && e->kernel.type != KM_KERNEL_POLY &&
-        e->kernel.type != KM_KERNEL_RBF && e->kernel.type != KM_KERNEL_SIGMOID)
+        e->kernel.type != KM_KERNEL_RBF && e->kernel.type != KM_KERNEL_SIGMOID &&
+        e->kernel.type != KM_KERNEL_PRECOMPUTED)
         return km_error_set(err, KM_EUSAGE, "the %s kernel does not fit LIBSVM's format "
-                            "(linear, poly, rbf, sigmoid)", km_kernel_name(e->kernel.type));
+                            "(linear, poly, rbf, sigmoid, precomputed)",
+                            km_kernel_name(e->kernel.type));
     if (m->nr_class > 2 || m->nr_w != 1)
         return km_error_set(err, KM_EUSAGE, "a one-versus-all model of %d classes does not "
                             "fit LIBSVM's one-versus-one format", m->nr_class);
@@ -519,4 +552,10 @@ int km_model_write_libsvm(const km_model *m, const char *path, km_error *err)
             return km_error_set(err, KM_EUSAGE, "label %g does not fit LIBSVM's format (its "
                                 "labels are integers)", m->labels[k]);
     return km_write_atomic(path, "LIBSVM model", write_text, m, err);
+}
+
+int32_t km_libsvm_precomputed(const km_model *m)
+{
+    const svm_body *b = m->kind == &km_kind_libsvm ? m->body : NULL;
+    return b && b->kernel.type == KM_KERNEL_PRECOMPUTED ? -(b->sv->n > 0 ? b->sv->n : 1) : 0;
 }

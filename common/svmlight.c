@@ -42,6 +42,7 @@ struct km_svmlight_reader {
     int ids;              /* KM_IDS_*: what a leading 0: means (precomputed kernels) */
     int64_t columns;      /* precomputed rows: kernel values per row (0: the first row's) */
     int64_t columns_line; /* the line that set columns (0: given by km_svmlight_set_ids) */
+    int64_t min_columns;  /* ... at least this many (a LIBSVM model's largest serial number) */
     int64_t id;           /* the current row's serial number (KM_IDS_TRAIN), else 0 */
     int64_t *id_line;     /* KM_IDS_TRAIN: columns + 1 lines, where each ID was (0: not yet) */
 };
@@ -139,6 +140,7 @@ void km_svmlight_set_ids(km_svmlight_reader *r, int mode, int64_t columns)
 {
     r->ids = mode == KM_IDS_TRAIN || mode == KM_IDS_TEST ? mode : KM_IDS_NONE;
     r->columns = r->ids && columns > 0 ? columns : 0;
+    r->min_columns = r->ids && columns < 0 ? -columns : 0;
     r->columns_line = 0;
 }
 
@@ -325,6 +327,10 @@ precomputed_row(km_svmlight_reader *r, const char *ls, const char *le, const cha
         return in_error(r, ls, p, err, "expected kernel values 1:K(x,x_1) ... L:K(x,x_L) "
                         "(-t precomputed)");
     if (r->columns == 0) {
+        if (last < r->min_columns)
+            return in_error(r, ls, p < le && *p != '#' ? p : le, err, "expected at least %lld "
+                            "kernel values (the model's largest support vector serial number), "
+                            "got %lld", (long long)r->min_columns, (long long)last);
         r->columns = last;
         r->columns_line = r->line;
         if (r->ids == KM_IDS_TRAIN &&
@@ -595,7 +601,7 @@ int km_svmlight_read_params(const km_params *p, const char *path, size_t max_lin
 void km_svmlight_for_model(km_svmlight_reader *r, const km_model *m)
 {
     int32_t L = km_model_precomputed(m);
-    if (L > 0)
+    if (L != 0)
         km_svmlight_set_ids(r, KM_IDS_TEST, L);
 }
 

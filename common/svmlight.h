@@ -56,7 +56,7 @@ void km_svmlight_set_max_line(km_svmlight_reader *r, size_t bytes);
  * of its own instance), then all L kernel values 1:..L: in order, L the same on every row
  * (the first row's); row->id gets ID. KM_IDS_TEST: "label [0:ANY] 1:K(x,x_1) ... L:K(x,x_L)",
  * the 0: value ignored (any token: LIBSVM's "0:?"), all L values (columns > 0: this L;
- * 0: the first row's). Faults are "FILE:LINE:COL: expected ..." input errors.
+ * columns < 0: the first row's L, at least -columns; 0: the first row's). Faults are "FILE:LINE:COL: expected ..." input errors.
  */
 enum { KM_IDS_NONE = 0, KM_IDS_TRAIN = 1, KM_IDS_TEST = 2 };
 void km_svmlight_set_ids(km_svmlight_reader *r, int mode, int64_t columns);
@@ -65,9 +65,11 @@ void km_svmlight_set_ids(km_svmlight_reader *r, int mode, int64_t columns);
  * (KM_IDS_TEST with its L); nothing for other models. */
 void km_svmlight_for_model(km_svmlight_reader *r, const km_model *m);
 
-/* L (> 0) when m's kernel is precomputed (a test row needs L kernel values), else 0
- * (model_kernel.c). */
+/* When m's kernel is precomputed: L > 0 (a test row needs exactly L kernel values, a kmtk
+ * model's nr_feature) or -L < 0 (at least L: a LIBSVM model's largest support vector serial
+ * number); else 0 (model_kernel.c, model_libsvm.c). */
 int32_t km_model_precomputed(const km_model *m);
+int32_t km_libsvm_precomputed(const km_model *m);
 
 /* Closes the reader; NULL is fine. */
 void km_svmlight_close(km_svmlight_reader *r);
