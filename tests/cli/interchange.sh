@@ -219,5 +219,5 @@ sed -e 's/^total_sv .*/total_sv 99999999999/' -e 's/^nr_sv .*/nr_sv 99999999999 
 expect_fail "LIBSVM total_sv 99999999999: exit 2 before any allocation" 2 "total_sv 99999999999 needs at least" \
     $P $H "$TMP/huge2.model" "$TMP/o"
 sed 's/^kernel_type .*/kernel_type precomputed/' "$TMP/svm.model" >"$TMP/pre.model"
-expect_fail "a LIBSVM precomputed-kernel model: exit 2, said plainly" 2 "pre.model:2:13: precomputed kernels" \
+expect_fail "a LIBSVM precomputed-kernel model with feature SV lines: exit 2, said plainly" 2 "pre.model:[0-9]+:[0-9]+: expected 0:ID \\(a precomputed kernel's serial number" \
     $P $H "$TMP/pre.model" "$TMP/o"

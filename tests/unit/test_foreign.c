@@ -346,7 +346,8 @@ static void test_hostile(const char *path)
          "'nr_class' given twice"},
         {"svm_type c_svc\nkernel_type linear\nnr_class 2\nrho 1\nnr_class 3\n", ":5:1: header "
          "key 'nr_class' given twice"},
-        {"svm_type c_svc\nkernel_type precomputed\n", ":2:13: precomputed kernels"},
+        {"svm_type c_svc\nkernel_type precomputed\nnr_class 2\ntotal_sv 1\nrho 0\nlabel 1 -1\n"
+         "nr_sv 1 0\nSV\n1 1:0.5\n", ":9:3: expected 0:ID (a precomputed kernel's serial"},
         {"svm_type c_svx\n", ":1:10: unknown svm_type"},
         {"svm_type c_svc\nkernel_type rbf\ngamma 1\nnr_class 3\ntotal_sv 1\nrho 1 2\n",
          ":6:5: expected 3 numbers (rho)"},
