@@ -179,7 +179,7 @@ static int seconds_ms(const char *opt, const char *v)
 static km_kernel_type kernel_type(const char *opt, const char *name)
 {
     int t = km_kernel_from_name(name);
-    if (t < 0)
+    if (t < 0 || t == KM_KERNEL_PRECOMPUTED)
         km_cli_die(1, "%s: unknown kernel '%s'", opt, name);
     return (km_kernel_type)t;
 }

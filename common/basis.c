@@ -247,6 +247,8 @@ int km_basis_parse(const char *text, int32_t n, km_basis *b, km_error *err)
         buf[nlen] = '\0';
         type = km_kernel_from_name(buf);
     }
+    if (type == KM_KERNEL_PRECOMPUTED)   /* values looked up by 0:ID, not a kernel of rows */
+        type = -1;
     if (type < 0)
         return km_error_set(err, KM_EINPUT, "unknown kernel '%.*s' (expected linear, poly, "
                             "rbf, sigmoid, laplacian, expdot or spline)", nlen > 40 ? 40 : nlen,
