@@ -505,6 +505,17 @@ static double dual_norm(const double *beta, int M, double p)
     return top * pow(s, 1 / ps);
 }
 
+/* What a coordinate step reads of row i, in one place (one cache line in random order, as
+ * cd.c's cd_coord): its nonzeros [b, e), y_i, alpha_i, k(x_i, x_i) and its task. */
+typedef struct mt_coord {
+    int64_t b, e;
+    double y, alpha, xsq;
+    int32_t t;
+} mt_coord;
+
+/* how many visits ahead the rows (and, twice as far, the coordinates) are prefetched */
+enum { MT_PREFETCH = 16 };
+
 int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks *k,
                    const km_mtmkl_param *par, km_mtmkl_result *r, km_error *err)
 {
@@ -521,8 +532,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
     int rc = tf_build(k, &tf, err);
     if (rc)
         return rc;
-    int32_t *tau = malloc((size_t)(l > 0 ? l : 1) * sizeof *tau);
-    double *xsq = malloc((size_t)(l > 0 ? l : 1) * sizeof *xsq);
+    mt_coord *co = aligned_alloc(64, ((size_t)(l > 0 ? l : 1) * sizeof(mt_coord) + 63) / 64 * 64);
     int64_t *perm = malloc((size_t)(l > 0 ? l : 1) * sizeof *perm);
     r->theta = malloc((size_t)M * sizeof *r->theta);
     r->beta = calloc((size_t)M, sizeof *r->beta);
@@ -536,7 +546,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         r->g = calloc((size_t)k->nf * (size_t)(d > 0 ? d : 1), sizeof *r->g);
     r->alpha = calloc((size_t)(l > 0 ? l : 1), sizeof *r->alpha);
     r->d = d;
-    if (!tau || !xsq || !perm || !r->theta || !r->beta || !(kmode ? !!S : !!r->g) ||
+    if (!co || !perm || !r->theta || !r->beta || !(kmode ? !!S : !!r->g) ||
         !r->alpha) {
         rc = km_error_nomem(err, "mtmkl");
         goto done;
@@ -547,11 +557,15 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         goto done;
     }
     for (int64_t i = 0; i < l; i++) {
-        tau[i] = km_mtmkl_task(k, P->qid[i]);
+        co[i].t = km_mtmkl_task(k, P->qid[i]);
         double s = 0;
         for (int64_t j = P->row_ptr[i]; j < P->row_ptr[i + 1]; j++)
             s += P->value[j] * P->value[j];
-        xsq[i] = kmode ? km_kmatrix_diag(K, i) : s;   /* k(x_i, x_i) */
+        co[i].xsq = kmode ? km_kmatrix_diag(K, i) : s;   /* k(x_i, x_i) */
+        co[i].b = P->row_ptr[i];
+        co[i].e = P->row_ptr[i + 1];
+        co[i].y = ylab[i];
+        co[i].alpha = 0;
         perm[i] = i;
     }
     for (int m = 0; m < M; m++)   /* the initial theta on the sphere of the l_p ball */
@@ -560,7 +574,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
     km_rng rng;
     km_rng_seed(&rng, par->seed);
     double prev_primal = INFINITY;
-    double *g = r->g, *alpha = r->alpha, *theta = r->theta, *beta = r->beta;
+    double *g = r->g, *theta = r->theta, *beta = r->beta;
     /* LIBLINEAR's shrinking for the hinge: a coefficient at a bound whose gradient pushes
      * outward beyond last pass's extremes leaves the active set perm[0..na); a checkpoint
      * (the active set's projected gradients within tol_pg, or every CHECK_EVERY or more
@@ -576,13 +590,24 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         km_rng_shuffle(&rng, perm, na);
         double pgmax = -INFINITY, pgmin = INFINITY;
         for (int64_t a = 0; a < na; a++) {
-            int64_t i = perm[a], b = P->row_ptr[i], nnz = P->row_ptr[i + 1] - b;
-            int32_t t = tau[i];
+            if (a + 2 * MT_PREFETCH < na)
+                __builtin_prefetch(&co[perm[a + 2 * MT_PREFETCH]]);
+            if (a + MT_PREFETCH < na && !kmode) {   /* the row's first and last lines */
+                const mt_coord *n = &co[perm[a + MT_PREFETCH]];
+                __builtin_prefetch(P->index + n->b);
+                __builtin_prefetch(P->value + n->b);
+                __builtin_prefetch(P->index + n->e - 1);
+                __builtin_prefetch(P->value + n->e - 1);
+            }
+            int64_t i = perm[a];
+            mt_coord *ci = &co[i];
+            int64_t b = ci->b, nnz = ci->e - b;
+            int32_t t = ci->t;
             const int32_t *ix = P->index + b;
             const double *v = P->value + b;
-            double kii = tf.gdiag[t] * xsq[i], y = ylab[i], ai = alpha[i];
+            double kii = tf.gdiag[t] * ci->xsq, y = ci->y, ai = ci->alpha;
             if (!(kii > 0)) {   /* a zero row (or task weight): the hinge's dual argmin */
-                alpha[i] = C;
+                ci->alpha = C;
                 continue;
             }
             double G = y * (kmode ? s_z(&tf, S, l, t, i) : row_z(&tf, g, d, t, ix, v, nnz)) - 1;
@@ -611,7 +636,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             double an = ai - G / kii;
             an = an < 0 ? 0 : an > C ? C : an;
             double h = y * (an - ai);   /* the change of c_i = y_i alpha_i */
-            alpha[i] = an;
+            ci->alpha = an;
             if (h == 0)
                 continue;
             for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1] && kmode; s++)   /* s_k += h q K_i */
@@ -644,9 +669,9 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             beta[k->f[f].m] += k->f[f].lambda * s;
         }
         for (int64_t i = 0; i < l && kmode; i++)   /* beta_m = sum_k lambda (q_k o c)'s_k */
-            for (int64_t s = tf.ptr[tau[i]]; s < tf.ptr[tau[i] + 1]; s++) {
+            for (int64_t s = tf.ptr[co[i].t]; s < tf.ptr[co[i].t + 1]; s++) {
                 const km_mtmkl_factor *F = &k->f[tf.fac[s]];
-                beta[F->m] += F->lambda * tf.q[s] * ylab[i] * alpha[i] *
+                beta[F->m] += F->lambda * tf.q[s] * co[i].y * co[i].alpha *
                               S[(int64_t)tf.fac[s] * l + i];
             }
         double reg = 0, loss = 0, sa = 0;
@@ -654,12 +679,12 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             reg += theta[m] * beta[m];
         for (int64_t i = 0; i < l; i++) {
             int64_t b = P->row_ptr[i];
-            double z = kmode ? s_z(&tf, S, l, tau[i], i)
-                             : row_z(&tf, g, d, tau[i], P->index + b, P->value + b,
+            double z = kmode ? s_z(&tf, S, l, co[i].t, i)
+                             : row_z(&tf, g, d, co[i].t, P->index + b, P->value + b,
                                      P->row_ptr[i + 1] - b);
-            double xi = 1 - ylab[i] * z;
+            double xi = 1 - co[i].y * z;
             loss += xi > 0 ? xi : 0;
-            sa += alpha[i];
+            sa += co[i].alpha;
         }
         r->primal = reg / 2 + C * loss;
         r->dual = sa - (par->fixed ? reg : dual_norm(beta, M, p)) / 2;
@@ -692,9 +717,10 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
     }
     if (r->passes > par->max_iter)
         r->passes = par->max_iter;
+    for (int64_t i = 0; i < l; i++)
+        r->alpha[i] = co[i].alpha;
 done:
-    free(tau);
-    free(xsq);
+    free(co);
     free(perm);
     free(S);
     km_kmatrix_free(K);
