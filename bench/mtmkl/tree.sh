@@ -22,7 +22,9 @@
 #   class per task, BIN (where train, predict, datasets/gen_mtl_tree and
 #   bench/okl/okl_figure are; default: the repository), OUT_DIR (tables and figures; default
 #   ${TMPDIR:-/tmp}/kmtk-mtmkl-tree), FIG_DIR (when set, the figures are copied there as
-#   mtmkl-figure1b.svg for s = sqrt(20) and mtmkl-figure1b-sS.svg for any other s).
+#   mtmkl-figure1b.svg for s = sqrt(20) and mtmkl-figure1b-sS.svg for any other s),
+#   REPORT_ONLY (1: no runs; the tables and figures from OUT_DIR's files of an earlier or
+#   interrupted run, its finished draws).
 # Files in OUT_DIR per s: auc-S.tsv (method, draw, C, AUC), valid-S.tsv (method, draw, C,
 # validation AUC), roc-S.tsv (method, draw, mean TPR over the tasks at each FPR),
 # roc-mean-S.tsv (the figure's table), figure1b-S.svg.
@@ -134,10 +136,20 @@ sname() {
 . bench/lib.bash
 echo "$(cpu_line) Commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')."
 for s2 in $SIGMAS; do
-    : >"$OUT/auc-$s2.tsv"
-    : >"$OUT/valid-$s2.tsv"
-    : >"$OUT/roc-$s2.tsv"
+    if [ "${REPORT_ONLY:-0}" = 1 ]; then   # the draws whose every method is in roc-S.tsv
+        DRAWS=$(awk -F'\t' -v nm=${#methods[@]} '{ n[$2]++ } END { k = 0; for (d in n) k += n[d] == nm; print k }' "$OUT/roc-$s2.tsv")
+        for f in auc valid roc; do
+            awk -F'\t' -v nm=${#methods[@]} 'NR == FNR { n[$2] += FILENAME ~ /roc-/; next } n[$2] == nm' \
+                "$OUT/roc-$s2.tsv" "$OUT/$f-$s2.tsv" >"$OUT/$f-$s2.tsv.done"
+            mv "$OUT/$f-$s2.tsv.done" "$OUT/$f-$s2.tsv"
+        done
+    else
+        : >"$OUT/auc-$s2.tsv"
+        : >"$OUT/valid-$s2.tsv"
+        : >"$OUT/roc-$s2.tsv"
+    fi
     for draw in $(seq 1 "$DRAWS"); do
+        [ "${REPORT_ONLY:-0}" = 1 ] && break
         D="$OUT/d$draw"
         $G --sigma "$s2" --tree-seed "$draw" --seed "$draw" --test "$TEST_N" "$D"
         $G --sigma "$s2" --tree-seed "$draw" --seed $((draw + 1000)) --test "$VAL_N" "$D.val"
