@@ -23,6 +23,8 @@
 #   bench/okl/okl_figure are; default: the repository), OUT_DIR (tables and figures; default
 #   ${TMPDIR:-/tmp}/kmtk-mtmkl-tree), FIG_DIR (when set, the figures are copied there as
 #   mtmkl-figure1b.svg for s = sqrt(20) and mtmkl-figure1b-sS.svg for any other s),
+#   DRAW_FIRST (1: the draws are DRAW_FIRST .. DRAWS, e.g. to split a run in two
+#   processes whose files are joined and reported by REPORT_ONLY),
 #   REPORT_ONLY (1: no runs; the tables and figures from OUT_DIR's files of an earlier or
 #   interrupted run, its finished draws).
 # Files in OUT_DIR per s: auc-S.tsv (method, draw, C, AUC), valid-S.tsv (method, draw, C,
@@ -148,7 +150,7 @@ for s2 in $SIGMAS; do
         : >"$OUT/valid-$s2.tsv"
         : >"$OUT/roc-$s2.tsv"
     fi
-    for draw in $(seq 1 "$DRAWS"); do
+    for draw in $(seq "${DRAW_FIRST:-1}" "$DRAWS"); do
         [ "${REPORT_ONLY:-0}" = 1 ] && break
         D="$OUT/d$draw"
         $G --sigma "$s2" --tree-seed "$draw" --seed "$draw" --test "$TEST_N" "$D"
