@@ -737,9 +737,8 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         }
         if (inner)   /* the W step met its tolerance and the gap is still open: tighten */
             tol_pg = fmax(tol_pg * 0.1, 1e-14);
-        na = l;      /* every coefficient active again, no bounds from the old theta */
-        pgmax_old = INFINITY;
-        pgmin_old = -INFINITY;
+        na = l;      /* every coefficient active again; the bounds of the shrinking rule are
+                        kept while theta stays (the checkpoint saw every row), else dropped */
         /* the theta step (E.1) corrected, after a checkpoint that lowered the primal:
          * a_m = theta_m^2 beta_m, theta_m = a_m^{1/(p+1)} / (sum a^{p/(p+1)})^{1/p} */
         if (!par->fixed && r->primal < prev_primal) {
@@ -751,6 +750,10 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
                 for (int m = 0; m < M; m++)
                     theta[m] = pow(theta[m] * theta[m] * beta[m], 1 / (p + 1)) / norm;
                 tf_weigh(k, &tf, theta);
+                if (M > 1) {
+                    pgmax_old = INFINITY;
+                    pgmin_old = -INFINITY;
+                }
             }
         }
         prev_primal = r->primal;
