@@ -187,6 +187,18 @@ for s2 in $SIGMAS; do
                   printf "| %s | %.4f | %.4f | %.4f | %s |\n", m, mean, sd, med, cs }'
     done
     echo
+    echo "Paired by draw against Vanilla: mean AUC difference (method - Vanilla), its standard error, draws where the method is ahead"
+    echo
+    echo "| method | mean difference | se | ahead |"
+    echo "|---|---:|---:|---:|"
+    for m in "${methods[@]}"; do
+        [ "$m" = vanilla ] && continue
+        awk -F'\t' -v m="$m" '$1 == "vanilla" { v[$2] = $4 } $1 == m { a[$2] = $4 }
+            END { for (d in a) { x = a[d] - v[d]; n++; s += x; q += x * x; w += x > 0 }
+                  mean = s / n; se = n > 1 ? sqrt((q - n * mean * mean) / (n - 1) / n) : 0
+                  printf "| %s | %+.4f | %.4f | %d of %d |\n", m, mean, se, w, n }' "$OUT/auc-$s2.tsv"
+    done
+    echo
     echo "Mean validation AUC over the draws by C (the choice is interior when the best C is not an end of the grid, or the AUC is flat there)"
     echo
     echo "| method | $(echo $CS | sed 's/ / | /g') |"
