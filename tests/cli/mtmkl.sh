@@ -70,9 +70,7 @@ check "predict --per-task: 8 tasks, each AUC = a rank count by awk" bash -c \
 # class per task): the table, Figure 1b's SVG, and its curves against the AUC
 R=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$TMP/fig"
-# detect_leaks=0: bench/okl/okl_figure, which draws the figure, does not free its table at
-# exit (LeakSanitizer under make check-asan); train and predict are leak-checked above
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 DRAWS=1 CS="0.001 1" SIGMAS=4.47213595499958 TEST_N=30 VAL_N=10 GRID=300 BIN=$BIN \
+DRAWS=1 CS="0.001 1" SIGMAS=4.47213595499958 TEST_N=30 VAL_N=10 GRID=300 BIN=$BIN \
     OUT_DIR="$TMP/treebench" FIG_DIR="$TMP/fig" bash "$R/bench/mtmkl/tree.sh" >"$TMP/treebench.md" 2>"$TMP/treebench.err"
 check "bench/mtmkl/tree.sh runs: a row per method" bash -c \
     "test \$(grep -cE '^\\| (individual|union|vanilla|mtmkl[123]) \\| 0\\.[0-9]{4} \\|' $TMP/treebench.md) -eq 12"
