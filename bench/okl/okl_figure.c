@@ -336,5 +336,16 @@ int main(int argc, char **argv)
     km_error err = {0};
     if (km_plot_svg_styled(&fig, PS, argv[optind + 1], &err))
         km_cli_die(err.code, "%s", err.msg);
+    for (int k = 0; k < np; k++)   /* the columns, the table (LeakSanitizer runs it too) */
+        for (int q = 0; q < P[k].nseries; q++) {
+            free((void *)S[k][q].y);
+            free((void *)S[k][q].lo);
+            free((void *)S[k][q].hi);
+        }
+    free(x);
+    for (int j = 0; j < T.ncol; j++)
+        free(T.name[j]);
+    free(T.name);
+    free(T.v);
     return 0;
 }

@@ -65,3 +65,26 @@ paste -d' ' <(cut -d' ' -f1,2 "$TMP/tree.test") "$TMP/pt.dec" | sed 's/qid://' |
 awk '/^task [0-9]+: / { sub(":", "", $2); printf "%s %.6f\n", $2, $NF }' "$TMP/pt.out" >"$TMP/pt.got"
 check "predict --per-task: 8 tasks, each AUC = a rank count by awk" bash -c \
     "test \$(wc -l <$TMP/pt.got) -eq 8 && cmp -s $TMP/pt.got $TMP/pt.want && grep -q '^mean over 8 tasks: accuracy = ' $TMP/pt.out"
+
+# bench/mtmkl/tree.sh as written, on a tiny setting (1 draw, 2 values of C, 30 test rows per
+# class per task): the table, Figure 1b's SVG, and its curves against the AUC
+R=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$TMP/fig"
+DRAWS=1 CS="0.001 1" SIGMAS=4.47213595499958 TEST_N=30 VAL_N=10 GRID=300 BIN=$BIN \
+    OUT_DIR="$TMP/treebench" FIG_DIR="$TMP/fig" bash "$R/bench/mtmkl/tree.sh" >"$TMP/treebench.md" 2>"$TMP/treebench.err"
+check "bench/mtmkl/tree.sh runs: a row per method" bash -c \
+    "test \$(grep -cE '^\\| (individual|union|vanilla|mtmkl[123]) \\| 0\\.[0-9]{4} \\|' $TMP/treebench.md) -eq 12"
+svg=$TMP/fig/mtmkl-figure1b.svg
+check "Figure 1b: an SVG in FIG_DIR, 6 curves and chance above, 6 differences below, all in legends" bash -c \
+    "for s in 0 1 2 3 4 5 6; do grep -q \"<g id=\\\"p0s\$s\\\"\" $svg || exit 1; done &&
+     for s in 0 1 2 3 4 5; do grep -q \"<g id=\\\"p1s\$s\\\"\" $svg || exit 1; done &&
+     test \$(grep -o 'class=\"key\"' $svg | wc -l) -eq 13 && grep -q 'MT-MKL p = 3 (AUC 0' $svg"
+# each mean ROC curve rises from (0, TPR >= 0) to (1, 1); its trapezoid area is the mean of
+# the per-task AUC of the table (a rank count), within 1/GRID (the grid's cut of vertical steps)
+check "Figure 1b's curves: monotone, end at (1, 1), area = the table's AUC within 1/GRID" bash -c "
+    awk -F'\\t' 'NR == 1 { next } { for (k = 2; k <= 7; k++) { if (NR > 2 && \$k < last[k] - 1e-12) exit 1
+            if (NR > 2) area[k] += (\$1 - x) * (\$k + last[k]) / 2; last[k] = \$k } x = \$1 }
+        END { for (k = 2; k <= 7; k++) { if (last[k] != 1) exit 1; printf \"%.6f\\n\", area[k] } }' \
+        $TMP/treebench/roc-mean-4.47213595499958.tsv >$TMP/area &&
+    grep -E '^\\| (individual|union|vanilla|mtmkl[123]) \\| 0\\.[0-9]{4} \\| 0\\.0000' $TMP/treebench.md | cut -d'|' -f3 >$TMP/tabauc &&
+    paste $TMP/area $TMP/tabauc | awk '{ if (!(\$1 - \$2 < 1/300 + 5e-5 && \$2 - \$1 < 1/300 + 5e-5)) exit 1 } END { exit NR != 6 }'"

@@ -122,14 +122,14 @@ static km_cd_result linear_run(const km_problem *P, km_loss loss, double C, doub
     return res;
 }
 
-static const double C_of[KM_LOSS_COUNT] = {1, 1, 1, 1, 1};
+static const double C_of[KM_LOSS_SVR + 1] = {1, 1, 1, 1, 1};
 #define EPS 0.1
 
 /* The default (gap 1e-5, cap 10,000) converges on every loss, with and without a bias;
  * the gap is certified by P and D computed here. */
 static void test_converges(void)
 {
-    for (int loss = 0; loss < KM_LOSS_COUNT; loss++)
+    for (int loss = 0; loss <= KM_LOSS_SVR; loss++)
         for (int b = 0; b < 2; b++) {
             double bias = b ? 1 : -1;
             int dim = NF + b;
@@ -198,7 +198,7 @@ static void test_rls_closed_form(void)
  * the subspace steps too (tried every 10 macro-iterations). */
 static void test_dual_monotone(void)
 {
-    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+    for (int loss = 0; loss <= KM_LOSS_SVR; loss++) {
         km_problem *P = unscaled_problem(120, km_loss_is_classification(loss),
                                          90 + (uint64_t)loss);
         double *X = dense_X(P, -1, NF), C = C_of[loss];
@@ -227,7 +227,7 @@ static void test_dual_monotone(void)
  * cap: it does not reach the default gap on these data (what the subspace step is for). */
 static void test_plain_cd_crawls(void)
 {
-    for (int loss = 0; loss < KM_LOSS_COUNT; loss += 2) {   /* l1svm, rls, svr */
+    for (int loss = 0; loss <= KM_LOSS_SVR; loss += 2) {   /* l1svm, rls, svr */
         km_problem *P = unscaled_problem(300, km_loss_is_classification(loss),
                                          40 + (uint64_t)loss);
         km_kernel kl = {KM_KERNEL_LINEAR, 0, 0, 3, 0};
@@ -263,7 +263,7 @@ static void test_pieces(void)
 {
     km_rng r;
     km_rng_seed(&r, 5);
-    for (int loss = 0; loss < KM_LOSS_COUNT; loss++) {
+    for (int loss = 0; loss <= KM_LOSS_SVR; loss++) {
         int bad = 0, nfree = 0;
         for (int t = 0; t < 4000; t++) {
             double y = km_loss_is_classification(loss) ? (unif(&r) < .5 ? -1 : 1) : 4 * unif(&r) - 2;
@@ -295,6 +295,11 @@ static void test_pieces(void)
         CHECK(bad == 0 && nfree > 1000, "%s: km_face_piece gives the piece of phi that holds c "
               "or descends from it (%d free, %d wrong)", km_loss_name(loss), nfree, bad);
     }
+    /* the logistic loss is not piecewise quadratic: no walk (plain CD) */
+    double lo, hi, a, d;
+    CHECK(!km_face_loss(KM_LOSS_LOGISTIC) &&
+          !km_face_piece(KM_LOSS_LOGISTIC, 1, 1, 0, 0.5, 0.1, &lo, &hi, &a, &d),
+          "logreg: no piece, so no walk (km_face_loss and km_face_piece say 0)");
 }
 
 /* A rank-1 Cholesky downdate against a fresh factor. */
