@@ -112,6 +112,10 @@ int km_expansion_init(km_expansion *e, const km_kernel *k, km_problem *sv, doubl
     e->kernel = *k;
     e->sv = sv;
     e->sv_coef = sv_coef;
+    if (k->type == KM_KERNEL_PRECOMPUTED && !sv->id)   /* e.g. an okl or mtl model file */
+        return km_error_set(err, KM_EINPUT, "a precomputed kernel needs support vectors given "
+                            "by serial numbers (0:ID): kernel models only (train -s l1svm, "
+                            "...)");
     e->sv_data = km_kdata_new(sv, NULL, sv->l, err);
     return e->sv_data ? KM_OK : err->code;
 }
