@@ -82,6 +82,9 @@ typedef struct km_mtmkl_param {
                                   per factor s_k = K (q_k o c) over the rows, kept up to date
                                   from the rows of K (a cache of cache_bytes) */
     size_t cache_bytes;
+    int own_cd;          /* 1: always this module's passes; 0: one task kernel that is a
+                            multiple of 11' (Union, or T = M = 1) is the l1svm problem and
+                            goes to cd.c's linear solver (km_cd_linear; doc/mtmkl.md) */
 } km_mtmkl_param;
 
 typedef struct km_mtmkl_result {

@@ -192,7 +192,7 @@ static void test_against_independent(const km_kernel *kern)
     const double ps[] = {1.5, 2, 3};
     for (int q = 0; q < 3; q++) {
         double p = ps[q], C = 1;
-        km_mtmkl_param par = {C, p, 1e-11, 200000, 1, 0, NULL, NULL, kern, 1 << 20};
+        km_mtmkl_param par = {C, p, 1e-11, 200000, 1, 0, NULL, NULL, kern, 1 << 20, 0};
         km_mtmkl_result r;
         km_error err;
         int rc = km_mtmkl_train(P, P->y, &k, &par, &r, &err);
@@ -295,7 +295,7 @@ static void test_printed_step(void)
     double *K[3];
     for (int m = 0; m < 3; m++)
         K[m] = dense_kernel(P, &k, m);
-    km_mtmkl_param par = {1, 2, 1e-11, 200000, 1, 0, NULL, NULL, NULL, 0};
+    km_mtmkl_param par = {1, 2, 1e-11, 200000, 1, 0, NULL, NULL, NULL, 0, 0};
     km_mtmkl_result r;
     km_error err;
     km_mtmkl_train(P, P->y, &k, &par, &r, &err);
@@ -368,6 +368,41 @@ static void test_reductions(void)
     f2 = objective("l1svm", P, tight, NULL);
     CHECK(fabs(f1 - f2) <= 1e-6 * f2, "G = 11' (union): l1svm on all rows (%.10g vs %.10g)",
           f1, f2);
+    /* the one-kernel case goes to cd.c's solver: this module's own passes (own_cd) reach
+     * the same optimum, and so does G = 4 * 11' (scale s = 4: C_i = 4 C there, primal / 4) */
+    for (int scaled = 0; scaled < 2; scaled++) {
+        km_mtmkl_tasks k;
+        int64_t all[3] = {1, 2, 3};
+        km_mtmkl_tasks_init(&k, P, NULL, 0, &err);
+        if (scaled) {
+            double G[9];
+            for (int e = 0; e < 9; e++)
+                G[e] = 4;
+            km_mtmkl_add_matrix(&k, G, "4 11'", &err);
+        } else {
+            km_mtmkl_add_group(&k, all, 3, "1-3", &err);
+        }
+        double fo[2], gap[2];
+        for (int own = 0; own < 2; own++) {
+            km_mtmkl_param par = {1, 2, 1e-12, 100000, 1, 0, NULL, NULL, NULL, 0, own};
+            km_mtmkl_result r;
+            km_mtmkl_train(P, P->y, &k, &par, &r, &err);
+            fo[own] = r.primal;
+            gap[own] = r.gap;
+            km_mtmkl_result_free(&r);
+        }
+        double want = f2;
+        if (scaled) {   /* its optimum: l1svm with C = 4 on x'x, divided by 4 */
+            static const char *const c4[] = {"C", "4", "tolerance", "1e-12", "max_iter",
+                                             "100000", NULL};
+            want = objective("l1svm", P, c4, NULL) / 4;
+        }
+        CHECK(fabs(fo[0] - want) <= 1e-6 * want && fabs(fo[1] - want) <= 1e-6 * want &&
+              gap[0] <= 1e-12 && gap[1] <= 1e-12,
+              "G = %s11': by cd.c's solver %.10g (gap %.2g), by the own passes %.10g (gap "
+              "%.2g), l1svm %.10g", scaled ? "4 " : "", fo[0], gap[0], fo[1], gap[1], want);
+        km_mtmkl_tasks_free(&k);
+    }
     f1 = objective("mtmkl", P, indiv, NULL);
     double sum = 0;
     for (int t = 1; t <= 3; t++) {
@@ -414,7 +449,7 @@ static void test_model_round_trip(void)
     km_mtmkl_add_group(&k, all, 3, "all", &err);
     for (int64_t t = 1; t <= 3; t++)
         km_mtmkl_add_group(&k, &t, 1, "one", &err);
-    km_mtmkl_param par = {1, 2, 1e-9, 10000, 1, 0, NULL, NULL, NULL, 0};
+    km_mtmkl_param par = {1, 2, 1e-9, 10000, 1, 0, NULL, NULL, NULL, 0, 0};
     km_mtmkl_result r;
     km_mtmkl_train(P, P->y, &k, &par, &r, &err);
     double *K[4], *dec = malloc((size_t)P->l * sizeof *dec), dev = 0, scale = 0;
