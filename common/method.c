@@ -674,5 +674,6 @@ int km_params_kernel(const km_params *p, int def_type, double def_gamma, int32_t
     k->gamma = km_param_is_set(p, "gamma") ? km_param_number(p, "gamma") : def_gamma;
     k->coef0 = km_param_number(p, "coef0");
     k->degree = (int)km_param_int(p, "degree");
+    k->offset = 0;   /* a method that takes -B with a kernel sets it after */
     return km_kernel_check(k, n, err);
 }

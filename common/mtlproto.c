@@ -199,6 +199,7 @@ static void get_kernel(km_rd *r, km_kernel *k)
     k->gamma = km_rd_f64(r);
     k->coef0 = km_rd_f64(r);
     k->degree = (int)(int32_t)km_rd_u32(r);
+    k->offset = 0;   /* not on the wire: the mtl kernels have none */
 }
 
 void km_mtlp_put_param(km_buf *b, const km_mtl_param *p, int32_t n_features)
