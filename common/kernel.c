@@ -113,14 +113,6 @@ struct km_kdata {
                          * dval == dense and frequent columns have dslot[f] == f); or NULL */
 };
 
-/* The cache's cell: double, or float with -DKM_CACHE_FLOAT (an experiment, issue 11:
- * twice the rows in the same memory; doc/kernel-solver.md). */
-#ifdef KM_CACHE_FLOAT
-typedef float km_cell;
-#else
-typedef double km_cell;
-#endif
-
 struct km_kmatrix {
     km_kernel k;
     const km_kdata *X;
@@ -129,7 +121,7 @@ struct km_kmatrix {
     double *diag;           /* m values k_ii */
     double *full;           /* m x m when all of K is kept, else NULL */
     int64_t nslots, used;   /* LRU cache: capacity, and slots handed out (some maybe free) */
-    km_cell *arena;         /* the cache's storage: slot s at arena + s ncols (touched as */
+    double *arena;          /* the cache's storage: slot s at arena + s ncols (touched as */
     int64_t arena_len;      /* rows are written, so memory grows as the cache fills) */
     int64_t *freel, nfree;  /* free slots below used */
     int64_t *slot_row;      /* row held by each slot (-1: none) */
@@ -147,9 +139,6 @@ struct km_kmatrix {
     int64_t *acols, nacols; /* the columns of the last km_kmatrix_addmul, and their row set */
     km_kdata *Xa;
     int64_t served, computed, values;
-#ifdef KM_CACHE_FLOAT
-    double *rowbuf;         /* ncols values: the row returned, converted from a float slot */
-#endif
 };
 
 /* ---- small helpers ---- */
@@ -1221,7 +1210,7 @@ static int64_t cache_slots(const km_kmatrix *K)
 }
 
 /* The storage of slot s: rows of the current length side by side. */
-static inline km_cell *slot_ptr(const km_kmatrix *K, int64_t s)
+static inline double *slot_ptr(const km_kmatrix *K, int64_t s)
 {
     return K->arena + s * K->ncols;
 }
@@ -1266,7 +1255,7 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
     }
     int64_t cap = m > KM_CACHE_MIN_ROWS ? m : KM_CACHE_MIN_ROWS;   /* slots for shorter rows */
     int64_t least = KM_CACHE_MIN_ROWS * (m > 0 ? m : 1), want;
-    size_t cells = cache_bytes / sizeof(km_cell);
+    size_t cells = cache_bytes / sizeof(double);
     want = cells > (size_t)INT64_MAX / 16 ? INT64_MAX / 16 : (int64_t)cells;
     want = want < least ? least : want;
     while (!(K->arena = alloc_big(want, sizeof *K->arena)) && want > least)   /* or less */
@@ -1284,10 +1273,6 @@ km_kmatrix *km_kmatrix_new(const km_kernel *k, const km_kdata *X, size_t cache_b
         goto nomem;
     for (int64_t i = 0; i < m; i++)
         K->where[i] = -1;
-#ifdef KM_CACHE_FLOAT
-    if (!(K->rowbuf = alloc_n(m > 0 ? m : 1, sizeof *K->rowbuf, 0)))
-        goto nomem;
-#endif
     return K;
 nomem:
     km_kmatrix_free(K);
@@ -1300,9 +1285,6 @@ void km_kmatrix_free(km_kmatrix *K)
     if (!K)
         return;
     free(K->arena);
-#ifdef KM_CACHE_FLOAT
-    free(K->rowbuf);
-#endif
     free(K->freel);
     free(K->slot_row);
     free(K->slot_pass);
@@ -1379,14 +1361,7 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
         }
         K->slot_pass[s] = K->pass;
         K->served++;
-#ifdef KM_CACHE_FLOAT
-        const float *f = slot_ptr(K, s);
-        for (int64_t q = 0; q < K->ncols; q++)
-            K->rowbuf[q] = f[q];
-        return K->rowbuf;
-#else
         return slot_ptr(K, s);
-#endif
     }
     if (K->nfree > 0) {   /* a free slot, a new one, or the least recently used row's */
         s = K->freel[--K->nfree];
@@ -1399,27 +1374,14 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
         lru_unlink(K, s);
         K->where[K->slot_row[s]] = -1;
     }
-#ifdef KM_CACHE_FLOAT   /* the row as stored (the same values from the cache later) */
-    kmatrix_compute_row(K, i, K->rowbuf);
-    float *f = slot_ptr(K, s);
-    for (int64_t q = 0; q < K->ncols; q++) {
-        f[q] = (float)K->rowbuf[q];
-        K->rowbuf[q] = f[q];
-    }
-#else
     kmatrix_compute_row(K, i, slot_ptr(K, s));
-#endif
     K->computed++;
     K->served++;
     K->slot_row[s] = i;
     K->slot_pass[s] = K->pass;
     K->where[i] = s;
     lru_push_front(K, s);
-#ifdef KM_CACHE_FLOAT
-    return K->rowbuf;
-#else
     return slot_ptr(K, s);
-#endif
 }
 
 /* Row i over the columns [c0, c1) of the current ones, times h, added to z[c0..c1) chunk by
@@ -1551,12 +1513,8 @@ int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km
     for (int64_t j = 0; j < m; j++) {   /* columns c_j != 0, with a row of K in memory or not */
         if (c[j] == 0)
             continue;
-#ifdef KM_CACHE_FLOAT   /* exact values: rows computed afresh */
-        const double *row = K->full ? K->full + j * m : NULL;
-#else
         const double *row = K->full ? K->full + j * m
                             : !K->cols && K->where[j] >= 0 ? slot_ptr(K, K->where[j]) : NULL;
-#endif
         if (row) {
             rows[nin] = row;
             cin[nin++] = c[j];
@@ -1643,8 +1601,7 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
     int64_t *map = alloc_n(ncols, sizeof *map, 0), *keep = cols ? alloc_n(ncols, sizeof *keep, 0) : NULL;
     int64_t *add = alloc_n(ncols, sizeof *add, 0), nadd = 0;
     double *gather = K->full && cols ? alloc_n(ncols, sizeof *gather, 0) : NULL;
-    double *buf = NULL;
-    km_cell *tmp = NULL;
+    double *buf = NULL, *tmp = NULL;
     km_kdata *Xc = NULL, *Xadd = NULL;
     int rc = KM_OK;
     if (!map || !add || (cols && !keep) || (K->full && cols && !gather)) {
@@ -1708,7 +1665,7 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
             int64_t s = ncols <= old ? q : K->used - 1 - q;
             if (K->slot_row[s] < 0)
                 continue;
-            km_cell *src = K->arena + s * old, *dst = K->arena + s * ncols;
+            double *src = K->arena + s * old, *dst = K->arena + s * ncols;
             if (nadd == 0) {   /* a subset: map[t] >= t */
                 for (int64_t r = 0; r < nrun; r++) {
                     int64_t t = add[r], e = r + 1 < nrun ? add[r + 1] : ncols;
@@ -1720,7 +1677,7 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
                           pick_threads(K->threads, nadd));
             K->values += nadd;
             for (int64_t t = 0, a = 0; t < ncols; t++)
-                tmp[t] = map[t] >= 0 ? src[map[t]] : (km_cell)buf[a++];
+                tmp[t] = map[t] >= 0 ? src[map[t]] : buf[a++];
             memcpy(dst, tmp, (size_t)ncols * sizeof *dst);
         }
         K->nslots = slots;
