@@ -87,16 +87,18 @@ typedef struct cd_ops {
 #define CD_LINES 5
 
 /* The subspace step (linear_face_step): tried every KM_FACE_EVERY macro-iterations when the
- * gap estimate has not fallen below KM_FACE_STALL times its value at the last try (twice
- * as far apart after a step that did not pay for itself); mu = KM_FACE_MU times the mean
- * k_ii; a step does at most KM_FACE_SWEEPS (1 - h) sweeps' worth of work (at least 1),
- * h < 1 the halvings of the gap estimate since the last try, and only when the rows it
- * moves touch at most KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
+ * gap estimate has not fallen below KM_FACE_STALL = 2^-1/4 times its value at the last try
+ * (a quarter of a halving; twice as far apart after a step that did not pay for itself, and
+ * not when a check sweep came between: the estimate jumps there); mu = KM_FACE_MU times the
+ * mean k_ii; a step does at most KM_FACE_SWEEPS (1 - h/h0) sweeps' worth of work (at least
+ * 1; none if its first factorization alone is over that), h < h0 = 1/4 the halvings of the
+ * gap estimate since the last try, and only when the rows it moves touch at most
+ * KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
 #ifndef KM_FACE_EVERY
 #define KM_FACE_EVERY 10
 #endif
 #ifndef KM_FACE_STALL
-#define KM_FACE_STALL 0.5
+#define KM_FACE_STALL 0.8409
 #endif
 #ifndef KM_FACE_MU
 #define KM_FACE_MU 1e-9
@@ -231,6 +233,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
     double face_ref = INFINITY;   /* the gap estimate at the last one */
     double face_G = 0;            /* G after the last subspace step (G(0) = 0 at first) */
     int64_t face_visits = 0;      /* coordinate visits since */
+    int face_checked = 0;         /* a check sweep since the last stall test */
     res->iter = 0;
     res->converged = 0;
     res->max_h = 0;
@@ -323,6 +326,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
         }
         if (check) {
             /* converged on the active set: check every coefficient in the next sweep */
+            face_checked = 1;
             if (ops->unshrink) {
                 char *in = calloc(len, 1);
                 if (!in) {
@@ -347,12 +351,14 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
         face_visits += visited;
         if (gap_rule && ops->face && iter >= face_at) {   /* stalled: a subspace step */
             double r = cd_rel(Fs, Gs);
-            if (r > KM_FACE_STALL * face_ref) {
+            if (r > KM_FACE_STALL * face_ref && !face_checked) {
                 double gain = 0;
                 int paid = 0;
                 /* the work it may do, in sweeps: all of KM_FACE_SWEEPS when CD has stalled,
-                 * less the more halvings h of the gap CD made since the last try (h < 1) */
-                double h = log2(face_ref / r), budget = KM_FACE_SWEEPS * (h > 0 ? 1 - h : 1);
+                 * less the more halvings h of the gap CD made since the last try, down to
+                 * none at the stall threshold h0 = -log2(KM_FACE_STALL) */
+                double h = log2(face_ref / r),
+                       budget = KM_FACE_SWEEPS * (h > 0 ? 1 + h / log2(KM_FACE_STALL) : 1);
                 if ((rc = ops->face(ctx, m, coord, loss, par->eps, budget > 1 ? budget : 1,
                                     face_visits, &face_G, &gain, &paid, err)))
                     goto out;
@@ -362,6 +368,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
             }
             face_ref = r;
             face_at = iter + face_every;
+            face_checked = 0;
         }
         if (ops->shrunk && (rc = ops->shrunk(ctx, act, na, coord, err)))
             goto out;
@@ -776,7 +783,8 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     double *xr = F.u + nd;
     for (int j = 0; j < nd; j++)
         F.wc[j] = x->w[feat[j]];
-    double mu = KM_FACE_MU * trace / (double)F.nw, work = 0, wrow = 0;
+    /* the work so far: one sweep's (G0, and z_i for every row to find W) */
+    double mu = KM_FACE_MU * trace / (double)F.nw, work = (double)m * rowcost, wrow = 0;
     for (int64_t k = 0; k < F.nw; k++) {
         const cd_coord *c = &coord[W[k]];
         int64_t t = F.rp[k];
@@ -793,6 +801,8 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
         wrow += (double)(F.rp[k + 1] - F.rp[k]) * (double)(F.rp[k + 1] - F.rp[k]);
     }
     work += wrow + (double)nd * nd * nd / 3;   /* the factor */
+    if (work > budget * (double)m * rowcost)   /* it alone is over the budget: no step */
+        goto done;
     if (face_factor(&F))
         goto done;
     for (int64_t dir = 0; dir <= F.nw; dir++) {   /* each direction but the last: one out */
