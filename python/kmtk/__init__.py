@@ -76,6 +76,12 @@ class _Params:
         err = _lib.KmError()
         try:
             for name, v in params.items():
+                if name == "sample_weight" and v is not None:   # instance weights, copied
+                    w = np.ascontiguousarray(v, dtype=np.float64).ravel()
+                    _lib.check(_c.km_params_set_weights(
+                        self.p, w.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), len(w),
+                        err), err)
+                    continue
                 if v is None or v is False or (isinstance(v, np.bool_) and not v):
                     continue
                 items = ([("%s:%s" % (_value_text(k), _value_text(w))) for k, w in v.items()]

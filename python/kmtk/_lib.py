@@ -60,6 +60,7 @@ _PROTOTYPES = {
     "km_params_new": (c_void_p, []),
     "km_params_set": (c_int, [c_void_p, c_char_p, c_char_p, P_ERR]),
     "km_params_free": (None, [c_void_p]),
+    "km_params_set_weights": (c_int, [c_void_p, POINTER(c_double), c_int64, P_ERR]),
     "km_method_find": (c_void_p, [c_char_p]),
     "km_method_count": (c_int, []),
     "km_method_at": (c_void_p, [c_int]),

@@ -189,3 +189,22 @@ def test_probabilities_equal_predict_b(tmp_path, files):
     assert not plain.has_probability
     with pytest.raises(kmtk.Error):
         kmtk.predict_proba(plain, X)
+
+
+def test_sample_weight_equals_train_weights(tmp_path, files):
+    """kmtk.train(..., sample_weight=w) = train --weights FILE, byte for byte (linear and
+    kernel), and cross_validate takes them as train -v does; a wrong count is an Error."""
+    X, y, _ = kmtk.read_svmlight(HEART)
+    w = np.arange(len(y)) % 4 * 0.5          # 0 (the row dropped), 0.5, 1, 1.5
+    np.savetxt(tmp_path / "w", w, fmt="%.17g")
+    for cli, kw in ((["-s", "l1svm"], dict(method="l1svm")),
+                    (["-s", "rls", "-t", "rbf", "-g", "0.1"],
+                     dict(method="rls", kernel="rbf", gamma=0.1))):
+        run("train", "-q", *cli, "--weights", tmp_path / "w", HEART, tmp_path / "m")
+        kmtk.save(kmtk.train(X, y, sample_weight=w, **kw), str(tmp_path / "py"))
+        assert (tmp_path / "py").read_bytes() == (tmp_path / "m").read_bytes()
+    out = run("train", "-q", "-s", "l1svm", "-v", "5", "--weights", tmp_path / "w", HEART)
+    cv = kmtk.cross_validate(X, y, folds=5, method="l1svm", sample_weight=w)
+    assert out == "Cross Validation Accuracy = %g%%\n" % cv.accuracy
+    with pytest.raises(kmtk.Error, match="weights"):
+        kmtk.train(X, y, sample_weight=w[:-1])
