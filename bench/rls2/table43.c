@@ -46,8 +46,18 @@
 #include "rng.h"
 #include "svmlight.h"
 #ifdef KM_TABLE43_MPI
+#include <unistd.h>
+
 #include "dist_mpi.h"
-#define DIST_DONE() km_dist_mpi_finalize()
+static int dist_done;
+#define DIST_DONE() (dist_done = 1, km_dist_mpi_finalize())
+/* An error exit (km_cli_die) happens on every rank at once; the ranks that do not print wait
+ * so that rank 0 reports it before mpirun stops the job at the first non-zero exit. */
+static void rank_exit(void)
+{
+    if (!dist_done)
+        sleep(10);
+}
 #else
 #define DIST_DONE() ((void)0)
 #endif
@@ -322,7 +332,8 @@ int main(int argc, char **argv)
     km_cli_init("table43-mpi");
     km_dist_mpi_init(&argc, &argv, &D);
     if (D.rank != 0 &&   /* only rank 0 prints */
-        (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)))
+        (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr) ||
+         atexit(rank_exit)))
         km_dist_mpi_abort(3);
 #endif
     int task = -1, standardize = 0, drop = 0, R = 100, nl = 30, threads = 2, blas = 1,
