@@ -150,8 +150,9 @@ fuzz-smoke: fuzz
 MPICC     ?= mpicc
 MPI_BIN    = $(O)train-mpi
 MPI_OBJ    = $(BUILD)/mpi/dist_mpi.o $(BUILD)/train-mpi.o
+T43_MPI    = $(O)bench/rls2/table43-mpi
 
-mpi: $(MPI_BIN)
+mpi: $(MPI_BIN) $(T43_MPI)
 
 $(BUILD)/mpi-ok:
 	@mkdir -p $(BUILD)
@@ -173,11 +174,21 @@ $(BUILD)/train-mpi.o: train-mpi.c mpi/dist_mpi.h $(wildcard common/*.h) Makefile
 $(MPI_BIN): $(MPI_OBJ) $(BUILD)/libkmtk.a $(BUILD)/mpi-ok
 	$(MPICC) $(CFLAGS) $(SAN) $(MPI_OBJ) $(BUILD)/libkmtk.a $(LDLIBS) -o $@
 
-check-mpi: all $(MPI_BIN)
+# the Table 4.3 driver with its splits on ranks (bench/rls2/table43.c, KM_TABLE43_MPI)
+$(BUILD)/bench/rls2/table43-mpi.o: bench/rls2/table43.c mpi/dist_mpi.h $(wildcard common/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(PKG_CFLAGS) -DKM_TABLE43_MPI -Icommon -Impi -c $< -o $@
+
+$(T43_MPI): $(BUILD)/mpi/dist_mpi.o $(BUILD)/bench/rls2/table43-mpi.o $(BUILD)/libkmtk.a $(BUILD)/mpi-ok
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) $(SAN) $(BUILD)/mpi/dist_mpi.o $(BUILD)/bench/rls2/table43-mpi.o \
+	  $(BUILD)/libkmtk.a $(LDLIBS) -o $@
+
+check-mpi: all $(MPI_BIN) $(T43_MPI)
 	tests/mpi/run.sh $(OUT)
 
 clean: clean-mpi
 clean-mpi:
-	rm -f train-mpi
+	rm -f train-mpi bench/rls2/table43-mpi
 
 .PHONY: mpi check-mpi clean-mpi

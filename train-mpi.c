@@ -16,6 +16,7 @@
 #include "dist_mpi.h"
 #include "method.h"
 #include "metrics.h"
+#include "search.h"
 #include "svmlight.h"
 
 void openblas_set_num_threads(int);
@@ -24,7 +25,8 @@ typedef struct opts {
     const km_method *m;
     km_params *par;
     const char *args[2];
-    int nargs, quiet, folds, cocoa, comm_stats, simulate;
+    int nargs, quiet, folds, cocoa, comm_stats, simulate, search_C;
+    const char *metric, *grid, *grid_plot;
     km_partition part;
     size_t max_line;
 } opts;
@@ -42,8 +44,11 @@ static void usage(void)
            "                     as read (the lines that start in each rank's byte range)\n"
            "  --comm-stats       print each rank's collectives and bytes (stderr)\n"
            "  --simulate R       R ranks as threads of this process (no MPI)\n"
-           "Without --cocoa every rank reads the data; -v folds and one-versus-all classes "
-           "run on the\nranks; the output is train's for every R.\n");
+           "  -C, --grid SPEC, --grid-plot FILE, --metric M  as train's, spread over ranks\n"
+           "Without --cocoa every rank reads the data; -v folds, one-versus-all classes and "
+           "the searches\n(-C: each C's folds; --grid: the gamma columns, or each point's "
+           "folds when there are\nfewer columns than ranks) run on the ranks; the output is "
+           "train's for every R.\n");
 }
 
 typedef struct progress {
@@ -102,7 +107,31 @@ static int job(km_dist *d, void *arg)
     }
     const km_problem *Q = S ? S : P;
     double t_read = km_cli_now();
-    if (rc == KM_OK && o->folds) {
+    if (rc == KM_OK && (o->search_C || o->grid)) {   /* train's search, spread by the hook */
+        km_search sr;
+        rc = o->grid ? km_search_grid(o->m, P, par, o->folds, o->metric, o->grid, &sr, &rep, &err)
+                     : km_search_C(o->m, P, par, o->folds, o->metric, &sr, &rep, &err);
+        if (rc == KM_OK && root) {
+            if (!o->quiet)
+                print_warnings(&rep);
+            fputs(rep.text ? rep.text : "", stdout);
+            if (o->grid_plot)
+                rc = km_search_plot(&sr, o->metric ? o->metric : km_method_classifies(o->m)
+                                                              ? "accuracy" : "mse",
+                                    o->grid_plot, &err);
+        }
+        if (rc == KM_OK)
+            km_search_free(&sr);
+        rc = km_dist_agree(d, rc, &err);
+    } else if (rc == KM_OK && o->metric) {   /* -v --metric: train's score line */
+        double value;
+        rc = km_method_cv_score(o->m, P, par, o->folds, o->metric, &value, &rep, &err);
+        if (rc == KM_OK && root) {
+            if (!o->quiet)
+                print_warnings(&rep);
+            fputs(rep.text ? rep.text : "", stdout);
+        }
+    } else if (rc == KM_OK && o->folds) {
         pred = malloc((size_t)P->l * sizeof *pred);
         rc = km_dist_agree(d, pred ? KM_OK : km_error_nomem(&err, "predictions"), &err);
         if (rc == KM_OK)
@@ -207,6 +236,14 @@ int main(int argc, char **argv)
             have_s = 1;
         } else if (strcmp(a, "-v") == 0) {
             o.folds = (int)km_cli_integer(a, NEXT(), 2, 1000000);
+        } else if (strcmp(a, "--metric") == 0) {
+            o.metric = NEXT();
+        } else if (strcmp(a, "-C") == 0) {
+            o.search_C = 1;
+        } else if (strcmp(a, "--grid") == 0) {
+            o.grid = NEXT();
+        } else if (strcmp(a, "--grid-plot") == 0) {
+            o.grid_plot = NEXT();
         } else if (strcmp(a, "-q") == 0) {
             o.quiet = 1;
         } else if (strcmp(a, "--max-line") == 0) {
@@ -258,8 +295,23 @@ int main(int argc, char **argv)
         km_cli_die(1, "no data file given");
     if (o.folds && o.m->no_cv)
         km_cli_die(1, "-v does not apply to -s %s (%s)", o.m->name, o.m->no_cv);
+    if (o.search_C && o.grid)
+        km_cli_die(1, "-C and --grid: one search at a time");
+    if (o.grid_plot && !o.grid)
+        km_cli_die(1, "--grid-plot needs --grid");
+    int search = o.search_C || o.grid;
+    if (search && !o.folds)
+        o.folds = 5;
+    if (search && o.nargs == 2)
+        km_cli_die(1, "%s reports and writes no model (train again with the best values)",
+                   o.grid ? "--grid" : "-C");
+    if (o.metric && !o.folds)
+        km_cli_die(1, "--metric needs -v");
+    if (km_metric_check(o.m, o.metric, &err))
+        km_cli_die(err.code, "%s", err.msg);
     if (o.folds && o.cocoa)
-        km_cli_die(1, "--cocoa trains one model; -v spreads the folds without it");
+        km_cli_die(1, "--cocoa trains one model; -v, -C and --grid spread over the ranks "
+                   "without it");
     if (!o.folds)
         km_cli_check_model_path(o.args[0], o.nargs == 2 ? o.args[1] : NULL);
     openblas_set_num_threads(1);

@@ -389,7 +389,7 @@ static int64_t cv_size(void *ctx, int64_t f)
     const km_report *r = &J->rep[f];
     int64_t s = 8 + 8 + 8;   /* gap, converged, the number of warnings */
     for (int64_t i = 0; i < J->P->l; i++)
-        s += J->fold[i] == f ? 8 : 0;
+        s += J->fold[i] == f ? (J->score ? 16 : 8) : 0;   /* --metric auc: the scores too */
     for (int w = 0; w < r->nr_warnings; w++)
         s += 8 + (int64_t)strlen(r->warnings[w]);
     return s;
@@ -401,8 +401,11 @@ static void cv_pack(void *ctx, int64_t f, void *buf)
     const km_report *r = &J->rep[f];
     int64_t pos = 0, conv = r->converged, nw = r->nr_warnings;
     for (int64_t i = 0; i < J->P->l; i++)
-        if (J->fold[i] == f)
+        if (J->fold[i] == f) {
             km_dist_put(buf, &pos, &J->pred[i], 8);
+            if (J->score)
+                km_dist_put(buf, &pos, &J->score[i], 8);
+        }
     km_dist_put(buf, &pos, &r->gap, 8);
     km_dist_put(buf, &pos, &conv, 8);
     km_dist_put(buf, &pos, &nw, 8);
@@ -420,8 +423,11 @@ static int cv_unpack(void *ctx, int64_t f, const void *buf, km_error *err)
     int64_t pos = 0, conv, nw;
     report_init(r);
     for (int64_t i = 0; i < J->P->l; i++)
-        if (J->fold[i] == f)
+        if (J->fold[i] == f) {
             km_dist_get(buf, &pos, &J->pred[i], 8);
+            if (J->score)
+                km_dist_get(buf, &pos, &J->score[i], 8);
+        }
     km_dist_get(buf, &pos, &r->gap, 8);
     km_dist_get(buf, &pos, &conv, 8);
     km_dist_get(buf, &pos, &nw, 8);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "error.h"
 #include "kernel.h"
 #include "method.h"
@@ -272,6 +273,94 @@ int km_search_grid_parse(const km_method *m, const char *spec, km_search *out, k
     return rc;
 }
 
+/* The grid's gamma columns as tasks (km_dist_tasks_run: columns on ranks): column gi's
+ * scores at score[gi nC ..], its warnings in rep[gi]. */
+typedef struct grid_job {
+    const km_method *m;
+    const km_problem *P;
+    const km_params *p;
+    int folds;
+    const char *metric;
+    const km_search *s;
+    double *score;
+    km_report *rep;
+    km_error *errs;
+} grid_job;
+
+/* One gamma column: C upward, every fold warm-started from its model of the previous C. */
+static int grid_column(void *ctx, int64_t gi, int worker)
+{
+    (void)worker;
+    grid_job *G = ctx;
+    const km_search *s = G->s;
+    km_report *rep = &G->rep[gi];
+    km_error *err = &G->errs[gi];
+    report_init_nan(rep);
+    km_model **models = calloc((size_t)G->folds, sizeof *models);
+    if (!models)
+        return km_error_nomem(err, "search");
+    double lg = s->ng ? s->log2g[gi] : NAN, gamma = s->ng ? pow(2, lg) : NAN;
+    char line[128];
+    int rc = KM_OK;
+    for (int ci = 0; ci < s->nC && rc == KM_OK; ci++) {
+        double C = pow(2, s->log2C[ci]), *score = &G->score[gi * s->nC + ci];
+        if ((rc = run_point(G->m, G->P, G->p, G->folds, G->metric, C, gamma, models, score, rep,
+                            err)))
+            break;
+        put_score(line, sizeof line, G->metric, *score);
+        if (s->ng)
+            km_param_progress(G->p, "C = %g gamma = %g  %s", C, gamma, line);
+        else
+            km_param_progress(G->p, "C = %g  %s", C, line);
+    }
+    free_models(models, G->folds);
+    free(models);
+    return rc;
+}
+
+/* A column's result on the wire: its nC scores, then its warnings (count, then length and
+ * bytes each). */
+static int64_t column_size(void *ctx, int64_t gi)
+{
+    grid_job *G = ctx;
+    int64_t sz = 8 * (int64_t)G->s->nC + 8;
+    for (int w = 0; w < G->rep[gi].nr_warnings; w++)
+        sz += 8 + (int64_t)strlen(G->rep[gi].warnings[w]);
+    return sz;
+}
+
+static void column_pack(void *ctx, int64_t gi, void *buf)
+{
+    grid_job *G = ctx;
+    const km_report *r = &G->rep[gi];
+    int64_t pos = 0, nw = r->nr_warnings;
+    km_dist_put(buf, &pos, &G->score[gi * G->s->nC], 8 * (int64_t)G->s->nC);
+    km_dist_put(buf, &pos, &nw, 8);
+    for (int w = 0; w < r->nr_warnings; w++) {
+        int64_t len = (int64_t)strlen(r->warnings[w]);
+        km_dist_put(buf, &pos, &len, 8);
+        km_dist_put(buf, &pos, r->warnings[w], len);
+    }
+}
+
+static int column_unpack(void *ctx, int64_t gi, const void *buf, km_error *err)
+{
+    grid_job *G = ctx;
+    km_report *r = &G->rep[gi];
+    int64_t pos = 0, nw;
+    report_init_nan(r);
+    km_dist_get(buf, &pos, &G->score[gi * G->s->nC], 8 * (int64_t)G->s->nC);
+    km_dist_get(buf, &pos, &nw, 8);
+    for (int64_t w = 0; w < nw; w++) {
+        int64_t len;
+        km_dist_get(buf, &pos, &len, 8);
+        if (km_report_warn(r, "%.*s", (int)len, (const char *)buf + pos))
+            return km_error_nomem(err, "search");
+        pos += len;
+    }
+    return KM_OK;
+}
+
 int km_search_grid(const km_method *m, const km_problem *P, const km_params *p, int folds,
                    const char *metric, const char *spec, km_search *out, km_report *rep,
                    km_error *err)
@@ -293,40 +382,58 @@ int km_search_grid(const km_method *m, const km_problem *P, const km_params *p, 
     }
     km_params_use(p, m);
     metric = metric_of(m, metric);
-    km_model **models = calloc((size_t)folds, sizeof *models);
-    if (!models) {
-        km_search_free(out);
-        return km_error_nomem(err, "search");
+    int ng = out->ng > 0 ? out->ng : 1;
+    grid_job G = {m, P, p, folds, metric, out, NULL, NULL, NULL};
+    G.score = malloc((size_t)ng * (size_t)out->nC * sizeof *G.score);
+    G.rep = calloc((size_t)ng, sizeof *G.rep);
+    G.errs = calloc((size_t)ng, sizeof *G.errs);
+    if (!G.score || !G.rep || !G.errs) {
+        rc = km_error_nomem(err, "search");
+    } else {
+        /* the gamma columns on ranks (each rank its columns, every fold, warm along C), or,
+         * with fewer columns than ranks, the columns in turn and each point's folds on ranks
+         * (km_cv_score_warm); without ranks, the columns in turn: the same bits either way */
+        km_dist *d = km_dist_current();
+        int64_t failed = -1;
+        if (d && d->size > 1 && ng < d->size) {
+            for (int gi = 0; gi < ng && rc == KM_OK; gi++)
+                if ((rc = grid_column(&G, gi, 0)))
+                    *err = G.errs[gi];
+        } else {
+            static const km_task_io column_io = {column_size, column_pack, column_unpack};
+            if ((rc = km_dist_tasks_run(ng, 1, grid_column, &column_io, &G, G.errs, &failed)))
+                *err = G.errs[failed >= 0 ? failed : 0];
+        }
     }
     char line[128];
-    int ng = out->ng > 0 ? out->ng : 1;
-    for (int gi = 0; gi < ng && rc == KM_OK; gi++) {
+    for (int gi = 0; gi < ng && rc == KM_OK; gi++) {   /* the points in run order */
         double lg = out->ng ? out->log2g[gi] : NAN, gamma = out->ng ? pow(2, lg) : NAN;
-        free_models(models, folds);   /* each gamma: a new path over C */
+        for (int w = 0; w < G.rep[gi].nr_warnings && rc == KM_OK; w++)
+            if (km_report_warn(rep, "%s", G.rep[gi].warnings[w]))
+                rc = km_error_nomem(err, "search");
         for (int ci = 0; ci < out->nC && rc == KM_OK; ci++) {
-            double C = pow(2, out->log2C[ci]), score;
-            if ((rc = run_point(m, P, p, folds, metric, C, gamma, models, &score, rep, err)) ||
-                (rc = add_point(out, C, gamma, score, err)))
+            double C = pow(2, out->log2C[ci]), score = G.score[gi * out->nC + ci];
+            if ((rc = add_point(out, C, gamma, score, err)))
                 break;
             int k = out->npoints - 1;
             if (k == 0 || better(metric, score, out->points[out->best].score))
                 out->best = k;
             put_score(line, sizeof line, metric, score);
-            if (out->ng) {
-                km_param_progress(p, "C = %g gamma = %g  %s", C, gamma, line);
+            if (out->ng)
                 rc = km_report_say(rep, "log2c = %6.2f  log2g = %6.2f  C = %-12.10g  gamma = "
                                    "%-12.10g  %s\n", out->log2C[ci], lg, C, gamma, line);
-            } else {
-                km_param_progress(p, "C = %g  %s", C, line);
+            else
                 rc = km_report_say(rep, "log2c = %6.2f  C = %-12.10g  %s\n", out->log2C[ci], C,
                                    line);
-            }
             if (rc)
                 rc = km_error_nomem(err, "search");
         }
     }
-    free_models(models, folds);
-    free(models);
+    for (int gi = 0; G.rep && gi < ng; gi++)
+        km_report_free(&G.rep[gi]);
+    free(G.rep);
+    free(G.errs);
+    free(G.score);
     if (rc == KM_OK) {
         const km_search_point *b = &out->points[out->best];
         put_score(line, sizeof line, metric, b->score);

@@ -21,6 +21,14 @@
  * seed * 0x9E3779B97F4A7C15 + r, Fisher-Yates over the rows, the first round(F l) train;
  * bench/rls2/rls2_numpy.py draws the same splits). --first K runs splits K.. (one split
  * alone: -r 1 --first K).
+ *
+ * MPI mode (issue 17): `make mpi` also builds bench/rls2/table43-mpi from this file
+ * (KM_TABLE43_MPI; `mpirun -np P table43-mpi [options] FILE`, bench/rls2/table43.sh with
+ * MPI=P). Every rank reads the file and builds the bank; split r runs on rank r mod P (-n
+ * threads there); the per-split results are gathered to rank 0 (common/dist.h), which
+ * prints and writes: every result (the summary's metrics, kernels, iterations, lambda*;
+ * the curves, the per-split table, the figure) is the serial driver's, byte for byte, for
+ * every P; only the timings differ (they are measured where the paths ran).
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,10 +40,27 @@
 
 #include "atomic.h"
 #include "cli.h"
+#include "dist.h"
 #include "plot.h"
 #include "rls2path.h"
 #include "rng.h"
 #include "svmlight.h"
+#ifdef KM_TABLE43_MPI
+#include <unistd.h>
+
+#include "dist_mpi.h"
+static int dist_done;
+#define DIST_DONE() (dist_done = 1, km_dist_mpi_finalize())
+/* An error exit (km_cli_die) happens on every rank at once; the ranks that do not print wait
+ * so that rank 0 reports it before mpirun stops the job at the first non-zero exit. */
+static void rank_exit(void)
+{
+    if (!dist_done)
+        sleep(10);
+}
+#else
+#define DIST_DONE() ((void)0)
+#endif
 
 static const char usage[] =
     "Usage: table43 [options] FILE\n"
@@ -240,9 +265,77 @@ static void plot_curves(const results *S, const char *name, const char *path)
     free(v);
 }
 
+/* MPI mode: the results of rank q's splits (q, q + P, ...) to rank 0, and the capped
+ * count summed. Per split: its nl tests, kernels, iterations, seconds, then the path's
+ * seconds, CPU seconds and iterations (doubles, as computed). Collective. */
+static int gather_results(km_dist *d, results *S, int *capped, km_error *err)
+{
+    int P = d->size, q = d->rank, R = S->R, nl = S->nl;
+    int64_t per = 8 * (4 * (int64_t)nl + 3), c = *capped;
+    int64_t mine = (R > q ? (R - q + P - 1) / P : 0) * per;
+    int64_t *rb = malloc((size_t)P * 2 * sizeof *rb);
+    double *send = malloc((size_t)(mine > 0 ? mine : 8)), *recv = NULL;
+    int rc = rb && send ? KM_OK : km_error_nomem(err, "results");
+    if ((rc = km_dist_agree(d, rc, err)) == KM_OK && q == 0 &&
+        !(recv = malloc((size_t)R * (size_t)per)))
+        rc = km_error_nomem(err, "results");
+    if ((rc = km_dist_agree(d, rc, err)) == KM_OK)
+        rc = km_dist_allreduce_i64(d, &c, 1, KM_DIST_SUM, err);
+    if (rc == KM_OK)
+        rc = km_dist_allgather_count(d, mine, rb, err);
+    if (rc == KM_OK) {
+        int64_t pos = 0, total = 0;
+        for (int r = q; r < R; r += P) {
+            size_t o = (size_t)r * (size_t)nl;
+            km_dist_put(send, &pos, S->test + o, 8 * (int64_t)nl);
+            km_dist_put(send, &pos, S->kern + o, 8 * (int64_t)nl);
+            km_dist_put(send, &pos, S->iter + o, 8 * (int64_t)nl);
+            km_dist_put(send, &pos, S->secs + o, 8 * (int64_t)nl);
+            km_dist_put(send, &pos, &S->path_secs[r], 8);
+            km_dist_put(send, &pos, &S->path_cpu[r], 8);
+            km_dist_put(send, &pos, &S->path_iter[r], 8);
+        }
+        for (int r = 0; r < P; r++) {
+            rb[P + r] = total;
+            total += rb[r];
+        }
+        rc = km_dist_gatherv(d, send, mine, recv, rb, rb + P, err);
+    }
+    if (rc == KM_OK && q == 0) {   /* rank r's block: its splits in order */
+        for (int r = 0; r < P; r++) {
+            int64_t pos = rb[P + r];
+            for (int t = r; t < R; t += P) {
+                size_t o = (size_t)t * (size_t)nl;
+                km_dist_get(recv, &pos, S->test + o, 8 * (int64_t)nl);
+                km_dist_get(recv, &pos, S->kern + o, 8 * (int64_t)nl);
+                km_dist_get(recv, &pos, S->iter + o, 8 * (int64_t)nl);
+                km_dist_get(recv, &pos, S->secs + o, 8 * (int64_t)nl);
+                km_dist_get(recv, &pos, &S->path_secs[t], 8);
+                km_dist_get(recv, &pos, &S->path_cpu[t], 8);
+                km_dist_get(recv, &pos, &S->path_iter[t], 8);
+            }
+        }
+        *capped = (int)c;
+    }
+    free(rb);
+    free(send);
+    free(recv);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     km_cli_init("table43");
+    km_dist D;   /* the splits' ranks: one (serial), or MPI's in table43-mpi */
+    km_dist_serial(&D);
+#ifdef KM_TABLE43_MPI
+    km_cli_init("table43-mpi");
+    km_dist_mpi_init(&argc, &argv, &D);
+    if (D.rank != 0 &&   /* only rank 0 prints */
+        (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr) ||
+         atexit(rank_exit)))
+        km_dist_mpi_abort(3);
+#endif
     int task = -1, standardize = 0, drop = 0, R = 100, nl = 30, threads = 2, blas = 1,
         quiet = 0, first_split = 0;
     double frac = 0.7, lmin = 1e-6, lmax = 1e6, delta = 1e-2, smo_eps = 0;
@@ -253,6 +346,7 @@ int main(int argc, char **argv)
 #define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
+            DIST_DONE();
             return 0;
         } else if (!strcmp(a, "--task")) {
             const char *s = NEXT();
@@ -384,7 +478,7 @@ int main(int argc, char **argv)
     double t_paths = km_cli_now(), last = t_paths;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int r = 0; r < R; r++) {
-        if (failed)
+        if (failed || r % D.size != D.rank)   /* MPI mode: split r on rank r mod P */
             continue;
         int64_t *perm = malloc((size_t)l * sizeof *perm);
         char *in = calloc((size_t)l, 1);
@@ -437,19 +531,31 @@ int main(int argc, char **argv)
             } else {
                 done++;
                 double t = km_cli_now();
-                if (!quiet && (t - last >= 5 || done == R)) {
+                int here = R > D.rank ? (R - D.rank + D.size - 1) / D.size : 0;
+                if (!quiet && (t - last >= 5 || done == here)) {
                     last = t;
-                    fprintf(stderr, "  %s: %d/%d splits, %.1f s\n", name, done, R,
-                            t - t_paths);
+                    fprintf(stderr, "  %s: %d/%d splits%s, %.1f s\n", name, done, here,
+                            D.size > 1 ? " on rank 0" : "", t - t_paths);
                 }
             }
         }
+    }
+    if (D.size > 1) {   /* the lowest failing rank's error on every rank; results to rank 0 */
+        int rc = km_dist_agree(&D, failed ? (first.code ? first.code : KM_EINTERNAL) : KM_OK,
+                               &first);
+        if (rc == KM_OK)
+            rc = gather_results(&D, &S, &capped, &first);
+        failed = rc != KM_OK;
+        if (rc && !first.code)
+            first.code = rc;
     }
     if (failed)
         km_cli_die(first.code, "%s", first.msg);
     double t_end = km_cli_now();
     if (capped)
         km_cli_warn("%s: %d paths x lambdas stopped at the iteration cap", name, capped);
+    if (D.rank != 0)   /* MPI mode: rank 0 reports and writes */
+        goto done;
 
     /* lambda*: best mean test metric (ties: the larger lambda) */
     int sign = task ? 1 : -1;
@@ -469,23 +575,27 @@ int main(int argc, char **argv)
     mean_sd(S.path_secs, R, 1, &sm, &ss);
     mean_sd(S.path_cpu, R, 1, &cm, &cs);
     double solver = 0;
+    char ranks[32] = "";   /* MPI mode: the number of ranks (the serial line has no field) */
+    if (D.size > 1)
+        snprintf(ranks, sizeof ranks, " ranks=%d", D.size);
     for (size_t i = 0; i < cells; i++)
         solver += S.secs[i];
     printf("dataset=%s task=%s ratio=%.0f/%.0f splits=%d rows=%lld train=%lld features=%d "
            "file_features=%d constant=%d m=%d metric=%s test_mean=%.4g test_sd=%.3g "
            "kernels_mean=%.3g kernels_sd=%.3g iter_mean=%.4g iter_sd=%.3g path_s_mean=%.4g "
            "path_s_sd=%.3g path_cpu_mean=%.4g path_cpu_sd=%.3g solver_s_mean=%.4g lambda_best=%.4g bank_s=%.4f read_s=%.4f "
-           "paths_wall_s=%.3f total_s=%.3f threads=%d\n",
+           "paths_wall_s=%.3f total_s=%.3f threads=%d%s\n",
            name, task ? "class" : "reg", 100 * frac, 100 * (1 - frac), R, (long long)l,
            (long long)ntrain, (int)X->n, (int)nfeat_file, nconst, m, task ? "acc" : "rmse", tm,
            ts, km, ks, im, is, sm, ss, cm, cs, solver / R, lambda[S.best], t_bank - t_read,
-           t_read - t0, t_end - t_paths, t_end - t0, threads);
+           t_read - t0, t_end - t_paths, t_end - t0, threads, ranks);
     if (csv && km_write_atomic(csv, "curves", write_curves, &S, &err))
         km_cli_die(err.code, "%s", err.msg);
     if (raw && km_write_atomic(raw, "per-split table", write_raw, &S, &err))
         km_cli_die(err.code, "%s", err.msg);
     if (svg)
         plot_curves(&S, name, svg);
+done:
 
     free(S.test);
     free(S.kern);
@@ -499,5 +609,6 @@ int main(int argc, char **argv)
     km_kbank_free(bank);
     km_basis_set_free(&basis);
     km_problem_free(X);
+    DIST_DONE();
     return 0;
 }

@@ -18,7 +18,10 @@
 #                auto-mpg-onehot (auto-mpg.gz as is: origin one-hot, N = 9), heart-onehot
 #                (heart.gz: N = 22), cpu-erp (cpu_full.gz with the label ERP and PRP as
 #                feature 7: see doc/rls2-table43.md)
-#   THREADS      table43 -n: splits run in parallel (default 2)
+#   THREADS      table43 -n: splits run in parallel (default 2; with MPI: on each rank)
+#   MPI          if set to P: the MPI mode (issue 17), `mpirun --oversubscribe -np P
+#                bench/rls2/table43-mpi` (`make mpi`): split r on rank r mod P, results
+#                gathered to rank 0; every number but the timings is the serial driver's
 #   SEED         seed of the splits (default 1)
 #   OUT_DIR      if set: per-lambda curves (NAME-RATIO.csv), per-split tables (NAME-RATIO.raw.csv)
 #                and figures (NAME-RATIO.svg, as thesis Figures 4.4-4.8) go there
@@ -76,8 +79,18 @@ done
 die() { echo "table43.sh: $*" >&2; exit 2; }
 say() { echo "table43.sh: $*" >&2; }
 
+MPI=${MPI:-}
 drv=$BIN/bench/rls2/table43
-[ -x "$drv" ] || die "$drv not found: run make first"
+launch=()
+if [ -n "$MPI" ]; then   # the MPI mode: the same protocol with the splits on P ranks
+    [[ $MPI =~ ^[1-9][0-9]*$ ]] || die "MPI: expected a number of ranks, got '$MPI'"
+    drv=$BIN/bench/rls2/table43-mpi
+    launch=(mpirun --oversubscribe -np "$MPI")
+    if [ "$(id -u)" -eq 0 ]; then   # Open MPI refuses root unless told
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    fi
+fi
+[ -x "$drv" ] || die "$drv not found: run make first${MPI:+ (make mpi)}"
 [ -d "$DATA_DIR" ] || die "no data directory $DATA_DIR (set DATA_DIR)"
 DATA_DIR=$(cd "$DATA_DIR" && pwd)
 [ -z "$OUT_DIR" ] || mkdir -p "$OUT_DIR" || die "cannot create $OUT_DIR"
@@ -165,7 +178,7 @@ status=0
 cores=$(nproc 2>/dev/null || echo '?')
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')
 dirty=$(git -C "$repo" status --porcelain -- common 2>/dev/null | wc -l)
-echo "kmtk $commit (common/: $dirty files changed or new; sha256 of kbank.c+rls2.c+rls2path.c $lib_sum, of bench/rls2/table43 $drv_sum), $(date -u '+%Y-%m-%d %H:%M UTC'), $cores cores ($(uname -m)), REPS=$REPS, THREADS=$THREADS, SEED=$SEED, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "kmtk $commit (common/: $dirty files changed or new; sha256 of kbank.c+rls2.c+rls2path.c $lib_sum, of bench/rls2/table43 $drv_sum), $(date -u '+%Y-%m-%d %H:%M UTC'), $cores cores ($(uname -m)), REPS=$REPS, THREADS=$THREADS,${MPI:+ MPI=$MPI ranks,} SEED=$SEED, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 if [ "$main" = 1 ]; then
@@ -183,7 +196,7 @@ if [ "$main" = 1 ]; then
             fi
             say "$ds $r/$((100 - r)): $REPS splits"
             # shellcheck disable=SC2086
-            out=$(timeout "$TIMEOUT" "$drv" --name "$ds" --task "${TASK[$ds]}" ${OPTS[$ds]} \
+            out=$(timeout "$TIMEOUT" "${launch[@]}" "$drv" --name "$ds" --task "${TASK[$ds]}" ${OPTS[$ds]} \
                 --drop-constant --train-fraction "$frac" -r "$REPS" --seed "$SEED" \
                 -n "$THREADS" -q "${extra[@]}" "$f" 2>"$work/err")
             rc=$?
@@ -272,7 +285,7 @@ if [ "$main" = 1 ]; then
         done
     done
     echo
-    echo "Whole protocol: $npaths paths in $t_total s wall, $cpu_total s CPU (user + system of the drivers: reading, kernels and all paths; $THREADS threads; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
+    echo "Whole protocol: $npaths paths in $t_total s wall, $cpu_total s CPU (user + system of the drivers: reading, kernels and all paths; $THREADS threads${MPI:+ on each of $MPI MPI ranks}; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
     echo
     say "protocol: $npaths paths in $t_total s"
 fi
@@ -300,7 +313,7 @@ if [ "$peer" = 1 ]; then
         f=$(data_file "$ds") || exit 2
         say "peer: $ds (kmtk)"
         # shellcheck disable=SC2086
-        k=$(OPENBLAS_NUM_THREADS=1 timeout "$TIMEOUT" "$drv" --name "$ds" --task "${TASK[$ds]}" ${OPTS[$ds]} \
+        k=$(OPENBLAS_NUM_THREADS=1 timeout "$TIMEOUT" "${launch[@]}" "$drv" --name "$ds" --task "${TASK[$ds]}" ${OPTS[$ds]} \
             --drop-constant --train-fraction 0.7 -r "$PEER_SPLITS" --seed "$SEED" -n 1 -q "$f")
         rk=$?
         say "peer: $ds (numpy)"

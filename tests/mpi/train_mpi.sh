@@ -122,7 +122,7 @@ done
 # ---- the EXAMPLES of kmtk-train-mpi(1), as written, with kmtk-* on the PATH
 MAN=$(cd "$(dirname "$0")/../../doc" && pwd)
 mkdir -p "$TMP/mx/bin" "$TMP/mx/run"
-for p in train-mpi predict; do printf '#!/bin/sh\nexec "%s" "$@"\n' "$BIN/$p" >"$TMP/mx/bin/kmtk-$p"; done
+for p in train-mpi train predict; do printf '#!/bin/sh\nexec "%s" "$@"\n' "$BIN/$p" >"$TMP/mx/bin/kmtk-$p"; done
 chmod +x "$TMP/mx/bin/"*
 ln -s "$DATA" "$TMP/mx/run/data"
 man_examples "$MAN/kmtk-train-mpi.1" >"$TMP/mx/run/ex.sh"
@@ -133,6 +133,8 @@ check "every example of kmtk-train-mpi.1 runs (status $st: $(tail -n 2 "$TMP/mx/
     test "$st" -eq 0
 check "examples: -v 5 prints the accuracy" grep -q '^Cross Validation Accuracy = ' "$TMP/mx/out"
 check "examples: --comm-stats prints each rank's counts" grep -q '^comm rank 3: ' "$TMP/mx/err"
+check "examples: -C prints the best C" grep -q '^Best C = ' "$TMP/mx/out"
+check "examples: --grid wrote the heat map" grep -q '<svg' "$TMP/mx/run/grid.svg"
 
 # ---- CoCoA+ on reuters-lasvm (public data, by path; skipped where it is not)
 RE=${KMTK_DATASETS:-/work/shared/datasets}/reuters-lasvm.gz

@@ -1,7 +1,7 @@
 /* test_dist.c - the transport of dist.h without MPI: the serial backend and the simulation of
  * R ranks give the collectives' results (reductions in rank order, bit for bit), count the
  * collectives and bytes exactly, agree on errors, and run tasks across ranks with the results
- * of km_tasks_run. */
+ * of km_tasks_run; train's searches (-C, --grid) on ranks give the serial table and scores. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +10,7 @@
 #include "dist.h"
 #include "method.h"
 #include "model.h"
+#include "search.h"
 #include "svmlight.h"
 #include "test.h"
 
@@ -340,10 +341,97 @@ static void test_tasks(void)
     km_problem_free(P);
 }
 
+/* ---- the searches on simulated ranks: the serial report and scores, bit for bit ---- */
+typedef struct sjob {
+    const km_problem *P;
+    int grid;                 /* 1: --grid over C x gamma (rbf), 0: -C --metric auc */
+    char *text[MAXR];
+    double score[MAXR][64];
+    int npoints[MAXR], best[MAXR], nwarn[MAXR], rc[MAXR];
+} sjob;
+
+static int search_run(const km_problem *P, int grid, char **text, double *score, int *npoints,
+                      int *best, int *nwarn)
+{
+    km_error err;
+    km_params *p = km_params_new();
+    km_report rep;
+    km_search S;
+    const km_method *m = km_method_find(grid ? "l1svm" : "l2svm");
+    int rc = km_params_set(p, "-n", "1", &err);
+    if (grid)   /* --max-iter 3: warnings, which must travel with their columns */
+        rc = rc || km_params_set(p, "-t", "rbf", &err) || km_params_set(p, "--max-iter", "3", &err);
+    rc = rc || (grid ? km_search_grid(m, P, p, 3, NULL, "C=-2:2:3,g=-4:-2:3", &S, &rep, &err)
+                     : km_search_C(m, P, p, 4, "auc", &S, &rep, &err));
+    km_params_free(p);
+    if (rc)
+        return rc;
+    *text = strdup(rep.text ? rep.text : "");
+    *npoints = S.npoints < 64 ? S.npoints : 64;
+    for (int i = 0; i < *npoints; i++)
+        score[i] = S.points[i].score;
+    *best = S.best;
+    *nwarn = rep.nr_warnings;
+    km_report_free(&rep);
+    km_search_free(&S);
+    return 0;
+}
+
+static int search_fn(km_dist *d, void *arg)
+{
+    sjob *J = arg;
+    int r = d->rank;
+    km_dist *old = km_dist_tasks_use(d);
+    J->rc[r] = search_run(J->P, J->grid, &J->text[r], J->score[r], &J->npoints[r], &J->best[r],
+                          &J->nwarn[r]);
+    km_dist_tasks_use(old);
+    return 0;
+}
+
+static void test_search(void)
+{
+    km_problem *P = NULL;
+    km_error err;
+    if (km_svmlight_read("data/heart_scale", &P, &err)) {
+        CHECK(0, "read data/heart_scale: %s", err.msg);
+        return;
+    }
+    for (int grid = 0; grid < 2; grid++) {
+        char *text0 = NULL;
+        double score0[64];
+        int n0 = 0, best0 = -1, w0 = 0;
+        int rc0 = search_run(P, grid, &text0, score0, &n0, &best0, &w0);
+        CHECK(rc0 == 0 && n0 == (grid ? 9 : n0) && n0 > 1, "%s: the serial search ran (%d "
+              "points)", grid ? "--grid" : "-C", n0);
+        if (grid)
+            CHECK(w0 > 0, "--grid --max-iter 3: warnings to carry (%d)", w0);
+        for (int R = 2; R <= 5 && rc0 == 0; R++) {   /* 3 columns: on ranks at R <= 3 */
+            static sjob J;
+            memset(&J, 0, sizeof J);
+            J.P = P;
+            J.grid = grid;
+            int rcs[MAXR], same = 1;
+            km_dist_sim_run(R, search_fn, &J, rcs, NULL, &err);
+            for (int r = 0; r < R; r++) {
+                same &= J.rc[r] == 0 && J.text[r] && strcmp(J.text[r], text0) == 0 &&
+                        J.npoints[r] == n0 && J.best[r] == best0 && J.nwarn[r] == w0 &&
+                        memcmp(J.score[r], score0, (size_t)n0 * sizeof *score0) == 0;
+                free(J.text[r]);
+            }
+            CHECK(same, "R = %d: %s on ranks: every rank has the serial table, scores (bits), "
+                  "best point and warnings", R, grid ? "--grid (C x gamma columns)" :
+                  "-C --metric auc (folds)");
+        }
+        free(text0);
+    }
+    km_problem_free(P);
+}
+
 int main(void)
 {
     test_read();
     test_tasks();
+    test_search();
     static run X;
     int Rs[] = {1, 2, 3, 4, 7, 64};
     for (size_t q = 0; q < sizeof Rs / sizeof *Rs; q++) {
