@@ -128,12 +128,12 @@ if [ "$SUMMARY_ONLY" != 1 ]; then
     done
 fi
 
-echo "| set | splits | Uniform d=1 (linear) | Uniform d=2 | Uniform d=3 | Stoch | Stoch, prior 1,1,1,4 | CPU s per split |"
+echo "| set | splits | Uniform d=1 (linear) | Uniform d=2 | Uniform d=3 | Stoch | Stoch, prior 1,1,1,4 | CPU s per split (wall) |"
 echo "|---|---|---|---|---|---|---|---|"
 for entry in $SETS; do
     IFS=: read -r name ntr nva nte <<<"$entry"
     [ -s "$OUT/$name.results" ] || { echo "| $name | 0 | not measured | | | | | |"; continue; }
-    cpu=$(awk '{ u += $2 + $3 } END { printf "%.1f", NR ? u / NR : 0 }' "$OUT/$name.time" 2>/dev/null || echo -)
+    cpu=$(awk '{ u += $2 + $3; w += $1 } END { printf "%.1f (%.1f)", NR ? u / NR : 0, NR ? w / NR : 0 }' "$OUT/$name.time" 2>/dev/null || echo -)
     awk -v name="$name" -v cpu="$cpu" -v sz="$ntr/$nva/$nte" '{ for (k = 1; k <= NF; k++) { s[k] += $k; q[k] += $k * $k } }
         END { printf "| %s (%s) | %d |", name, sz, NR; for (k = 1; k <= 5; k++) { m = s[k] / NR; sd = NR > 1 ? sqrt((q[k] - NR * m * m) / (NR - 1)) : 0; printf " %.3f +- %.3f |", m, sd } print " " cpu " |" }' \
         "$OUT/$name.results"
