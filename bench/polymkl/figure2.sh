@@ -10,8 +10,10 @@
 # to lambda, ITERS iterations each). CPU seconds: the sum over the lambdas (user + system,
 # /usr/bin/time). Prints a markdown table; with FIG set, also the figure FIG (SVG: MSE and
 # CPU seconds against r, drawn by bench/okl/okl_figure from OUT_DIR/figure2.tsv).
+# MERGE_TSV: the figure2.tsv of an earlier run (other r, same settings); its rows are drawn
+# with this run's, in the order of r.
 # Usage: bench/polymkl/figure2.sh   (from the top of the tree after make; RS, LAMBDAS, ITERS,
-#        KLOFT_MAX_R, SEED, OUT_DIR, BIN, FIG in the environment)
+#        KLOFT_MAX_R, SEED, OUT_DIR, BIN, FIG, MERGE_TSV in the environment)
 set -eu
 cd "$(dirname "$0")/../.."
 RS=${RS:-"5 10 20 30 40 50 60 70 80 90 100"}
@@ -88,6 +90,10 @@ for r in $RS; do
     echo "| $r | $sm (lambda $sl) | $sc | $km (lambda $kl) | $kc | $um (lambda $ul) | $uc |"
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$sm" "$km" "$um" "$sc" "$kc" "$uc" >>"$OUT/figure2.tsv"
 done
+if [ -n "${MERGE_TSV:-}" ]; then
+    { head -n 1 "$OUT/figure2.tsv"; { tail -n +2 "$MERGE_TSV"; tail -n +2 "$OUT/figure2.tsv"; } | sort -k1,1n; } \
+        >"$OUT/figure2.merged" && mv "$OUT/figure2.merged" "$OUT/figure2.tsv"
+fi
 if [ -n "$FIG" ]; then
     "$BIN/bench/okl/okl_figure" -x r --title "Figure 2: 10 monomials of degree <= 3 in r variables (500 training rows)" \
         -P "Test MSE / variance of y;MSE;log;stoch_mse=Stoch (Alg. 3),kloft_mse=Kloft{dashed},uniform_mse=Uniform (1 + x'x')^3{dotted}" \
