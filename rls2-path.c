@@ -77,27 +77,6 @@ static void on_progress(void *ctx, int done, int total, double lambda)
             t - p->start);
 }
 
-/* Classification when every label is an integer and there are at most 32 of them. */
-static int looks_like_classes(const km_problem *P)
-{
-    double seen[33];
-    int n = 0;
-    for (int64_t i = 0; i < P->l; i++) {
-        double y = P->y[i];
-        if (y != floor(y))
-            return 0;
-        int k = 0;
-        while (k < n && seen[k] != y)
-            k++;
-        if (k == n) {
-            if (n == 32)
-                return 0;
-            seen[n++] = y;
-        }
-    }
-    return 1;
-}
-
 /* The names of row t's 3 kernels with the largest weights, then "+N more". */
 static void print_names(const km_rls2_path *p, const km_basis_set *basis, int t)
 {
@@ -274,7 +253,7 @@ int main(int argc, char **argv)
             km_cli_die(3, "out of memory");
     }
     if (task < 0)
-        task = looks_like_classes(P);
+        task = km_rls2_looks_like_classes(P);
 
     km_basis_set basis = {0};
     int rc = KM_OK;

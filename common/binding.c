@@ -103,27 +103,6 @@ void km_rls2_options_default(km_rls2_options *o)
                            1};
 }
 
-/* rls2-path's guess: classes when every label is an integer and there are at most 32. */
-static int looks_like_classes(const km_problem *P)
-{
-    double seen[32];
-    int n = 0;
-    for (int64_t i = 0; i < P->l; i++) {
-        double y = P->y[i];
-        if (y != floor(y))
-            return 0;
-        int k = 0;
-        while (k < n && seen[k] != y)
-            k++;
-        if (k == n) {
-            if (n == 32)
-                return 0;
-            seen[n++] = y;
-        }
-    }
-    return 1;
-}
-
 int km_rls2_train(const km_problem *P, const km_rls2_options *o, km_model **out,
                   km_error *err)
 {
@@ -154,7 +133,7 @@ int km_rls2_train(const km_problem *P, const km_rls2_options *o, km_model **out,
     S.seed = (uint64_t)o->seed;
     S.no_intercept = o->no_intercept;
     S.nl = o->lambdas;
-    int task = o->task < 0 ? looks_like_classes(P) : o->task > 0;
+    int task = o->task < 0 ? km_rls2_looks_like_classes(P) : o->task > 0;
     const char *kset = o->kernels ? o->kernels : "paper";
     km_basis_set basis = {0};
     /* the paper and linear sets have kernels per feature: the data must justify them */

@@ -765,3 +765,23 @@ nomem:
     km_model_free(model);
     return km_error_nomem(err, "RLS2 model");
 }
+
+int km_rls2_looks_like_classes(const km_problem *P)
+{
+    double seen[32];
+    int n = 0;
+    for (int64_t i = 0; i < P->l; i++) {
+        double y = P->y[i];
+        if (y != floor(y))
+            return 0;
+        int k = 0;
+        while (k < n && seen[k] != y)
+            k++;
+        if (k == n) {
+            if (n == 32)
+                return 0;
+            seen[n++] = y;
+        }
+    }
+    return 1;
+}

@@ -127,4 +127,8 @@ int km_rls2_model(const km_rls2_path *p, const km_basis_set *basis, const km_pro
 /* n values log-spaced from hi down to lo (n = 1: hi). */
 void km_rls2_lambdas(double lo, double hi, int n, double *lambda);
 
+/* rls2-path's guess of the task: 1 (classes) when every label of P is an integer and there
+ * are at most 32 distinct ones, else 0 (regression). */
+int km_rls2_looks_like_classes(const km_problem *P);
+
 #endif
