@@ -194,49 +194,61 @@ static void sim_wait(sim_shared *S)
     pthread_barrier_wait(&S->bar);
 }
 
-/* Reduces the R vectors in rank order 0, 1, ..., R-1 (the same bits on every rank). */
-static int sim_reduce_d(void *impl, double *buf, int64_t n, km_dist_op op)
+/* t = op(t, x) elementwise, for doubles and for int64s. */
+static void combine_d(void *t_, const void *x_, int64_t n, km_dist_op op)
+{
+    double *t = t_;
+    const double *x = x_;
+    if (op == KM_DIST_SUM)
+        for (int64_t i = 0; i < n; i++)
+            t[i] += x[i];
+    else
+        for (int64_t i = 0; i < n; i++)
+            t[i] = x[i] > t[i] ? x[i] : t[i];
+}
+
+static void combine_i(void *t_, const void *x_, int64_t n, km_dist_op op)
+{
+    int64_t *t = t_;
+    const int64_t *x = x_;
+    if (op == KM_DIST_SUM)
+        for (int64_t i = 0; i < n; i++)
+            t[i] += x[i];
+    else
+        for (int64_t i = 0; i < n; i++)
+            t[i] = x[i] > t[i] ? x[i] : t[i];
+}
+
+/* Reduces the R vectors of n elements of size bytes in rank order 0, 1, ..., R-1 (the same
+ * bits on every rank). */
+static int sim_reduce(void *impl, void *buf, int64_t n, size_t size, km_dist_op op,
+                      void (*combine)(void *, const void *, int64_t, km_dist_op))
 {
     sim_rank *me = impl;
     sim_shared *S = me->S;
     S->send[me->rank] = buf;
     sim_wait(S);
-    double *t = malloc((size_t)(n > 0 ? n : 1) * sizeof *t);
+    void *t = malloc((size_t)(n > 0 ? n : 1) * size);
     if (t) {
-        memcpy(t, S->send[0], (size_t)n * sizeof *t);
-        for (int r = 1; r < S->R; r++) {
-            const double *x = S->send[r];
-            for (int64_t i = 0; i < n; i++)
-                t[i] = op == KM_DIST_SUM ? t[i] + x[i] : (x[i] > t[i] ? x[i] : t[i]);
-        }
+        memcpy(t, S->send[0], (size_t)n * size);
+        for (int r = 1; r < S->R; r++)
+            combine(t, S->send[r], n, op);
     }
     sim_wait(S);
     if (t)
-        memcpy(buf, t, (size_t)n * sizeof *t);
+        memcpy(buf, t, (size_t)n * size);
     free(t);
     return t ? KM_OK : KM_EINTERNAL;
 }
 
+static int sim_reduce_d(void *impl, double *buf, int64_t n, km_dist_op op)
+{
+    return sim_reduce(impl, buf, n, sizeof *buf, op, combine_d);
+}
+
 static int sim_reduce_i(void *impl, int64_t *buf, int64_t n, km_dist_op op)
 {
-    sim_rank *me = impl;
-    sim_shared *S = me->S;
-    S->send[me->rank] = buf;
-    sim_wait(S);
-    int64_t *t = malloc((size_t)(n > 0 ? n : 1) * sizeof *t);
-    if (t) {
-        memcpy(t, S->send[0], (size_t)n * sizeof *t);
-        for (int r = 1; r < S->R; r++) {
-            const int64_t *x = S->send[r];
-            for (int64_t i = 0; i < n; i++)
-                t[i] = op == KM_DIST_SUM ? t[i] + x[i] : (x[i] > t[i] ? x[i] : t[i]);
-        }
-    }
-    sim_wait(S);
-    if (t)
-        memcpy(buf, t, (size_t)n * sizeof *t);
-    free(t);
-    return t ? KM_OK : KM_EINTERNAL;
+    return sim_reduce(impl, buf, n, sizeof *buf, op, combine_i);
 }
 
 static int sim_exscan(void *impl, int64_t *value)
