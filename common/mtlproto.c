@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +347,21 @@ void km_mtlp_set_max_reply(km_mtlp_conn *c, size_t bytes)
     c->max_reply = bytes;
 }
 
+/* A connect(2) a signal interrupted goes on in the background: wait for it (0 when it
+ * connected; else -1 with errno set). */
+static int connect_finish(int fd)
+{
+    struct pollfd p = {fd, POLLOUT, 0};
+    int k, e = 0;
+    socklen_t el = sizeof e;
+    while ((k = poll(&p, 1, -1)) < 0 && errno == EINTR)
+        ;
+    if (k < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el))
+        return -1;
+    errno = e;
+    return e ? -1 : 0;
+}
+
 km_mtlp_conn *km_mtlp_connect(const char *host, int port, km_error *err)
 {
     char ps[16];
@@ -361,7 +377,8 @@ km_mtlp_conn *km_mtlp_connect(const char *host, int port, km_error *err)
     int fd = -1, e = 0;
     for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0 &&
+            (errno != EINTR || connect_finish(fd))) {
             e = errno;
             close(fd);
             fd = -1;

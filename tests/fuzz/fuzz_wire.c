@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "fuzz_util.h"
 #include "mtl.h"
@@ -154,11 +155,15 @@ static void client(const uint8_t *data, size_t size)
     km_error err;
     km_mtlp_conn *c = km_mtlp_connect("127.0.0.1", listen_port, &err);
     FZ_CHECK(c, "connect: %s", err.msg);
-    int fd = accept(listen_fd, NULL, NULL);
-    FZ_CHECK(fd >= 0, "accept");
+    int fd;
+    while ((fd = accept(listen_fd, NULL, NULL)) < 0 && errno == EINTR)
+        ;   /* libFuzzer's SIGALRM (its -timeout watchdog) interrupts any blocking call */
+    FZ_CHECK(fd >= 0, "accept: %s", strerror(errno));
     size_t off = 0;
     while (off < size) {
         ssize_t k = send(fd, data + off, size - off, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
         FZ_CHECK(k > 0, "send: %s", strerror(errno));
         off += (size_t)k;
     }
@@ -185,6 +190,13 @@ static void client(const uint8_t *data, size_t size)
 }
 
 /* ---- 4, 5: the server ---- */
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 typedef struct srv {
     km_mtl_server_config cfg;
@@ -291,17 +303,34 @@ static void server(const uint8_t *data, size_t size, int32_t nfeat)
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = htons((uint16_t)s.port);
-    FZ_CHECK(fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof a), "connect: %s",
-             strerror(errno));
+    FZ_CHECK(fd >= 0, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {   /* EINTR: it goes on; wait */
+        FZ_CHECK(errno == EINTR, "connect: %s", strerror(errno));
+        struct pollfd p = {fd, POLLOUT, 0};
+        int e = 0;
+        socklen_t el = sizeof e;
+        while (poll(&p, 1, -1) < 0 && errno == EINTR)
+            ;
+        FZ_CHECK(!getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) && !e, "connect: %s",
+                 strerror(e));
+    }
     size_t off = 0, got = 0, cap = 1 << 16;
     unsigned char *in = malloc(cap);
     FZ_CHECK(in, "out of memory");
     if (!size)
         shutdown(fd, SHUT_WR);
+    int64_t quiet_since = now_ms();
     for (;;) {
         struct pollfd p = {fd, (short)(POLLIN | (off < size ? POLLOUT : 0)), 0};
-        int k = poll(&p, 1, 10000);
-        FZ_CHECK(k > 0, "the server neither reads nor answers for 10 s");
+        int k = poll(&p, 1, 1000);
+        /* EINTR: libFuzzer's SIGALRM watchdog lands here now and then; it is not silence */
+        FZ_CHECK(k >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+        if (k <= 0) {
+            FZ_CHECK(now_ms() - quiet_since < 10000,
+                     "the server neither reads nor answers for 10 s");
+            continue;
+        }
+        quiet_since = now_ms();
         if (p.revents & POLLOUT) {
             ssize_t w = send(fd, data + off, size - off, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (w > 0 && (off += (size_t)w) == size)

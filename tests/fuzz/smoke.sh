@@ -40,6 +40,19 @@ for h in "$@"; do
         fi
     fi
     mkdir -p "$work/$h"
+    # libFuzzer's -timeout watchdog is a SIGALRM that lands in any blocking call now and then
+    # (once in ~10^5 inputs a poll(2) of fuzz_wire): 5 s of its corpus under a storm of them
+    "$bin" -max_len="$(max_len "$h")" -max_total_time=5 -timeout=30 \
+        -artifact_prefix="$build/artifacts/$h-alarm-" "${dirs[@]}" >"$log" 2>&1 &
+    pid=$!
+    sleep 1   # its SIGALRM handler is in place by then
+    while kill -ALRM $pid 2>/dev/null; do sleep 0.002; done
+    if ! wait $pid; then
+        echo "FAIL $h: under a storm of SIGALRM (libFuzzer's watchdog signal)"
+        grep -E "^(==[0-9]+==ERROR|SUMMARY|fuzz:)|^ *#[0-9]+ .* in " "$log" | head -30
+        failed+=("$h")
+        continue
+    fi
     UBSAN_OPTIONS=print_stacktrace=1 "$bin" -max_len="$(max_len "$h")" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$build/artifacts/$h-" \
         "$work/$h" "${dirs[@]}" >"$log" 2>&1
