@@ -30,6 +30,38 @@ static int write_in_place(const char *path, const char *what,
     return KM_OK;
 }
 
+/* The temporary files that exist now, for km_atomic_unlink_pending (a signal's cleanup):
+ * a slot holds a name from its creation until it is renamed or removed. */
+#define KM_ATOMIC_SLOTS 16
+static char *_Atomic pending_tmp[KM_ATOMIC_SLOTS];
+
+static void track(char *tmp)
+{
+    for (int i = 0; i < KM_ATOMIC_SLOTS; i++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&pending_tmp[i], &none, tmp))
+            return;
+    }   /* more than 16 at once: this one is not removed on a signal */
+}
+
+static void untrack(char *tmp)
+{
+    for (int i = 0; i < KM_ATOMIC_SLOTS; i++) {
+        char *mine = tmp;
+        if (atomic_compare_exchange_strong(&pending_tmp[i], &mine, NULL))
+            return;
+    }
+}
+
+void km_atomic_unlink_pending(void)
+{
+    for (int i = 0; i < KM_ATOMIC_SLOTS; i++) {
+        char *tmp = atomic_load(&pending_tmp[i]);
+        if (tmp)
+            unlink(tmp);   /* async-signal-safe */
+    }
+}
+
 int km_atomic_open(const char *path, km_atomic_out *o, km_error *err)
 {
     struct stat sb;
@@ -53,6 +85,8 @@ int km_atomic_open(const char *path, km_atomic_out *o, km_error *err)
         if (fd < 0 && errno != EEXIST)
             break;
     }
+    if (fd >= 0)
+        track(tmp);
     if (fd < 0) {
         km_error_set(err, KM_EINPUT, "%s: cannot create temporary file %s: %s", path, tmp,
                      strerror(errno));
@@ -63,6 +97,7 @@ int km_atomic_open(const char *path, km_atomic_out *o, km_error *err)
         int e = errno;
         close(fd);
         unlink(tmp);
+        untrack(tmp);
         free(tmp);
         return km_error_set(err, KM_EINPUT, "%s: %s", path, strerror(e));
     }
@@ -83,6 +118,8 @@ int km_atomic_commit(km_atomic_out *o, const char *path, const char *what, km_er
         e = errno;
     if (e && o->tmp)
         unlink(o->tmp);
+    if (o->tmp)
+        untrack(o->tmp);
     free(o->tmp);
     o->tmp = NULL;
     if (e)
@@ -96,8 +133,10 @@ void km_atomic_discard(km_atomic_out *o)
         return;
     if (o->f)
         fclose(o->f);
-    if (o->tmp)
+    if (o->tmp) {
         unlink(o->tmp);
+        untrack(o->tmp);
+    }
     free(o->tmp);
     o->f = NULL;
     o->tmp = NULL;

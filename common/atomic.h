@@ -31,4 +31,8 @@ int km_atomic_commit(km_atomic_out *o, const char *path, const char *what, km_er
 /* Closes o->f and removes the temporary file (path is left as it was); NULL-safe. */
 void km_atomic_discard(km_atomic_out *o);
 
+/* Removes every temporary file of the functions above that exists now (up to 16 at once);
+ * async-signal-safe: for a handler of SIGINT/SIGTERM (km_cli_init installs one). */
+void km_atomic_unlink_pending(void);
+
 #endif

@@ -3,20 +3,40 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "atomic.h"
 #include "numparse.h"
 #include "report.h"
 
 static const char *prog_name = "kmtk";
 
+/* A signal that ends the program first removes the temporary files of unfinished atomic
+ * writes (a killed `predict` leaves neither its output nor a PATH.tmp* behind), then ends it
+ * as the signal would have (SA_RESETHAND: raise() after the return takes the default). */
+static void on_fatal_signal(int sig)
+{
+    km_atomic_unlink_pending();
+    raise(sig);
+}
+
 void km_cli_init(const char *prog)
 {
     prog_name = prog;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old, sa = {0};
+        sa.sa_handler = on_fatal_signal;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);   /* nohup's ignored SIGHUP stays ignored */
+    }
 }
 
 void km_cli_die(int status, const char *fmt, ...)

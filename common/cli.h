@@ -5,7 +5,9 @@
 
 #include <stdio.h>
 
-/* The program name used in messages ("train"); set once at the start of main. */
+/* The program name used in messages ("train"); set once at the start of main. Also makes
+ * SIGINT, SIGTERM and SIGHUP (unless ignored) remove unfinished atomic writes' temporary
+ * files before they end the program. */
 void km_cli_init(const char *prog);
 
 /* Prints "PROG: message" on stderr (plus a hint to -h for usage errors) and exits with

@@ -121,6 +121,26 @@ check "... leaves the existing output file as it was" \
 check "... and no temporary file" bash -c "! ls $TMP | grep -q 'keep.out.tmp'"
 check "predict on success replaces it whole" bash -c \
     "$P -q $H $M/linear.model $TMP/keep.out && test \$(wc -l <$TMP/keep.out) -eq 270"
+# a predict killed by a signal (SIGTERM, SIGHUP; SIGINT too, but a script's background job
+# ignores it) leaves no PATH.tmp* behind: it reads rows from a fifo that stays open, so it
+# is killed in the middle of its output
+for sig in TERM HUP; do
+    rm -f "$TMP/fifo" && mkfifo "$TMP/fifo"
+    $P $TMP/fifo $M/linear.model "$TMP/killed.out" 2>/dev/null &
+    pid=$!
+    exec 9>"$TMP/fifo"   # the writer end: predict's open returns, its read blocks
+    head -n 10 $H >&9
+    for _ in $(seq 100); do ls $TMP | grep -q 'killed.out.tmp' && break; sleep 0.05; done
+    had=$(ls $TMP | grep -c 'killed.out.tmp')
+    kill -$sig $pid
+    for _ in $(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+    kill -KILL $pid 2>/dev/null   # never a hung test (a survivor fails: status 137)
+    wait $pid 2>/dev/null
+    st=$?
+    exec 9>&-
+    check "predict killed by SIG$sig (status $st, temp file seen: $had) leaves no temporary file" \
+        bash -c "[ $had = 1 ] && [ $st -gt 128 ] && ! ls $TMP | grep -q 'killed.out' "
+done
 check "predict to /dev/stdout (not a regular file) writes in place" bash -c \
     "$P -q $H $M/linear.model /dev/stdout | wc -l | grep -qx 270"
 
