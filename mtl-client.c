@@ -52,6 +52,10 @@ static const char usage[] =
     "  --eval FILE --eval-out OUT   estimate: write g_j of each row of FILE to OUT ('-':\n"
     "                     standard output), one per line\n"
     "  --batch N          send: at most N triples per request (default 4096)\n"
+    "  --retry SECONDS    send: when the connection is lost or the server is busy, reconnect\n"
+    "                     (pauses of 0.1 s doubling to 5 s) and send every request not yet\n"
+    "                     acknowledged again (the server applies each once) for up to SECONDS\n"
+    "                     (default 60; 0: fail at once)\n"
     "  -q                 no progress messages\n"
     "  -h, --help         this help\n"
     "Spellings of the previous release, accepted with a warning until the next one:\n"
@@ -68,6 +72,7 @@ typedef struct opts {
     const char *model, *eval, *eval_out;
     const char *token_file;
     int batch;
+    double retry;       /* send: seconds to keep reconnecting after a lost connection */
     int quiet;
 } opts;
 
@@ -139,8 +144,12 @@ static void need_task(const opts *o, const char *cmd)
 /* ---- send ---- */
 
 typedef struct sender {
+    const opts *o;
     km_mtlp_conn *c;
-    km_buf b;           /* frames not yet written */
+    km_buf b;           /* the requests not acknowledged: [head, sent) written, the rest not */
+    size_t head, sent;
+    uint32_t *counts;   /* triples of each closed request in b, oldest (at head) first */
+    int q0, nq, qcap;   /* counts[q0 .. q0 + nq) */
     size_t frame;       /* the open SEND frame's offset, or SIZE_MAX */
     size_t count_at;    /* offset of its triple count */
     uint32_t count;
@@ -149,19 +158,35 @@ typedef struct sender {
     int inflight;       /* requests written, replies not read */
     uint64_t version;
     int64_t acked;
+    double outage;      /* when the connection was lost (0: it works) */
+    double pause;       /* before the next reconnection */
+    int64_t reconnects;
 } sender;
 
 #define WINDOW 32
 
+static uint32_t frame_bytes(const unsigned char *p)
+{
+    return 4 + ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                (uint32_t)p[3] << 24);
+}
+
+/* The oldest request is acknowledged: it leaves b (applied now, or by an earlier connection
+ * when it is a resent one: the server's sequence numbers keep it from being applied twice). */
 static int on_ack(void *ctx, unsigned type, km_rd *r, km_error *err)
 {
     sender *s = ctx;
     uint64_t v = km_rd_u64(r);
-    uint32_t n = km_rd_u32(r);
+    km_rd_u32(r);   /* triples applied now: 0 for a resent request applied before */
     if (type != KM_MTLP_ACK || r->bad)
         return km_error_set(err, KM_EINPUT, "server: unexpected reply 0x%x to SEND", type);
     s->version = v;
-    s->acked += n;
+    s->acked += s->counts[s->q0];
+    s->head += frame_bytes(s->b.p + s->head);
+    s->q0++;
+    s->nq--;
+    s->outage = 0;
+    s->pause = 0.1;
     return KM_OK;
 }
 
@@ -173,21 +198,78 @@ static void close_frame(sender *s)
         s->b.p[s->count_at + (size_t)i] = (unsigned char)(s->count >> (8 * i));
     km_buf_end(&s->b, s->frame);
     s->frame = SIZE_MAX;
+    if (s->q0 + s->nq == s->qcap) {   /* room for one more count */
+        if (s->q0 > 0) {
+            memmove(s->counts, s->counts + s->q0, (size_t)s->nq * sizeof *s->counts);
+            s->q0 = 0;
+        } else {
+            s->qcap = s->qcap ? 2 * s->qcap : 2 * WINDOW;
+            if (!(s->counts = realloc(s->counts, (size_t)s->qcap * sizeof *s->counts)))
+                km_cli_die(3, "out of memory (requests)");
+        }
+    }
+    s->counts[s->q0 + s->nq++] = s->count;
     s->inflight++;
 }
 
-/* Writes the closed frames; reads replies down to `keep` in flight. */
+/* The connection is lost (or the server is busy): a new one, after a pause that doubles up
+ * to 5 s, and every request not acknowledged is sent again; gives up --retry seconds after
+ * the loss. */
+static void reconnect(sender *s, const km_error *why, const char *what)
+{
+    double now = km_cli_now();
+    if (!s->outage)
+        s->outage = now;
+    km_mtlp_close(s->c);
+    s->c = NULL;
+    km_error err = *why;
+    for (;;) {
+        if (now - s->outage + s->pause > s->o->retry)
+            km_cli_die(2, "%s: %s%s", what, err.msg, s->o->retry > 0 ? " (gave up: --retry)" : "");
+        km_cli_warn("%s: %s; reconnecting in %.1f s to send %d unacknowledged requests again",
+                    what, err.msg, s->pause, s->nq);
+        struct timespec ts = {(time_t)s->pause, (long)((s->pause - (time_t)s->pause) * 1e9)};
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+        s->pause = s->pause < 2.5 ? 2 * s->pause : 5;
+        now = km_cli_now();
+        if ((s->c = km_mtlp_connect(s->o->host, s->o->port, &err)))
+            break;
+    }
+    s->reconnects++;
+    s->sent = s->head;
+    s->inflight = s->nq;
+}
+
+/* Writes the closed requests; reads replies down to `keep` in flight; on a lost connection
+ * sends what is not acknowledged again on a new one (reconnect). */
 static void flush(sender *s, int keep, const char *what)
 {
-    km_error err;
     close_frame(s);
-    if (s->b.len && km_mtlp_write(s->c, &s->b, &err))
-        km_cli_die(2, "%s: %s", what, err.msg);
-    s->b.len = 0;
-    while (s->inflight > keep) {
-        if (km_mtlp_read(s->c, on_ack, s, &err))
+    for (;;) {
+        km_error err;
+        int rc = KM_OK;
+        if (s->sent < s->b.len) {
+            km_buf rest = {s->b.p + s->sent, s->b.len - s->sent, s->b.len - s->sent, 0};
+            if (!(rc = km_mtlp_write(s->c, &rest, &err)))
+                s->sent = s->b.len;
+        }
+        while (!rc && s->inflight > keep && !(rc = km_mtlp_read(s->c, on_ack, s, &err)))
+            s->inflight--;
+        if (!rc)
+            break;
+        if (!km_mtlp_retryable(s->c))
             km_cli_die(2, "%s: %s", what, err.msg);
-        s->inflight--;
+        reconnect(s, &err, what);
+    }
+    if (s->head == s->b.len) {   /* all acknowledged: the buffer starts again */
+        s->b.len = s->head = s->sent = 0;
+        s->q0 = 0;
+    } else if (s->head > (1u << 20)) {
+        memmove(s->b.p, s->b.p + s->head, s->b.len - s->head);
+        s->b.len -= s->head;
+        s->sent -= s->head;
+        s->head = 0;
     }
 }
 
@@ -203,8 +285,8 @@ static int cmd_send(const opts *o, const char *path)
     /* sequence numbers from the microseconds since 1970: above every earlier run's */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    sender s = {connect_or_die(o), {0}, SIZE_MAX, 0, 0, 0,
-                (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u, 0, 0, 0};
+    sender s = {.o = o, .c = connect_or_die(o), .frame = SIZE_MAX, .pause = 0.1,
+                .seq = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u};
     km_row row;
     int rc;
     int64_t rows = 0;
@@ -216,7 +298,7 @@ static int cmd_send(const opts *o, const char *path)
         if (s.frame == SIZE_MAX || task != s.task || s.count >= (uint32_t)o->batch ||
             s.b.len > (1u << 20)) {
             close_frame(&s);
-            if (s.b.len > (1u << 20) || s.inflight >= WINDOW)
+            if (s.b.len - s.sent > (1u << 20) || s.inflight >= WINDOW)
                 flush(&s, WINDOW / 2, path);
             const char *secret = NULL;
             if (o->secret && o->has_task && task == o->task)
@@ -255,9 +337,10 @@ static int cmd_send(const opts *o, const char *path)
     double dt = km_cli_now() - t0;
     if (!o->quiet)
         fprintf(stderr, "mtl-client: %lld triples acknowledged in %.2f s (%.0f/s), server "
-                "version %" PRIu64 "\n", (long long)s.acked, dt, dt > 0 ? s.acked / dt : 0.0,
-                s.version);
+                "version %" PRIu64 "%s\n", (long long)s.acked, dt, dt > 0 ? s.acked / dt : 0.0,
+                s.version, s.reconnects ? " (after reconnecting)" : "");
     km_buf_free(&s.b);
+    free(s.counts);
     km_mtlp_close(s.c);
     for (int64_t k = 0; k < S.n; k++)
         free(S.s[k]);
@@ -379,7 +462,7 @@ static int cmd_estimate(const opts *o, const char *path)
 int main(int argc, char **argv)
 {
     km_cli_init("mtl-client");
-    opts o = {.host = "127.0.0.1", .port = 7353, .batch = 4096, .active = -1};
+    opts o = {.host = "127.0.0.1", .port = 7353, .batch = 4096, .active = -1, .retry = 60};
     const char *cmd = NULL, *file = NULL, *secret_file = NULL, *secret_arg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -420,6 +503,10 @@ int main(int argc, char **argv)
             o.eval_out = NEXT();
         } else if (!strcmp(a, "--batch")) {
             o.batch = (int)km_cli_integer(a, NEXT(), 1, 1 << 20);
+        } else if (!strcmp(a, "--retry")) {
+            o.retry = km_cli_number(a, NEXT());
+            if (o.retry < 0)
+                km_cli_die(1, "--retry: seconds >= 0, got %g", o.retry);
         } else if (!strcmp(a, "-q")) {
             o.quiet = 1;
         } else if (a[0] == '-' && a[1]) {

@@ -340,7 +340,13 @@ int km_mtlp_get_disclosed(km_rd *r, km_mtl_disclosed *d, km_error *err)
 struct km_mtlp_conn {
     int fd;
     size_t max_reply;
+    int retryable;   /* the last failure: see km_mtlp_retryable */
 };
+
+int km_mtlp_retryable(const km_mtlp_conn *c)
+{
+    return c->retryable;
+}
 
 void km_mtlp_set_max_reply(km_mtlp_conn *c, size_t bytes)
 {
@@ -397,6 +403,7 @@ km_mtlp_conn *km_mtlp_connect(const char *host, int port, km_error *err)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     c->fd = fd;
     c->max_reply = UINT32_MAX;
+    c->retryable = 0;
     return c;
 }
 
@@ -438,9 +445,10 @@ static int read_all(int fd, unsigned char *p, size_t n)
 
 int km_mtlp_write(km_mtlp_conn *c, const km_buf *req, km_error *err)
 {
+    c->retryable = 0;
     if (req->failed)
         return km_error_nomem(err, "request");
-    if (write_all(c->fd, req->p, req->len))
+    if (write_all(c->fd, req->p, req->len) && (c->retryable = 1))
         return km_error_set(err, KM_EINPUT, "server: send failed: %s",
                             errno ? strerror(errno) : "connection closed");
     return KM_OK;
@@ -451,7 +459,8 @@ int km_mtlp_read(km_mtlp_conn *c, int (*reply)(void *ctx, unsigned type, km_rd *
                  void *ctx, km_error *err)
 {
     unsigned char h[KM_MTLP_HEADER];
-    if (read_all(c->fd, h, sizeof h))
+    c->retryable = 0;
+    if (read_all(c->fd, h, sizeof h) && (c->retryable = 1))
         return km_error_set(err, KM_EINPUT, "server closed the connection");
     uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
                    (uint32_t)h[3] << 24;
@@ -477,6 +486,7 @@ int km_mtlp_read(km_mtlp_conn *c, int (*reply)(void *ctx, unsigned type, km_rd *
         size_t k = cap - have < want - have ? cap - have : want - have;
         if (read_all(c->fd, body + have, k)) {
             free(body);
+            c->retryable = 1;
             return km_error_set(err, KM_EINPUT, "server closed the connection");
         }
         have += k;
@@ -488,6 +498,7 @@ int km_mtlp_read(km_mtlp_conn *c, int (*reply)(void *ctx, unsigned type, km_rd *
     if (h[4] == KM_MTLP_ERROR) {
         unsigned code = km_rd_u32(&r), n = km_rd_u16(&r);
         const unsigned char *m = km_rd_bytes(&r, n);
+        c->retryable = code == KM_MTLP_EBUSY || code == KM_MTLP_ETIMEOUT;
         rc = km_error_set(err, KM_EINPUT, "server: error %u: %.*s", code, m ? (int)n : 0,
                           m ? (const char *)m : "");
     } else if (reply) {

@@ -136,6 +136,12 @@ int km_mtlp_read(km_mtlp_conn *c, int (*reply)(void *ctx, unsigned type, km_rd *
                                                 km_error *err),
                  void *ctx, km_error *err);
 
+/* 1 when the last failure of km_mtlp_write / km_mtlp_read on c may pass if the requests are
+ * sent again on a new connection: the connection broke (closed, reset) or the server said
+ * it is busy (KM_MTLP_EBUSY) or timed a frame out (KM_MTLP_ETIMEOUT); 0 for a refusal
+ * (authentication, a bad triple, ...) or a reply that does not decode. */
+int km_mtlp_retryable(const km_mtlp_conn *c);
+
 /* km_mtlp_write, then km_mtlp_read `replies` times. */
 int km_mtlp_call(km_mtlp_conn *c, const km_buf *req, int replies,
                  int (*reply)(void *ctx, unsigned type, km_rd *body, km_error *err), void *ctx,

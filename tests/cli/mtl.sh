@@ -431,3 +431,45 @@ expect_fail "item 8: an admin token of 11 characters is refused" 2 'at least 16'
     $S -q --port 0 --register --admin-token-file "$TMP/shorttok"
 expect_fail "item 8: mtl-client register without the token: usage error" 1 \
     "register needs the server's admin token" $C -T 5 register
+
+# ---- send outlives its server: killed (-9) in the middle of a send and started again on
+# the same port and journal, the client reconnects and sends what was not acknowledged
+# again; the server applies every triple exactly once (resent ones by sequence number)
+awk 'BEGIN { for (i = 0; i < 3000; i++)
+             printf "%d qid:%d %d:1 %d:0.5\n", i % 3 - 1, 1 + i % 30, 1 + i % 7, 8 + i % 5 }' \
+    >"$TMP/many"
+start_rs() {
+    $S -q --port "$1" --port-file "$TMP/port9" --secrets "$TMP/secrets" --journal "$TMP/journal9" \
+        --features 19 &
+    SPID=$!
+    for _ in $(seq 200); do [ -s "$TMP/port9" ] && break; sleep 0.05; done
+}
+rm -f "$TMP/port9"
+start_rs 0
+P9=$(cat "$TMP/port9")
+$C --port "$P9" --secrets "$TMP/secrets" --batch 1 --retry 30 send "$TMP/many" 2>"$TMP/rs.err" &
+CPID=$!
+for _ in $(seq 400); do   # some requests acknowledged (journaled), the send not finished
+    [ "$(stat -c %s "$TMP/journal9" 2>/dev/null || echo 0)" -gt 20000 ] && break
+    sleep 0.01
+done
+kill -9 $SPID
+wait $SPID 2>/dev/null
+sleep 0.3   # the client finds the server gone and waits to reconnect
+rm -f "$TMP/port9"
+start_rs "$P9"
+wait $CPID
+cst=$?
+check "send across a server killed with -9 and restarted: exit 0 (status $cst)" test $cst -eq 0
+check "... the client said it reconnected" grep -q 'reconnecting in' "$TMP/rs.err"
+check "... 3000 triples acknowledged" grep -q '3000 triples acknowledged' "$TMP/rs.err"
+KMTK_SECRET=s1$SX $C --port "$P9" -T 1 status >"$TMP/rs.status"
+check "... the server holds each of the 3000 triples once (version 3000, task 1: 100)" bash -c \
+    "grep -qx 'version 3000' $TMP/rs.status && grep -qx 'task_triples 100' $TMP/rs.status"
+kill -TERM $SPID
+wait $SPID
+SPID=
+expect_fail "send --retry 0 to a port where nothing listens: fails at once" 2 \
+    "cannot connect" $C --port "$P9" --secrets "$TMP/secrets" --retry 0 send "$TMP/many"
+expect_fail "--retry -1: usage error" 1 "--retry: seconds >= 0" \
+    $C --retry -1 --secrets "$TMP/secrets" send "$TMP/many"
