@@ -204,7 +204,7 @@ static void test_one_versus_all(void)
 static km_params *params(const char *first, ...)
 {
     km_params *p = km_params_new();
-    km_error err;
+    km_error err = {0};   /* its message is printed on success too */
     va_list ap;
     va_start(ap, first);
     for (const char *name = first; name; name = va_arg(ap, const char *))
