@@ -1,5 +1,7 @@
 /* model_foreign.c - the pieces LIBLINEAR's and LIBSVM's model readers share
  * (model_foreign.h). */
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,4 +87,23 @@ void km_foreign_labels(km_model *m, int oneclass, int kclass, const double *labe
     } else if (kclass > 2) {
         memcpy(m->labels, label, (size_t)kclass * sizeof *label);
     }
+}
+
+int km_foreign_write_body(const km_model *m, FILE *f)
+{
+    (void)m;
+    (void)f;
+    errno = ENOTSUP;
+    return -1;
+}
+
+int km_foreign_read_kmtk(km_mio *io, km_model *m, km_error *err)
+{
+    (void)err;
+    char peer[16];   /* the kind's name in capitals: the peer's */
+    size_t q = 0;
+    for (const char *c = m->kind->name; *c && q + 1 < sizeof peer; c++)
+        peer[q++] = (char)toupper((unsigned char)*c);
+    peer[q] = 0;
+    return km_mio_bad(io, "%s models are read from %s's own files", m->kind->name, peer);
 }

@@ -6,6 +6,7 @@
 #define KM_MODEL_FOREIGN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model.h"
 
@@ -45,5 +46,12 @@ int km_foreign_list(km_mio *io, const char *line, const char *v, int64_t count, 
  * two labels swapped (a decision value > 0 means its first), more classes in the file's
  * order; none for regression (kclass 0). */
 void km_foreign_labels(km_model *m, int oneclass, int kclass, const double *label);
+
+/* The kinds' km_model_kind hooks for kmtk's own model files, which cannot hold them:
+ * writing fails with errno ENOTSUP (km_model_write refuses the model: write the peer's
+ * format with km_model_write_liblinear or km_model_write_libsvm), reading says
+ * "liblinear models are read from LIBLINEAR's own files" (likewise libsvm). */
+int km_foreign_write_body(const km_model *m, FILE *f);
+int km_foreign_read_kmtk(km_mio *io, km_model *m, km_error *err);
 
 #endif

@@ -14,7 +14,6 @@
  * w[j * nr_w + k] as in kmtk's linear kind. LIBLINEAR predicts the first label when the
  * decision value w'x is > 0 (two classes), the first class of largest w_k'x (more),
  * w'x (regression), +1 when w'x - rho > 0 (one-class). */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,29 +98,12 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     return KM_OK;
 }
 
-/* A kmtk model file cannot hold this kind: km_model_write refuses it (write
- * km_model_write_liblinear instead). */
-static int write_body(const km_model *m, FILE *f)
-{
-    (void)m;
-    (void)f;
-    errno = ENOTSUP;
-    return -1;
-}
-
-static int read_kmtk(km_mio *io, km_model *m, km_error *err)
-{
-    (void)m;
-    (void)err;
-    return km_mio_bad(io, "liblinear models are read from LIBLINEAR's own files");
-}
-
 const km_model_kind km_kind_liblinear = {
     .name = "liblinear",
     .body_name = "weights",
     .section = "w",
-    .write_body = write_body,
-    .read = read_kmtk,
+    .write_body = km_foreign_write_body,   /* refused: km_model_write_liblinear instead */
+    .read = km_foreign_read_kmtk,
     .free_body = free_body,
     .decision_rows = decision_rows,
 };

@@ -23,7 +23,6 @@
  * kmtk's decision values: d_01 for two classes, d for one-class and regression; for k > 2
  * classes the k vote counts (km_model_predict_label then picks LIBSVM's class: labels in
  * the file's order, the first of the most votes). */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,28 +138,12 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     return rc;
 }
 
-/* A kmtk model file cannot hold this kind: km_model_write refuses it. */
-static int write_body(const km_model *m, FILE *f)
-{
-    (void)m;
-    (void)f;
-    errno = ENOTSUP;
-    return -1;
-}
-
-static int read_kmtk(km_mio *io, km_model *m, km_error *err)
-{
-    (void)m;
-    (void)err;
-    return km_mio_bad(io, "libsvm models are read from LIBSVM's own files");
-}
-
 const km_model_kind km_kind_libsvm = {
     .name = "libsvm",
     .body_name = "support vectors",
     .section = "SV",
-    .write_body = write_body,
-    .read = read_kmtk,
+    .write_body = km_foreign_write_body,   /* refused: km_model_write_libsvm instead */
+    .read = km_foreign_read_kmtk,
     .free_body = free_body,
     .decision_rows = decision_rows,
 };
