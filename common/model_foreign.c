@@ -76,6 +76,15 @@ int km_foreign_list(km_mio *io, const char *line, const char *v, int64_t count, 
     return km_foreign_numbers(io, line, v, *out, count, what);
 }
 
+int km_foreign_end(km_mio *io, const char *what)
+{
+    const char *line;
+    while ((line = km_mio_line(io)))
+        if (line[strspn(line, " \t")])
+            return km_mio_bad_col(io, 1, "unexpected text after the %s", what);
+    return KM_OK;
+}
+
 void km_foreign_labels(km_model *m, int oneclass, int kclass, const double *label)
 {
     if (oneclass) {

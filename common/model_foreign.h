@@ -41,6 +41,10 @@ int km_foreign_numbers(km_mio *io, const char *line, const char *p, double *x, i
 int km_foreign_list(km_mio *io, const char *line, const char *v, int64_t count, double **out,
                     const char *key, const char *what, km_error *err);
 
+/* After the last line the format has: KM_OK when only blank lines follow, else an error
+ * ("unexpected text after the what"). */
+int km_foreign_end(km_mio *io, const char *what);
+
 /* The labels of a model read from a peer's file (model.h: the order that makes
  * km_model_predict_label give the peer's prediction): {-1, +1} for one-class, the file's
  * two labels swapped (a decision value > 0 means its first), more classes in the file's

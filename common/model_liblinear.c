@@ -123,13 +123,9 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
     static const char *const keys[] = {"solver_type", "nr_class", "label", "nr_feature", "bias", "rho"};
     km_foreign_header h = {.format = "LIBLINEAR", .end = "w", .keys = keys,
                            .nkeys = (int)(sizeof keys / sizeof *keys), .io = io, .line = first};
-    for (;;) {
-        int key;
-        const char *v;
-        if ((rc = km_foreign_key(&h, &key, &v)))
-            goto fail;
-        if (key < 0)
-            break;
+    int key;
+    const char *v;
+    while ((rc = km_foreign_key(&h, &key, &v)) == KM_OK && key >= 0) {
         line = h.line;
         switch (key) {
         case K_SOLVER:
@@ -168,6 +164,8 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
         if (rc)
             goto fail;
     }
+    if (rc)
+        goto fail;
     if (solver < 0 || nr_class < 0 || nr_feature < 0 || !have_bias) {
         rc = km_mio_bad(io, "LIBLINEAR header incomplete (need solver_type, nr_class, "
                         "nr_feature, bias before 'w')");
@@ -212,11 +210,8 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
         if ((rc = km_foreign_numbers(io, line, line, w + j * fw, fw, "nr_w weights")))
             goto fail;
     }
-    while ((line = km_mio_line(io)))
-        if (line[strspn(line, " \t")]) {
-            rc = km_mio_bad_col(io, 1, "unexpected text after the weights");
-            goto fail;
-        }
+    if ((rc = km_foreign_end(io, "weights")))
+        goto fail;
     if (fw == 2 && nw == 1)   /* two classes by Crammer and Singer: the first wins when > */
         for (int64_t j = 0; j < rows; j++)
             w[j] = w[2 * j] - w[2 * j + 1];

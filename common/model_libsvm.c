@@ -179,13 +179,9 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
     static const char *const keys[] = {"svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho", "label", "nr_sv", "probA", "probB", "prob_density_marks"};
     km_foreign_header h = {.format = "LIBSVM", .end = "SV", .keys = keys,
                            .nkeys = (int)(sizeof keys / sizeof *keys), .io = io, .line = first};
-    for (;;) {
-        int key;
-        const char *v;
-        if ((rc = km_foreign_key(&h, &key, &v)))
-            goto fail;
-        if (key < 0)
-            break;
+    int key;
+    const char *v;
+    while ((rc = km_foreign_key(&h, &key, &v)) == KM_OK && key >= 0) {
         line = h.line;
         int64_t npair = nr_class < 0 ? -1 : nr_class * (nr_class - 1) / 2;
         switch (key) {
@@ -245,6 +241,8 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
         if (rc)
             goto fail;
     }
+    if (rc)
+        goto fail;
     int classify = svm_type == C_SVC || svm_type == NU_SVC;
     if (svm_type < 0 || ktype < 0 || nr_class < 0 || total_sv < 0 || !rho ||
         (classify && (!label || !nsv))) {
@@ -371,11 +369,8 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
         }
         S->row_ptr[s + 1] = S->nnz;
     }
-    while ((line = km_mio_line(io)))
-        if (line[strspn(line, " \t")]) {
-            rc = km_mio_bad_col(io, 1, "unexpected text after the support vectors");
-            goto fail;
-        }
+    if ((rc = km_foreign_end(io, "support vectors")))
+        goto fail;
     int kclass = svm_type == ONE_CLASS ? 2 : classify ? (int)nr_class : 0;
     int nw = kclass > 2 ? kclass : 1;
     int loss = classify || svm_type == ONE_CLASS ? KM_LOSS_L1SVM : KM_LOSS_SVR;
