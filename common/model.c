@@ -89,26 +89,48 @@ double km_model_predict_label(const km_model *m, const double *dec)
     return m->labels[best];
 }
 
-int km_predict(const km_model *m, const km_problem *X, double *pred, km_error *err)
+int km_model_each_decision(const km_model *m, const km_problem *X,
+                            void (*row)(void *ctx, const km_model *m, int64_t i,
+                                        const double *dec),
+                            void *ctx, const char *what, km_error *err)
 {
-    int64_t nw = m->nr_w, no = m->nr_output > 0 ? m->nr_output : 1, bs = 1024;
-    double *dec = malloc((size_t)(bs * nw) * sizeof *dec), *out = malloc((size_t)no * sizeof *out);
+    int64_t nw = m->nr_w, bs = 1024;
+    double *dec = malloc((size_t)(bs * nw) * sizeof *dec);
     int64_t *rows = malloc((size_t)bs * sizeof *rows);
-    int rc = dec && out && rows ? KM_OK : km_error_nomem(err, "predictions");
+    int rc = dec && rows ? KM_OK : km_error_nomem(err, what);
     for (int64_t a0 = 0; a0 < X->l && rc == KM_OK; a0 += bs) {
         int64_t nb = X->l - a0 < bs ? X->l - a0 : bs;
         for (int64_t a = 0; a < nb; a++)
             rows[a] = a0 + a;
         if ((rc = km_model_decision_rows(m, X, rows, nb, dec, 1, err)))
             break;
-        for (int64_t a = 0; a < nb; a++) {
-            km_model_outputs(m, dec + a * nw, out);
-            pred[a0 + a] = out[0];
-        }
+        for (int64_t a = 0; a < nb; a++)
+            row(ctx, m, a0 + a, dec + a * nw);
     }
     free(dec);
-    free(out);
     free(rows);
+    return rc;
+}
+
+typedef struct pred_ctx {
+    double *pred, *out;
+} pred_ctx;
+
+static void pred_row(void *ctx, const km_model *m, int64_t i, const double *dec)
+{
+    pred_ctx *c = ctx;
+    km_model_outputs(m, dec, c->out);
+    c->pred[i] = c->out[0];
+}
+
+int km_predict(const km_model *m, const km_problem *X, double *pred, km_error *err)
+{
+    int64_t no = m->nr_output > 0 ? m->nr_output : 1;
+    pred_ctx c = {pred, malloc((size_t)no * sizeof *c.out)};
+    if (!c.out)
+        return km_error_nomem(err, "predictions");
+    int rc = km_model_each_decision(m, X, pred_row, &c, "predictions", err);
+    free(c.out);
     return rc;
 }
 

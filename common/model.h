@@ -210,6 +210,14 @@ int km_model_parse_int(const char *s, long long lo, long long hi, long long *out
  * not match nr_class (1 for two classes and regression, nr_class for one-versus-all). */
 int km_model_check_nr_w(km_mio *io, const km_model *m);
 
+/* X's decision values in blocks of rows (km_model_decision_rows, one thread), each row's
+ * (nr_w values) handed to row(ctx, m, i, dec) in order; KM_OK or the error (what names the
+ * buffers in an out-of-memory message). */
+int km_model_each_decision(const km_model *m, const km_problem *X,
+                            void (*row)(void *ctx, const km_model *m, int64_t i,
+                                        const double *dec),
+                            void *ctx, const char *what, km_error *err);
+
 /* Copies rows[a0..a0+nb) of X into B with the features >= n dropped; B's arrays are reused
  * across calls (capacity *cap). */
 int km_model_copy_block(const km_problem *X, const int64_t *rows, int64_t a0, int64_t nb,
