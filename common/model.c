@@ -504,6 +504,48 @@ int km_model_check_nr_w(km_mio *io, const km_model *m)
     return KM_OK;
 }
 
+int km_model_svs_new(int32_t n, int nw, int64_t nr_sv, int ids, km_problem **sv,
+                     double **sv_coef, km_error *err)
+{
+    *sv = NULL;
+    *sv_coef = NULL;
+    km_problem *S = calloc(1, sizeof *S);
+    double *coef = malloc(((size_t)nr_sv * (size_t)nw + 1) * sizeof *coef);
+    if (!S || !coef || !(S->row_ptr = calloc((size_t)nr_sv + 1, sizeof *S->row_ptr)) ||
+        !(S->y = calloc((size_t)nr_sv + 1, sizeof *S->y)) ||
+        (ids && !(S->id = malloc(((size_t)nr_sv + 1) * sizeof *S->id)))) {
+        km_problem_free(S);
+        free(coef);
+        return km_error_nomem(err, "support vectors");
+    }
+    S->l = nr_sv;
+    S->n = n;
+    *sv = S;
+    *sv_coef = coef;
+    return KM_OK;
+}
+
+const char *km_model_sv_line(km_mio *io, int64_t s, int64_t nr_sv, int *rc)
+{
+    const char *p = km_mio_line(io);
+    if (!p)
+        *rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
+                               (long long)nr_sv);
+    return p;
+}
+
+int km_model_svs_end(int rc, km_problem *S, double *coef, km_problem **sv, double **sv_coef)
+{
+    if (rc != KM_OK) {
+        km_problem_free(S);
+        free(coef);
+        return rc;
+    }
+    *sv = S;
+    *sv_coef = coef;
+    return KM_OK;
+}
+
 int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **sv,
                      double **sv_coef, km_error *err)
 {
@@ -511,24 +553,15 @@ int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **
     int rc = km_mio_count(io, "nr_sv", nr_sv, 2 * (int64_t)m->nr_w, "support vector lines");
     if (rc)
         return rc;
-    km_problem *S = calloc(1, sizeof *S);
-    double *coef = malloc(((size_t)nr_sv * (size_t)m->nr_w + 1) * sizeof *coef);
+    km_problem *S;
+    double *coef;
+    if ((rc = km_model_svs_new(m->n, m->nr_w, nr_sv, 0, &S, &coef, err)))
+        return rc;
     int64_t cap = 0;
-    if (!S || !coef || !(S->row_ptr = calloc((size_t)nr_sv + 1, sizeof *S->row_ptr)) ||
-        !(S->y = calloc((size_t)nr_sv + 1, sizeof *S->y))) {
-        km_problem_free(S);
-        free(coef);
-        return km_error_nomem(err, "support vectors");
-    }
-    S->l = nr_sv;
-    S->n = m->n;
     for (int64_t s = 0; s < nr_sv && rc == KM_OK; s++) {
-        const char *p = km_mio_line(io);
-        if (!p) {
-            rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
-                                  (long long)nr_sv);
+        const char *p = km_model_sv_line(io, s, nr_sv, &rc);
+        if (!p)
             break;
-        }
         int status;
         for (int q = 0; q < m->nr_w && rc == KM_OK; q++) {
             if (q > 0 && *p++ != ' ')
@@ -563,14 +596,7 @@ int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **
             rc = km_mio_bad(io, "unexpected text in a support vector line");
         S->row_ptr[s + 1] = S->nnz;
     }
-    if (rc != KM_OK) {
-        km_problem_free(S);
-        free(coef);
-        return rc;
-    }
-    *sv = S;
-    *sv_coef = coef;
-    return KM_OK;
+    return km_model_svs_end(rc, S, coef, sv, sv_coef);
 }
 
 /* Parses the envelope's keys into m (allocated here with the kind). */

@@ -193,6 +193,15 @@ void km_model_put_svs(FILE *f, const km_problem *S, const double *coef, int nr_w
 int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **sv,
                      double **coef, km_error *err);
 
+/* The pieces of such readers: an empty S of nr_sv rows and n features (S->id too when ids)
+ * and its nr_sv x nw coefficients (both NULL on an error); support vector line s of nr_sv (NULL with *rc the
+ * "truncated" error at the end of the file); the end, which frees both on an error rc and
+ * else hands them over. */
+int km_model_svs_new(int32_t n, int nw, int64_t nr_sv, int ids, km_problem **sv,
+                     double **sv_coef, km_error *err);
+const char *km_model_sv_line(km_mio *io, int64_t s, int64_t nr_sv, int *rc);
+int km_model_svs_end(int rc, km_problem *S, double *coef, km_problem **sv, double **sv_coef);
+
 /* " idx:val" pairs (idx 0-based, written 1-based), then a newline. */
 void km_model_put_pairs(FILE *f, const int64_t *idx, const double *val, int64_t count);
 

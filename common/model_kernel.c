@@ -50,25 +50,15 @@ static int get_precomputed_svs(km_mio *io, const km_model *m, int nw, int64_t nr
     int rc = km_mio_count(io, "nr_sv", nr_sv, 2 * (int64_t)nw + 4, "support vector lines");
     if (rc)
         return rc;
-    km_problem *S = calloc(1, sizeof *S);
-    double *coef = malloc(((size_t)nr_sv * (size_t)nw + 1) * sizeof *coef);
-    if (!S || !coef || !(S->row_ptr = calloc((size_t)nr_sv + 1, sizeof *S->row_ptr)) ||
-        !(S->y = calloc((size_t)nr_sv + 1, sizeof *S->y)) ||
-        !(S->id = malloc(((size_t)nr_sv + 1) * sizeof *S->id))) {
-        km_problem_free(S);
-        free(coef);
-        return km_error_nomem(err, "support vectors");
-    }
-    S->l = nr_sv;
-    S->n = m->n;
+    km_problem *S;
+    double *coef;
+    if ((rc = km_model_svs_new(m->n, nw, nr_sv, 1, &S, &coef, err)))
+        return rc;
     char buf[4096];
     for (int64_t s = 0; s < nr_sv && rc == KM_OK; s++) {
-        const char *p = km_mio_line(io);
-        if (!p) {
-            rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
-                                  (long long)nr_sv);
+        const char *p = km_model_sv_line(io, s, nr_sv, &rc);
+        if (!p)
             break;
-        }
         const char *sp = strrchr(p, ' ');
         uint64_t id;
         int st;
@@ -87,14 +77,7 @@ static int get_precomputed_svs(km_mio *io, const km_model *m, int nw, int64_t nr
         }
         S->id[s] = (int64_t)id;
     }
-    if (rc != KM_OK) {
-        km_problem_free(S);
-        free(coef);
-        return rc;
-    }
-    *sv = S;
-    *sv_coef = coef;
-    return KM_OK;
+    return km_model_svs_end(rc, S, coef, sv, sv_coef);
 }
 
 int32_t km_model_precomputed(const km_model *m)

@@ -285,23 +285,14 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
     /* a support vector line has at least 2 (k - 1) characters */
     if ((rc = km_mio_count(io, "total_sv", total_sv, 2 * ncoef, "support vector lines")))
         goto fail;
-    S = calloc(1, sizeof *S);
-    coef = malloc(((size_t)(ncoef * total_sv) + 1) * sizeof *coef);
-    if (!S || !coef || !(S->row_ptr = calloc((size_t)total_sv + 1, sizeof *S->row_ptr)) ||
-        !(S->y = calloc((size_t)total_sv + 1, sizeof *S->y)) ||
-        (ktype == KM_KERNEL_PRECOMPUTED &&
-         !(S->id = malloc(((size_t)total_sv + 1) * sizeof *S->id)))) {
-        rc = km_error_nomem(err, "support vectors");
+    /* n grows with the indices read */
+    if ((rc = km_model_svs_new(0, (int)ncoef, total_sv, ktype == KM_KERNEL_PRECOMPUTED, &S,
+                               &coef, err)))
         goto fail;
-    }
-    S->l = total_sv;
     int64_t cap = 0;
     for (int64_t s = 0; s < total_sv; s++) {
-        if (!(line = km_mio_line(io))) {
-            rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
-                                  (long long)total_sv);
+        if (!(line = km_model_sv_line(io, s, total_sv, &rc)))
             goto fail;
-        }
         const char *p = line;
         int st;
         for (int64_t q = 0; q < ncoef; q++) {
