@@ -320,26 +320,33 @@ static int next_line(km_mio *io)
     return 1;
 }
 
+/* KM_EINPUT "PATH:LINE: what", or with has_col "PATH:LINE:COL: what". */
+static int mio_vbad(km_mio *io, int has_col, int64_t col, const char *fmt, va_list ap)
+{
+    char what[768], at[32] = "";
+    vsnprintf(what, sizeof what, fmt, ap);
+    if (has_col)
+        snprintf(at, sizeof at, ":%lld", (long long)col);
+    return km_error_set(io->err, KM_EINPUT, "%s:%lld%s: %s", io->path, (long long)io->lineno,
+                        at, what);
+}
+
 int km_mio_bad(km_mio *io, const char *fmt, ...)
 {
-    char what[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = mio_vbad(io, 0, 0, fmt, ap);
     va_end(ap);
-    return km_error_set(io->err, KM_EINPUT, "%s:%lld: %s", io->path, (long long)io->lineno,
-                        what);
+    return rc;
 }
 
 int km_mio_bad_col(km_mio *io, int64_t col, const char *fmt, ...)
 {
-    char what[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = mio_vbad(io, 1, col, fmt, ap);
     va_end(ap);
-    return km_error_set(io->err, KM_EINPUT, "%s:%lld:%lld: %s", io->path, (long long)io->lineno,
-                        (long long)col, what);
+    return rc;
 }
 
 const char *km_mio_path(const km_mio *io)
