@@ -235,16 +235,18 @@ const km_model_kind km_kind_kernel = {
     .decision_rows = decision_rows,
 };
 
-int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double *sv_coef,
-                        km_error *err)
+/* m's body: an expansion of kind (kernel or kernel_ovo) taking sv and sv_coef (freed on an
+ * error; what names the model in an out-of-memory message). */
+static int set_expansion(km_model *m, const km_model_kind *kind, const km_kernel *k,
+                         km_problem *sv, double *sv_coef, const char *what, km_error *err)
 {
     km_expansion *e = calloc(1, sizeof *e);
     if (!e) {
         km_problem_free(sv);
         free(sv_coef);
-        return km_error_nomem(err, "kernel model");
+        return km_error_nomem(err, what);
     }
-    km_model_set_body(m, &km_kind_kernel, e);
+    km_model_set_body(m, kind, e);
     m->bias = -1;
     int rc = precomputed_svs(k, sv, err);
     if (rc) {
@@ -253,6 +255,12 @@ int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double 
         return rc;
     }
     return km_expansion_init(e, k, sv, sv_coef, err);
+}
+
+int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double *sv_coef,
+                        km_error *err)
+{
+    return set_expansion(m, &km_kind_kernel, k, sv, sv_coef, "kernel model", err);
 }
 
 km_expansion *km_model_expansion(const km_model *m)
@@ -352,19 +360,5 @@ const km_model_kind km_kind_kernel_ovo = {
 int km_model_set_ovo(km_model *m, const km_kernel *k, km_problem *sv, double *coef,
                      km_error *err)
 {
-    km_expansion *e = calloc(1, sizeof *e);
-    if (!e) {
-        km_problem_free(sv);
-        free(coef);
-        return km_error_nomem(err, "one-versus-one model");
-    }
-    km_model_set_body(m, &km_kind_kernel_ovo, e);
-    m->bias = -1;
-    int rc = precomputed_svs(k, sv, err);
-    if (rc) {
-        e->sv = sv;
-        e->sv_coef = coef;
-        return rc;
-    }
-    return km_expansion_init(e, k, sv, coef, err);
+    return set_expansion(m, &km_kind_kernel_ovo, k, sv, coef, "one-versus-one model", err);
 }
