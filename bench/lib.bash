@@ -1,5 +1,15 @@
 # bench/lib.bash - what the benchmark scripts share (sourced): messages, the data cache, the
-# run directory. The caller sets DATA_DIR and CACHE first; $0 names the script in messages.
+# run directory. The caller sets DATA_DIR and CACHE first (bench_paths); $0 names the script in
+# messages.
+
+# The settings every benchmark takes from the environment (the caller sets repo first):
+# DATA_DIR (default <repo>/../shared/datasets), BIN (BENCH_BIN, default the repository) and
+# CACHE (BENCH_CACHE, default ${TMPDIR:-/tmp}/kmtk-bench).
+bench_paths() {
+    DATA_DIR=${DATA_DIR:-$repo/../shared/datasets}
+    BIN=${BENCH_BIN:-$repo}
+    CACHE=${BENCH_CACHE:-${TMPDIR:-/tmp}/kmtk-bench}
+}
 
 # Prints a message to stderr and exits with status 2 (something needed is missing).
 die() {
@@ -110,6 +120,29 @@ pair_runs() {
     A_WALL=$(med_min_max "${aw[@]}") A_CPU=$(med_min_max "${ac[@]}") A_MB=$(med_min_max "${am[@]}")
     B_WALL=$(med_min_max "${bw[@]}") B_CPU=$(med_min_max "${bc[@]}") B_MB=$(med_min_max "${bm[@]}")
     R_WALL=$(med_min_max "${rw[@]}") R_CPU=$(med_min_max "${rc[@]}")
+}
+
+# Before the runs: makes the cache directory, avx2_setup (which may move BIN), sets RUNSTAT
+# ($BIN/bench/runstat) and checks that the kmtk executables "$@" (paths under $BIN, e.g. train
+# bench/runstat) are there; exits with status 2 when one is missing.
+bench_tools() {
+    local t
+    mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
+    avx2_setup
+    RUNSTAT=$BIN/bench/runstat
+    for t in "$@"; do
+        [ -x "$BIN/$t" ] || die "$BIN/$t not found: run make first (or set BENCH_BIN)"
+    done
+}
+
+# Checks that the peer's commands "$@" (after the Debian package $1 that has them) are on PATH;
+# exits with status 2 when one is missing.
+need_peers() {
+    local pkg=$1 t
+    shift
+    for t in "$@"; do
+        command -v "$t" >/dev/null || die "$t not found: apt-get install $pkg"
+    done
 }
 
 # Prints one line naming the CPU (model name, family/model), whether it has avx2 and avx512f,

@@ -56,9 +56,8 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-DATA_DIR=${DATA_DIR:-$repo/../shared/datasets}
-BIN=${BENCH_BIN:-$repo}
-CACHE=${BENCH_CACHE:-${TMPDIR:-/tmp}/kmtk-bench}
+. "$here/lib.bash"
+bench_paths
 DATASETS=${BENCH_DATASETS:-a9a w8a ijcnn1 reuters-lasvm synth abalone_scale space_ga cpusmall cadata}
 SOLVERS=${BENCH_SOLVERS:-l1svm l2svm svr}
 SVR_BINARY=${BENCH_SVR_BINARY:-1}
@@ -78,20 +77,11 @@ read -r -a LTIGHT <<<"${BENCH_LIBLINEAR_TIGHT_OPTS--e 1e-5}"
 MATCH=${BENCH_MATCH:-0}
 MATCH_MAX=${BENCH_MATCH_MAX:-}
 
-. "$here/lib.bash"
-
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT: not a positive count: '$REPEAT'"
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP: not a count: '$WARMUP'"
 [ "$MATCH" = 1 ] && [ "${#LTIGHT[@]}" -eq 0 ] && die "BENCH_MATCH=1 needs the tight solves (BENCH_TIGHT=1)"
-mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
-avx2_setup
-RUNSTAT=$BIN/bench/runstat
-for t in "$BIN/train" "$BIN/predict" "$BIN/bench/liblinear_objective" "$BIN/datasets/gen_sparse" "$RUNSTAT"; do
-    [ -x "$t" ] || die "$t not found: run make first (or set BENCH_BIN)"
-done
-for t in "$LLTRAIN" "$LLPREDICT"; do
-    command -v "$t" >/dev/null || die "$t not found: apt-get install liblinear-tools"
-done
+bench_tools train predict bench/liblinear_objective datasets/gen_sparse bench/runstat
+need_peers liblinear-tools "$LLTRAIN" "$LLPREDICT"
 bench_dirs
 
 # Makes the synthetic train/test pair ($1 = synth or synth-reg) in the cache once; prints both paths.

@@ -73,9 +73,8 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-DATA_DIR=${DATA_DIR:-$repo/../shared/datasets}
-BIN=${BENCH_BIN:-$repo}
-CACHE=${BENCH_CACHE:-${TMPDIR:-/tmp}/kmtk-bench}
+. "$here/lib.bash"
+bench_paths
 DATASETS=${BENCH_DATASETS:-a9a w8a ijcnn1 dense}
 MB=${BENCH_CACHE_MB:-200}
 THREADS=${BENCH_THREADS-1}
@@ -98,23 +97,14 @@ SVMPREDICT=${SVM_PREDICT:-svm-predict}
 [ "$FP_DATASET" = none ] && FP_DATASET=
 [ "$TIGHT" = 0 ] && LADDER=
 
-. "$here/lib.bash"
-
 for v in "$MB" "$REPEAT" "$TIMEOUT" ${BENCH_C:-} ${BENCH_GAMMA:-}; do
     [[ $v =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] || die "not a non-negative number: '$v'"
 done
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT: not a positive count: '$REPEAT'"
 [[ $THREADS =~ ^[0-9]*$ ]] || die "BENCH_THREADS: not a count: '$THREADS'"
 for n in $FP_THREADS; do [[ $n =~ ^[1-9][0-9]*$ ]] || die "BENCH_FP_THREADS: not a count: '$n'"; done
-mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
-avx2_setup
-RUNSTAT=$BIN/bench/runstat
-for t in "$BIN/train" "$BIN/predict" "$RUNSTAT" "$BIN/bench/libsvm_objective" "$BIN/datasets/gen_dense"; do
-    [ -x "$t" ] || die "$t not found: run make first (or set BENCH_BIN)"
-done
-for t in "$SVMTRAIN" "$SVMPREDICT"; do
-    command -v "$t" >/dev/null || die "$t not found: apt-get install libsvm-tools"
-done
+bench_tools train predict bench/runstat bench/libsvm_objective datasets/gen_dense
+need_peers libsvm-tools "$SVMTRAIN" "$SVMPREDICT"
 command -v timeout >/dev/null || die "timeout not found (coreutils)"
 bench_dirs
 TMO=(timeout --foreground -k 10 "$TIMEOUT")

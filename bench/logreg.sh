@@ -20,9 +20,8 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-DATA_DIR=${DATA_DIR:-$repo/../shared/datasets}
-BIN=${BENCH_BIN:-$repo}
-CACHE=${BENCH_CACHE:-${TMPDIR:-/tmp}/kmtk-bench}
+. "$here/lib.bash"
+bench_paths
 DATASETS=${BENCH_DATASETS:-a9a w8a ijcnn1}
 C=${BENCH_C:-1}
 REPEAT=${BENCH_REPEAT:-5}
@@ -30,17 +29,8 @@ WARMUP=${BENCH_WARMUP:-1}
 PEERS=${BENCH_PEERS:-0 7}
 TIME=/usr/bin/time
 
-. "$here/lib.bash"
-
-mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
-avx2_setup
-RUNSTAT=$BIN/bench/runstat
-for t in "$BIN/train" "$BIN/predict" "$BIN/bench/liblinear_objective" "$RUNSTAT"; do
-    [ -x "$t" ] || die "$t not found: run make first (or set BENCH_BIN)"
-done
-for t in liblinear-train liblinear-predict; do
-    command -v "$t" >/dev/null || die "$t not found: apt-get install liblinear-tools"
-done
+bench_tools train predict bench/liblinear_objective bench/runstat
+need_peers liblinear-tools liblinear-train liblinear-predict
 bench_dirs
 
 # "objective = F" from file $1, or "?".

@@ -89,26 +89,48 @@ double km_model_predict_label(const km_model *m, const double *dec)
     return m->labels[best];
 }
 
-int km_predict(const km_model *m, const km_problem *X, double *pred, km_error *err)
+int km_model_each_decision(const km_model *m, const km_problem *X,
+                            void (*row)(void *ctx, const km_model *m, int64_t i,
+                                        const double *dec),
+                            void *ctx, const char *what, km_error *err)
 {
-    int64_t nw = m->nr_w, no = m->nr_output > 0 ? m->nr_output : 1, bs = 1024;
-    double *dec = malloc((size_t)(bs * nw) * sizeof *dec), *out = malloc((size_t)no * sizeof *out);
+    int64_t nw = m->nr_w, bs = 1024;
+    double *dec = malloc((size_t)(bs * nw) * sizeof *dec);
     int64_t *rows = malloc((size_t)bs * sizeof *rows);
-    int rc = dec && out && rows ? KM_OK : km_error_nomem(err, "predictions");
+    int rc = dec && rows ? KM_OK : km_error_nomem(err, what);
     for (int64_t a0 = 0; a0 < X->l && rc == KM_OK; a0 += bs) {
         int64_t nb = X->l - a0 < bs ? X->l - a0 : bs;
         for (int64_t a = 0; a < nb; a++)
             rows[a] = a0 + a;
         if ((rc = km_model_decision_rows(m, X, rows, nb, dec, 1, err)))
             break;
-        for (int64_t a = 0; a < nb; a++) {
-            km_model_outputs(m, dec + a * nw, out);
-            pred[a0 + a] = out[0];
-        }
+        for (int64_t a = 0; a < nb; a++)
+            row(ctx, m, a0 + a, dec + a * nw);
     }
     free(dec);
-    free(out);
     free(rows);
+    return rc;
+}
+
+typedef struct pred_ctx {
+    double *pred, *out;
+} pred_ctx;
+
+static void pred_row(void *ctx, const km_model *m, int64_t i, const double *dec)
+{
+    pred_ctx *c = ctx;
+    km_model_outputs(m, dec, c->out);
+    c->pred[i] = c->out[0];
+}
+
+int km_predict(const km_model *m, const km_problem *X, double *pred, km_error *err)
+{
+    int64_t no = m->nr_output > 0 ? m->nr_output : 1;
+    pred_ctx c = {pred, malloc((size_t)no * sizeof *c.out)};
+    if (!c.out)
+        return km_error_nomem(err, "predictions");
+    int rc = km_model_each_decision(m, X, pred_row, &c, "predictions", err);
+    free(c.out);
     return rc;
 }
 
@@ -298,26 +320,33 @@ static int next_line(km_mio *io)
     return 1;
 }
 
+/* KM_EINPUT "PATH:LINE: what", or with has_col "PATH:LINE:COL: what". */
+static int mio_vbad(km_mio *io, int has_col, int64_t col, const char *fmt, va_list ap)
+{
+    char what[768], at[32] = "";
+    vsnprintf(what, sizeof what, fmt, ap);
+    if (has_col)
+        snprintf(at, sizeof at, ":%lld", (long long)col);
+    return km_error_set(io->err, KM_EINPUT, "%s:%lld%s: %s", io->path, (long long)io->lineno,
+                        at, what);
+}
+
 int km_mio_bad(km_mio *io, const char *fmt, ...)
 {
-    char what[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = mio_vbad(io, 0, 0, fmt, ap);
     va_end(ap);
-    return km_error_set(io->err, KM_EINPUT, "%s:%lld: %s", io->path, (long long)io->lineno,
-                        what);
+    return rc;
 }
 
 int km_mio_bad_col(km_mio *io, int64_t col, const char *fmt, ...)
 {
-    char what[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = mio_vbad(io, 1, col, fmt, ap);
     va_end(ap);
-    return km_error_set(io->err, KM_EINPUT, "%s:%lld:%lld: %s", io->path, (long long)io->lineno,
-                        (long long)col, what);
+    return rc;
 }
 
 const char *km_mio_path(const km_mio *io)
@@ -482,6 +511,48 @@ int km_model_check_nr_w(km_mio *io, const km_model *m)
     return KM_OK;
 }
 
+int km_model_svs_new(int32_t n, int nw, int64_t nr_sv, int ids, km_problem **sv,
+                     double **sv_coef, km_error *err)
+{
+    *sv = NULL;
+    *sv_coef = NULL;
+    km_problem *S = calloc(1, sizeof *S);
+    double *coef = malloc(((size_t)nr_sv * (size_t)nw + 1) * sizeof *coef);
+    if (!S || !coef || !(S->row_ptr = calloc((size_t)nr_sv + 1, sizeof *S->row_ptr)) ||
+        !(S->y = calloc((size_t)nr_sv + 1, sizeof *S->y)) ||
+        (ids && !(S->id = malloc(((size_t)nr_sv + 1) * sizeof *S->id)))) {
+        km_problem_free(S);
+        free(coef);
+        return km_error_nomem(err, "support vectors");
+    }
+    S->l = nr_sv;
+    S->n = n;
+    *sv = S;
+    *sv_coef = coef;
+    return KM_OK;
+}
+
+const char *km_model_sv_line(km_mio *io, int64_t s, int64_t nr_sv, int *rc)
+{
+    const char *p = km_mio_line(io);
+    if (!p)
+        *rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
+                               (long long)nr_sv);
+    return p;
+}
+
+int km_model_svs_end(int rc, km_problem *S, double *coef, km_problem **sv, double **sv_coef)
+{
+    if (rc != KM_OK) {
+        km_problem_free(S);
+        free(coef);
+        return rc;
+    }
+    *sv = S;
+    *sv_coef = coef;
+    return KM_OK;
+}
+
 int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **sv,
                      double **sv_coef, km_error *err)
 {
@@ -489,24 +560,15 @@ int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **
     int rc = km_mio_count(io, "nr_sv", nr_sv, 2 * (int64_t)m->nr_w, "support vector lines");
     if (rc)
         return rc;
-    km_problem *S = calloc(1, sizeof *S);
-    double *coef = malloc(((size_t)nr_sv * (size_t)m->nr_w + 1) * sizeof *coef);
+    km_problem *S;
+    double *coef;
+    if ((rc = km_model_svs_new(m->n, m->nr_w, nr_sv, 0, &S, &coef, err)))
+        return rc;
     int64_t cap = 0;
-    if (!S || !coef || !(S->row_ptr = calloc((size_t)nr_sv + 1, sizeof *S->row_ptr)) ||
-        !(S->y = calloc((size_t)nr_sv + 1, sizeof *S->y))) {
-        km_problem_free(S);
-        free(coef);
-        return km_error_nomem(err, "support vectors");
-    }
-    S->l = nr_sv;
-    S->n = m->n;
     for (int64_t s = 0; s < nr_sv && rc == KM_OK; s++) {
-        const char *p = km_mio_line(io);
-        if (!p) {
-            rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
-                                  (long long)nr_sv);
+        const char *p = km_model_sv_line(io, s, nr_sv, &rc);
+        if (!p)
             break;
-        }
         int status;
         for (int q = 0; q < m->nr_w && rc == KM_OK; q++) {
             if (q > 0 && *p++ != ' ')
@@ -541,14 +603,7 @@ int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **
             rc = km_mio_bad(io, "unexpected text in a support vector line");
         S->row_ptr[s + 1] = S->nnz;
     }
-    if (rc != KM_OK) {
-        km_problem_free(S);
-        free(coef);
-        return rc;
-    }
-    *sv = S;
-    *sv_coef = coef;
-    return KM_OK;
+    return km_model_svs_end(rc, S, coef, sv, sv_coef);
 }
 
 /* Parses the envelope's keys into m (allocated here with the kind). */

@@ -193,6 +193,15 @@ void km_model_put_svs(FILE *f, const km_problem *S, const double *coef, int nr_w
 int km_model_get_svs(km_mio *io, const km_model *m, int64_t nr_sv, km_problem **sv,
                      double **coef, km_error *err);
 
+/* The pieces of such readers: an empty S of nr_sv rows and n features (S->id too when ids)
+ * and its nr_sv x nw coefficients (both NULL on an error); support vector line s of nr_sv (NULL with *rc the
+ * "truncated" error at the end of the file); the end, which frees both on an error rc and
+ * else hands them over. */
+int km_model_svs_new(int32_t n, int nw, int64_t nr_sv, int ids, km_problem **sv,
+                     double **sv_coef, km_error *err);
+const char *km_model_sv_line(km_mio *io, int64_t s, int64_t nr_sv, int *rc);
+int km_model_svs_end(int rc, km_problem *S, double *coef, km_problem **sv, double **sv_coef);
+
 /* " idx:val" pairs (idx 0-based, written 1-based), then a newline. */
 void km_model_put_pairs(FILE *f, const int64_t *idx, const double *val, int64_t count);
 
@@ -209,6 +218,14 @@ int km_model_parse_int(const char *s, long long lo, long long hi, long long *out
 /* The number of classes implied by nr_w for single-output kinds: KM_EINPUT when nr_w does
  * not match nr_class (1 for two classes and regression, nr_class for one-versus-all). */
 int km_model_check_nr_w(km_mio *io, const km_model *m);
+
+/* X's decision values in blocks of rows (km_model_decision_rows, one thread), each row's
+ * (nr_w values) handed to row(ctx, m, i, dec) in order; KM_OK or the error (what names the
+ * buffers in an out-of-memory message). */
+int km_model_each_decision(const km_model *m, const km_problem *X,
+                            void (*row)(void *ctx, const km_model *m, int64_t i,
+                                        const double *dec),
+                            void *ctx, const char *what, km_error *err);
 
 /* Copies rows[a0..a0+nb) of X into B with the features >= n dropped; B's arrays are reused
  * across calls (capacity *cap). */

@@ -50,25 +50,15 @@ static int get_precomputed_svs(km_mio *io, const km_model *m, int nw, int64_t nr
     int rc = km_mio_count(io, "nr_sv", nr_sv, 2 * (int64_t)nw + 4, "support vector lines");
     if (rc)
         return rc;
-    km_problem *S = calloc(1, sizeof *S);
-    double *coef = malloc(((size_t)nr_sv * (size_t)nw + 1) * sizeof *coef);
-    if (!S || !coef || !(S->row_ptr = calloc((size_t)nr_sv + 1, sizeof *S->row_ptr)) ||
-        !(S->y = calloc((size_t)nr_sv + 1, sizeof *S->y)) ||
-        !(S->id = malloc(((size_t)nr_sv + 1) * sizeof *S->id))) {
-        km_problem_free(S);
-        free(coef);
-        return km_error_nomem(err, "support vectors");
-    }
-    S->l = nr_sv;
-    S->n = m->n;
+    km_problem *S;
+    double *coef;
+    if ((rc = km_model_svs_new(m->n, nw, nr_sv, 1, &S, &coef, err)))
+        return rc;
     char buf[4096];
     for (int64_t s = 0; s < nr_sv && rc == KM_OK; s++) {
-        const char *p = km_mio_line(io);
-        if (!p) {
-            rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
-                                  (long long)nr_sv);
+        const char *p = km_model_sv_line(io, s, nr_sv, &rc);
+        if (!p)
             break;
-        }
         const char *sp = strrchr(p, ' ');
         uint64_t id;
         int st;
@@ -87,14 +77,7 @@ static int get_precomputed_svs(km_mio *io, const km_model *m, int nw, int64_t nr
         }
         S->id[s] = (int64_t)id;
     }
-    if (rc != KM_OK) {
-        km_problem_free(S);
-        free(coef);
-        return rc;
-    }
-    *sv = S;
-    *sv_coef = coef;
-    return KM_OK;
+    return km_model_svs_end(rc, S, coef, sv, sv_coef);
 }
 
 int32_t km_model_precomputed(const km_model *m)
@@ -252,16 +235,18 @@ const km_model_kind km_kind_kernel = {
     .decision_rows = decision_rows,
 };
 
-int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double *sv_coef,
-                        km_error *err)
+/* m's body: an expansion of kind (kernel or kernel_ovo) taking sv and sv_coef (freed on an
+ * error; what names the model in an out-of-memory message). */
+static int set_expansion(km_model *m, const km_model_kind *kind, const km_kernel *k,
+                         km_problem *sv, double *sv_coef, const char *what, km_error *err)
 {
     km_expansion *e = calloc(1, sizeof *e);
     if (!e) {
         km_problem_free(sv);
         free(sv_coef);
-        return km_error_nomem(err, "kernel model");
+        return km_error_nomem(err, what);
     }
-    km_model_set_body(m, &km_kind_kernel, e);
+    km_model_set_body(m, kind, e);
     m->bias = -1;
     int rc = precomputed_svs(k, sv, err);
     if (rc) {
@@ -270,6 +255,12 @@ int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double 
         return rc;
     }
     return km_expansion_init(e, k, sv, sv_coef, err);
+}
+
+int km_model_set_kernel(km_model *m, const km_kernel *k, km_problem *sv, double *sv_coef,
+                        km_error *err)
+{
+    return set_expansion(m, &km_kind_kernel, k, sv, sv_coef, "kernel model", err);
 }
 
 km_expansion *km_model_expansion(const km_model *m)
@@ -369,19 +360,5 @@ const km_model_kind km_kind_kernel_ovo = {
 int km_model_set_ovo(km_model *m, const km_kernel *k, km_problem *sv, double *coef,
                      km_error *err)
 {
-    km_expansion *e = calloc(1, sizeof *e);
-    if (!e) {
-        km_problem_free(sv);
-        free(coef);
-        return km_error_nomem(err, "one-versus-one model");
-    }
-    km_model_set_body(m, &km_kind_kernel_ovo, e);
-    m->bias = -1;
-    int rc = precomputed_svs(k, sv, err);
-    if (rc) {
-        e->sv = sv;
-        e->sv_coef = coef;
-        return rc;
-    }
-    return km_expansion_init(e, k, sv, coef, err);
+    return set_expansion(m, &km_kind_kernel_ovo, k, sv, coef, "one-versus-one model", err);
 }

@@ -14,7 +14,6 @@
  * w[j * nr_w + k] as in kmtk's linear kind. LIBLINEAR predicts the first label when the
  * decision value w'x is > 0 (two classes), the first class of largest w_k'x (more),
  * w'x (regression), +1 when w'x - rho > 0 (one-class). */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,7 @@
 #include "atomic.h"
 #include "dtoa.h"
 #include "model.h"
-#include "numparse.h"
+#include "model_foreign.h"
 
 /* linear.cpp's solver_type_table (its index is the -s number). */
 static const char *const solver_names[] = {
@@ -99,56 +98,15 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     return KM_OK;
 }
 
-/* A kmtk model file cannot hold this kind: km_model_write refuses it (write
- * km_model_write_liblinear instead). */
-static int write_body(const km_model *m, FILE *f)
-{
-    (void)m;
-    (void)f;
-    errno = ENOTSUP;
-    return -1;
-}
-
-static int read_kmtk(km_mio *io, km_model *m, km_error *err)
-{
-    (void)m;
-    (void)err;
-    return km_mio_bad(io, "liblinear models are read from LIBLINEAR's own files");
-}
-
 const km_model_kind km_kind_liblinear = {
     .name = "liblinear",
     .body_name = "weights",
     .section = "w",
-    .write_body = write_body,
-    .read = read_kmtk,
+    .write_body = km_foreign_write_body,   /* refused: km_model_write_liblinear instead */
+    .read = km_foreign_read_kmtk,
     .free_body = free_body,
     .decision_rows = decision_rows,
 };
-
-/* n numbers separated by blanks (a trailing blank allowed) from line into x; 0, or an error
- * naming the column. */
-static int numbers(km_mio *io, const char *line, const char *p, double *x, int64_t n,
-                   const char *what)
-{
-    for (int64_t q = 0; q < n; q++) {
-        const char *s = p;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (q > 0 && s == p)
-            return km_mio_bad_col(io, p - line + 1, "expected %s", what);
-        int st;
-        p = km_parse_double(s, &x[q], &st);
-        if (st != KM_NUM_OK || (*p && *p != ' ' && *p != '\t'))
-            return km_mio_bad_col(io, s - line + 1, "expected %s", what);
-    }
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p)
-        return km_mio_bad_col(io, p - line + 1, "unexpected text after %lld numbers",
-                              (long long)n);
-    return KM_OK;
-}
 
 int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *err)
 {
@@ -160,69 +118,54 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
     km_model *m = NULL;
     const char *line = first;
     int rc = KM_OK;
-    unsigned seen = 0;   /* the header keys read, one bit each */
     /* the header, "key value" lines in any order up to "w" (load_model's tokens) */
-    for (;;) {
-        if (strcmp(line, "w") == 0)
-            break;
-        const char *sp = strchr(line, ' ');
-        size_t kl = sp ? (size_t)(sp - line) : strlen(line);
-        const char *v = sp ? sp + 1 : line + kl;
-#define KEY(k) (kl == strlen(k) && strncmp(line, k, kl) == 0)
-        static const char *const keys[] = {"solver_type", "nr_class", "label", "nr_feature", "bias", "rho"};
-        int twice = 0;
-        for (unsigned q = 0; q < sizeof keys / sizeof *keys; q++)
-            if (KEY(keys[q])) {
-                twice = seen >> q & 1;
-                seen |= 1u << q;
-            }
-        if (twice) {   /* (a second nr_class would not match the lists read for the first) */
-            rc = km_mio_bad_col(io, 1, "header key '%.*s' given twice", (int)kl, line);
-        } else if (!sp) {
-            rc = km_mio_bad_col(io, 1, "expected 'key value' or 'w' (a LIBLINEAR model)");
-        } else if (KEY("solver_type")) {
+    enum { K_SOLVER, K_NR_CLASS, K_LABEL, K_NR_FEATURE, K_BIAS, K_RHO };
+    static const char *const keys[] = {"solver_type", "nr_class", "label", "nr_feature", "bias", "rho"};
+    km_foreign_header h = {.format = "LIBLINEAR", .end = "w", .keys = keys,
+                           .nkeys = (int)(sizeof keys / sizeof *keys), .io = io, .line = first};
+    int key;
+    const char *v;
+    while ((rc = km_foreign_key(&h, &key, &v)) == KM_OK && key >= 0) {
+        line = h.line;
+        switch (key) {
+        case K_SOLVER:
             if ((solver = solver_from_name(v)) < 0)
                 rc = km_mio_bad_col(io, v - line + 1, "unknown LIBLINEAR solver_type '%.40s'", v);
-        } else if (KEY("nr_class")) {
+            break;
+        case K_NR_CLASS:
             if (km_model_parse_int(v, 2, 1 << 24, &nr_class))
                 rc = km_mio_bad_col(io, v - line + 1, "bad nr_class (2 to 16777216)");
-        } else if (KEY("nr_feature")) {
+            break;
+        case K_NR_FEATURE:
             if (km_model_parse_int(v, 0, INT32_MAX - 1, &nr_feature))
                 rc = km_mio_bad_col(io, v - line + 1, "bad nr_feature");
-        } else if (KEY("bias")) {
+            break;
+        case K_BIAS:
             have_bias = 1;
             if (km_mio_number(v, &bias))
                 rc = km_mio_bad_col(io, v - line + 1, "expected a number");
-        } else if (KEY("rho")) {
+            break;
+        case K_RHO:
             have_rho = 1;
             if (km_mio_number(v, &rho))
                 rc = km_mio_bad_col(io, v - line + 1, "expected a number");
-        } else if (KEY("label")) {
-            if (nr_class < 0)
-                rc = km_mio_bad_col(io, 1, "'label' before 'nr_class'");
-            else if (label)
-                rc = km_mio_bad_col(io, 1, "'label' given twice");
+            break;
+        case K_LABEL:
             /* nr_class numbers take at least 2 nr_class - 1 characters: checked first */
-            else if ((long long)strlen(v) < 2 * nr_class - 1)
+            if (nr_class >= 0 && (long long)strlen(v) < 2 * nr_class - 1)
                 rc = km_mio_bad_col(io, v - line + 1, "expected nr_class (%lld) labels",
                                     nr_class);
-            else if (!(label = malloc((size_t)nr_class * sizeof *label)))
-                rc = km_error_nomem(err, "model labels");
             else
-                rc = numbers(io, line, v, label, nr_class, "nr_class labels");
+                rc = km_foreign_list(io, line, v, nr_class, &label, "label", "nr_class labels",
+                                     err);
             label_line = km_mio_lineno(io);
-        } else {
-            rc = km_mio_bad_col(io, 1, "unknown LIBLINEAR header key '%.*s'", (int)(kl < 60 ? kl : 60),
-                                line);
+            break;
         }
-#undef KEY
         if (rc)
             goto fail;
-        if (!(line = km_mio_line(io))) {
-            rc = km_mio_truncated(io, "no 'w' line");
-            goto fail;
-        }
     }
+    if (rc)
+        goto fail;
     if (solver < 0 || nr_class < 0 || nr_feature < 0 || !have_bias) {
         rc = km_mio_bad(io, "LIBLINEAR header incomplete (need solver_type, nr_class, "
                         "nr_feature, bias before 'w')");
@@ -264,14 +207,11 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
             rc = km_mio_truncated(io, "%lld of %lld weight lines", (long long)j, (long long)rows);
             goto fail;
         }
-        if ((rc = numbers(io, line, line, w + j * fw, fw, "nr_w weights")))
+        if ((rc = km_foreign_numbers(io, line, line, w + j * fw, fw, "nr_w weights")))
             goto fail;
     }
-    while ((line = km_mio_line(io)))
-        if (line[strspn(line, " \t")]) {
-            rc = km_mio_bad_col(io, 1, "unexpected text after the weights");
-            goto fail;
-        }
+    if ((rc = km_foreign_end(io, "weights")))
+        goto fail;
     if (fw == 2 && nw == 1)   /* two classes by Crammer and Singer: the first wins when > */
         for (int64_t j = 0; j < rows; j++)
             w[j] = w[2 * j] - w[2 * j + 1];
@@ -279,15 +219,7 @@ int km_liblinear_read(km_mio *io, const char *first, km_model **out, km_error *e
         m->bias = 1;
         w[nr_feature] = -rho;
     }
-    if (oneclass) {
-        m->labels[0] = -1;
-        m->labels[1] = 1;
-    } else if (kclass == 2) {   /* a decision value > 0 means the file's first label */
-        m->labels[0] = label[1];
-        m->labels[1] = label[0];
-    } else if (kclass > 2) {
-        memcpy(m->labels, label, (size_t)kclass * sizeof *label);
-    }
+    km_foreign_labels(m, oneclass, kclass, label);
     free(label);
     *out = m;
     return KM_OK;

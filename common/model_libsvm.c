@@ -23,7 +23,6 @@
  * kmtk's decision values: d_01 for two classes, d for one-class and regression; for k > 2
  * classes the k vote counts (km_model_predict_label then picks LIBSVM's class: labels in
  * the file's order, the first of the most votes). */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "atomic.h"
 #include "dtoa.h"
 #include "model.h"
+#include "model_foreign.h"
 #include "numparse.h"
 
 enum { C_SVC, NU_SVC, ONE_CLASS, EPSILON_SVR, NU_SVR };
@@ -138,71 +138,15 @@ static int decision_rows(const km_model *m, const km_problem *X, const int64_t *
     return rc;
 }
 
-/* A kmtk model file cannot hold this kind: km_model_write refuses it. */
-static int write_body(const km_model *m, FILE *f)
-{
-    (void)m;
-    (void)f;
-    errno = ENOTSUP;
-    return -1;
-}
-
-static int read_kmtk(km_mio *io, km_model *m, km_error *err)
-{
-    (void)m;
-    (void)err;
-    return km_mio_bad(io, "libsvm models are read from LIBSVM's own files");
-}
-
 const km_model_kind km_kind_libsvm = {
     .name = "libsvm",
     .body_name = "support vectors",
     .section = "SV",
-    .write_body = write_body,
-    .read = read_kmtk,
+    .write_body = km_foreign_write_body,   /* refused: km_model_write_libsvm instead */
+    .read = km_foreign_read_kmtk,
     .free_body = free_body,
     .decision_rows = decision_rows,
 };
-
-/* n numbers separated by blanks (a trailing blank allowed); 0, or an error naming the column. */
-static int numbers(km_mio *io, const char *line, const char *p, double *x, int64_t n,
-                   const char *what)
-{
-    for (int64_t q = 0; q < n; q++) {
-        const char *s = p;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (q > 0 && s == p)
-            return km_mio_bad_col(io, p - line + 1, "expected %s", what);
-        int st;
-        p = km_parse_double(s, &x[q], &st);
-        if (st != KM_NUM_OK || (*p && *p != ' ' && *p != '\t'))
-            return km_mio_bad_col(io, s - line + 1, "expected %s", what);
-    }
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p)
-        return km_mio_bad_col(io, p - line + 1, "unexpected text after %lld numbers",
-                              (long long)n);
-    return KM_OK;
-}
-
-/* A header list of count numbers (its line must be long enough before anything is
- * allocated: count numbers take at least 2 count - 1 characters). */
-static int number_list(km_mio *io, const char *line, const char *v, int64_t count, double **out,
-                       const char *what, km_error *err)
-{
-    if (*out)
-        return km_mio_bad_col(io, 1, "'%s' given twice", what);
-    if (count < 0)
-        return km_mio_bad_col(io, 1, "'%s' before 'nr_class'", what);
-    if ((int64_t)strlen(v) < 2 * count - 1)
-        return km_mio_bad_col(io, v - line + 1, "expected %lld numbers (%s)", (long long)count,
-                              what);
-    if (!(*out = malloc(((size_t)count + 1) * sizeof **out)))
-        return km_error_nomem(err, "model header");
-    return numbers(io, line, v, *out, count, what);
-}
 
 static int kernel_from_libsvm(const char *s)
 {
@@ -229,77 +173,76 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
     svm_body *body = NULL;
     const char *line = first;
     int rc = KM_OK;
-    unsigned seen = 0;   /* the header keys read, one bit each */
-    for (;;) {   /* "key value" lines up to "SV" (svm_load_model's read_model_header) */
-        if (strcmp(line, "SV") == 0)
-            break;
-        const char *sp = strchr(line, ' ');
-        size_t kl = sp ? (size_t)(sp - line) : strlen(line);
-        const char *v = sp ? sp + 1 : line + kl;
+    /* "key value" lines up to "SV" (svm_load_model's read_model_header) */
+    enum { K_SVM_TYPE, K_KERNEL_TYPE, K_DEGREE, K_GAMMA, K_COEF0, K_NR_CLASS, K_TOTAL_SV, K_RHO,
+           K_LABEL, K_NR_SV, K_PROBA, K_PROBB, K_PROB_DENSITY_MARKS };
+    static const char *const keys[] = {"svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho", "label", "nr_sv", "probA", "probB", "prob_density_marks"};
+    km_foreign_header h = {.format = "LIBSVM", .end = "SV", .keys = keys,
+                           .nkeys = (int)(sizeof keys / sizeof *keys), .io = io, .line = first};
+    int key;
+    const char *v;
+    while ((rc = km_foreign_key(&h, &key, &v)) == KM_OK && key >= 0) {
+        line = h.line;
         int64_t npair = nr_class < 0 ? -1 : nr_class * (nr_class - 1) / 2;
-#define KEY(k) (kl == strlen(k) && strncmp(line, k, kl) == 0)
-        static const char *const keys[] = {"svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho", "label", "nr_sv", "probA", "probB", "prob_density_marks"};
-        int twice = 0;
-        for (unsigned q = 0; q < sizeof keys / sizeof *keys; q++)
-            if (KEY(keys[q])) {
-                twice = seen >> q & 1;
-                seen |= 1u << q;
-            }
-        if (twice) {   /* (a second nr_class would not match the lists read for the first) */
-            rc = km_mio_bad_col(io, 1, "header key '%.*s' given twice", (int)kl, line);
-        } else if (!sp) {
-            rc = km_mio_bad_col(io, 1, "expected 'key value' or 'SV' (a LIBSVM model)");
-        } else if (KEY("svm_type")) {
+        switch (key) {
+        case K_SVM_TYPE:
             for (int t = 0; t < 5; t++)
                 if (strcmp(v, svm_types[t]) == 0)
                     svm_type = t;
             if (svm_type < 0)
                 rc = km_mio_bad_col(io, v - line + 1, "unknown svm_type '%.40s'", v);
-        } else if (KEY("kernel_type")) {
+            break;
+        case K_KERNEL_TYPE:
             if ((ktype = kernel_from_libsvm(v)) < 0)
                 rc = km_mio_bad_col(io, v - line + 1, "unknown kernel_type '%.40s'", v);
-        } else if (KEY("degree")) {
+            break;
+        case K_DEGREE:
             if (km_model_parse_int(v, 1, 1000, &degree))
                 rc = km_mio_bad_col(io, v - line + 1, "bad degree (kmtk takes 1 to 1000)");
-        } else if (KEY("gamma")) {
+            break;
+        case K_GAMMA:
             have_gamma = 1;
             if (km_mio_number(v, &gamma))
                 rc = km_mio_bad_col(io, v - line + 1, "expected a number");
-        } else if (KEY("coef0")) {
+            break;
+        case K_COEF0:
             if (km_mio_number(v, &coef0))
                 rc = km_mio_bad_col(io, v - line + 1, "expected a number");
-        } else if (KEY("nr_class")) {
+            break;
+        case K_NR_CLASS:
             if (km_model_parse_int(v, 2, 1 << 16, &nr_class))
                 rc = km_mio_bad_col(io, v - line + 1, "bad nr_class (2 to 65536)");
-        } else if (KEY("total_sv")) {
+            break;
+        case K_TOTAL_SV:
             if (km_model_parse_int(v, 0, INT64_MAX / 16, &total_sv))
                 rc = km_mio_bad_col(io, v - line + 1, "bad total_sv");
-        } else if (KEY("rho")) {
-            rc = number_list(io, line, v, npair, &rho, "rho", err);
-        } else if (KEY("label")) {
-            rc = number_list(io, line, v, nr_class, &label, "label", err);
-        } else if (KEY("nr_sv")) {
-            rc = number_list(io, line, v, nr_class, &nsv, "nr_sv", err);
-        } else if (KEY("probA") || KEY("probB") || KEY("prob_density_marks")) {
-            /* probability estimates: not used by kmtk (checked as numbers, then dropped) */
+            break;
+        case K_RHO:
+            rc = km_foreign_list(io, line, v, npair, &rho, "rho", "rho", err);
+            break;
+        case K_LABEL:
+            rc = km_foreign_list(io, line, v, nr_class, &label, "label", "label", err);
+            break;
+        case K_NR_SV:
+            rc = km_foreign_list(io, line, v, nr_class, &nsv, "nr_sv", "nr_sv", err);
+            break;
+        default: {   /* probA, probB, prob_density_marks: probability estimates, not used by
+                      * kmtk (checked as numbers, then dropped) */
             int64_t cnt = 1;
             for (const char *p = v; *p; p++)
                 cnt += *p == ' ' && p[1] && p[1] != ' ';
-            rc = number_list(io, line, v, cnt, &ignored, "probability numbers", err);
+            rc = km_foreign_list(io, line, v, cnt, &ignored, "probability numbers",
+                                 "probability numbers", err);
             free(ignored);
             ignored = NULL;
-        } else {
-            rc = km_mio_bad_col(io, 1, "unknown LIBSVM header key '%.*s'", (int)(kl < 60 ? kl : 60),
-                                line);
+            break;
         }
-#undef KEY
+        }
         if (rc)
             goto fail;
-        if (!(line = km_mio_line(io))) {
-            rc = km_mio_truncated(io, "no 'SV' line");
-            goto fail;
-        }
     }
+    if (rc)
+        goto fail;
     int classify = svm_type == C_SVC || svm_type == NU_SVC;
     if (svm_type < 0 || ktype < 0 || nr_class < 0 || total_sv < 0 || !rho ||
         (classify && (!label || !nsv))) {
@@ -342,23 +285,14 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
     /* a support vector line has at least 2 (k - 1) characters */
     if ((rc = km_mio_count(io, "total_sv", total_sv, 2 * ncoef, "support vector lines")))
         goto fail;
-    S = calloc(1, sizeof *S);
-    coef = malloc(((size_t)(ncoef * total_sv) + 1) * sizeof *coef);
-    if (!S || !coef || !(S->row_ptr = calloc((size_t)total_sv + 1, sizeof *S->row_ptr)) ||
-        !(S->y = calloc((size_t)total_sv + 1, sizeof *S->y)) ||
-        (ktype == KM_KERNEL_PRECOMPUTED &&
-         !(S->id = malloc(((size_t)total_sv + 1) * sizeof *S->id)))) {
-        rc = km_error_nomem(err, "support vectors");
+    /* n grows with the indices read */
+    if ((rc = km_model_svs_new(0, (int)ncoef, total_sv, ktype == KM_KERNEL_PRECOMPUTED, &S,
+                               &coef, err)))
         goto fail;
-    }
-    S->l = total_sv;
     int64_t cap = 0;
     for (int64_t s = 0; s < total_sv; s++) {
-        if (!(line = km_mio_line(io))) {
-            rc = km_mio_truncated(io, "%lld of %lld support vectors", (long long)s,
-                                  (long long)total_sv);
+        if (!(line = km_model_sv_line(io, s, total_sv, &rc)))
             goto fail;
-        }
         const char *p = line;
         int st;
         for (int64_t q = 0; q < ncoef; q++) {
@@ -426,11 +360,8 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
         }
         S->row_ptr[s + 1] = S->nnz;
     }
-    while ((line = km_mio_line(io)))
-        if (line[strspn(line, " \t")]) {
-            rc = km_mio_bad_col(io, 1, "unexpected text after the support vectors");
-            goto fail;
-        }
+    if ((rc = km_foreign_end(io, "support vectors")))
+        goto fail;
     int kclass = svm_type == ONE_CLASS ? 2 : classify ? (int)nr_class : 0;
     int nw = kclass > 2 ? kclass : 1;
     int loss = classify || svm_type == ONE_CLASS ? KM_LOSS_L1SVM : KM_LOSS_SVR;
@@ -457,15 +388,7 @@ int km_libsvm_read(km_mio *io, const char *first, km_model **out, km_error *err)
     coef = rho = NULL;
     start = NULL;
     body = NULL;
-    if (svm_type == ONE_CLASS) {
-        m->labels[0] = -1;
-        m->labels[1] = 1;
-    } else if (kclass == 2) {   /* d_01 > 0 means the file's first label */
-        m->labels[0] = label[1];
-        m->labels[1] = label[0];
-    } else if (kclass > 2) {
-        memcpy(m->labels, label, (size_t)kclass * sizeof *label);
-    }
+    km_foreign_labels(m, svm_type == ONE_CLASS, kclass, label);   /* d_01 > 0: the first label */
     free(label);
     free(nsv);
     *out = m;

@@ -176,25 +176,15 @@ void km_model_probability(const km_model *m, const double *dec, double *prob)
         prob[k] /= sum;
 }
 
+static void proba_row(void *prob, const km_model *m, int64_t i, const double *dec)
+{
+    km_model_probability(m, dec, (double *)prob + i * m->nr_class);
+}
+
 int km_predict_proba(const km_model *m, const km_problem *X, double *prob, km_error *err)
 {
     if (!km_model_has_probability(m))
         return km_error_set(err, KM_EUSAGE, "the model has no probabilities: train -s logreg, "
                             "or a classifier with -b 1 (Platt scaling)");
-    int64_t nw = m->nr_w, nc = m->nr_class, bs = 1024;
-    double *dec = malloc((size_t)(bs * nw) * sizeof *dec);
-    int64_t *rows = malloc((size_t)bs * sizeof *rows);
-    int rc = dec && rows ? KM_OK : km_error_nomem(err, "probabilities");
-    for (int64_t a0 = 0; a0 < X->l && rc == KM_OK; a0 += bs) {
-        int64_t nb = X->l - a0 < bs ? X->l - a0 : bs;
-        for (int64_t a = 0; a < nb; a++)
-            rows[a] = a0 + a;
-        if ((rc = km_model_decision_rows(m, X, rows, nb, dec, 1, err)))
-            break;
-        for (int64_t a = 0; a < nb; a++)
-            km_model_probability(m, dec + a * nw, prob + (a0 + a) * nc);
-    }
-    free(dec);
-    free(rows);
-    return rc;
+    return km_model_each_decision(m, X, proba_row, prob, "probabilities", err);
 }

@@ -1,5 +1,6 @@
-/* testutil.h - random problems, a dense reference K, the conjugates written out and the
- * optimality check shared by the solver tests. */
+/* testutil.h - random problems, problems from dense arrays or from the rows of another, a
+ * dense reference K, the conjugates written out and the optimality check shared by the
+ * solver tests. */
 #ifndef KM_TESTUTIL_H
 #define KM_TESTUTIL_H
 
@@ -10,11 +11,19 @@
 #include <unistd.h>
 
 #include "kernel.h"
+#include "kmtk.h"
 #include "loss.h"
 #include "problem.h"
 #include "rng.h"
 
 static inline double unif(km_rng *r) { return (double)(km_rng_next(r) >> 11) * 0x1p-53; }
+
+/* A uniform number in [0, 1) from a 64-bit LCG (Knuth's MMIX constants) of state *s. */
+static inline double lcg_unif(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
 
 /* A random sparse problem: l rows, n features, about density*n non-zeros per row. */
 static inline km_problem *random_problem(int64_t l, int32_t n, double density, int classify,
@@ -50,6 +59,74 @@ static inline km_problem *random_problem(int64_t l, int32_t n, double density, i
     P->nnz = k;
     free(wtrue);
     return P;
+}
+
+/* A problem of l rows of n dense features (x row-major, every value stored) and labels y;
+ * NULL when km_problem_from_csr refuses them (said on stdout). */
+static inline km_problem *problem_from_dense(int64_t l, int32_t n, const double *x, const double *y)
+{
+    int64_t *rp = malloc((size_t)(l + 1) * sizeof *rp);
+    int32_t *idx = malloc((size_t)(l * n + 1) * sizeof *idx);
+    rp[0] = 0;
+    for (int64_t i = 0; i < l; i++) {
+        for (int32_t j = 0; j < n; j++)
+            idx[i * n + j] = j;
+        rp[i + 1] = (i + 1) * n;
+    }
+    km_problem *P = NULL;
+    km_error err;
+    if (km_problem_from_csr(l, n, rp, idx, x, y, NULL, &P, &err))
+        printf("problem: %s\n", err.msg);
+    free(rp);
+    free(idx);
+    return P;
+}
+
+/* The rows of P in order, row i times[i] times (0: left out). */
+static inline km_problem *repeat_rows(const km_problem *P, const int *times)
+{
+    int64_t l = 0, nnz = 0;
+    for (int64_t i = 0; i < P->l; i++) {
+        l += times[i];
+        nnz += times[i] * (P->row_ptr[i + 1] - P->row_ptr[i]);
+    }
+    int64_t *rp = malloc((size_t)(l + 1) * sizeof *rp), r = 0, t = 0;
+    int32_t *idx = malloc((size_t)(nnz + 1) * sizeof *idx);
+    double *val = malloc((size_t)(nnz + 1) * sizeof *val), *y = malloc((size_t)(l + 1) * sizeof *y);
+    rp[0] = 0;
+    for (int64_t i = 0; i < P->l; i++)
+        for (int c = 0; c < times[i]; c++) {
+            for (int64_t q = P->row_ptr[i]; q < P->row_ptr[i + 1]; q++, t++) {
+                idx[t] = P->index[q];
+                val[t] = P->value[q];
+            }
+            y[r] = P->y[i];
+            rp[++r] = t;
+        }
+    km_problem *S = NULL;
+    km_problem_from_csr(l, P->n, rp, idx, val, y, NULL, &S, NULL);
+    free(rp);
+    free(idx);
+    free(val);
+    free(y);
+    return S;
+}
+
+/* The largest |difference| of two models' decision values (nw a row) on the rows of X,
+ * relative to the largest |value| (at least 1). */
+static inline double dec_diff(const km_model *A, const km_model *B, const km_problem *X, int nw)
+{
+    double *a = malloc((size_t)(X->l * nw) * sizeof *a), *b = malloc((size_t)(X->l * nw) * sizeof *b);
+    km_model_decision_rows(A, X, NULL, X->l, a, 1, NULL);
+    km_model_decision_rows(B, X, NULL, X->l, b, 1, NULL);
+    double d = 0, s = 1;
+    for (int64_t i = 0; i < X->l * nw; i++) {
+        d = fmax(d, fabs(a[i] - b[i]));
+        s = fmax(s, fabs(b[i]));
+    }
+    free(a);
+    free(b);
+    return d / s;
 }
 
 /* Optimality (2.8) in subdifferential form: -c_i in C dL(y_i, z_i), with tolerance tol. */

@@ -265,6 +265,23 @@ static void plot_curves(const results *S, const char *name, const char *path)
     free(v);
 }
 
+/* Split r's results (its nl tests, kernels, iterations, seconds, then the path's seconds,
+ * CPU seconds and iterations) put into out at *pos, or (out NULL) got from in. */
+static void split_bytes(results *S, int r, void *out, const void *in, int64_t *pos)
+{
+    size_t o = (size_t)r * (size_t)S->nl;
+    int64_t row = 8 * (int64_t)S->nl;
+    struct { double *x; int64_t bytes; } f[] = {
+        {S->test + o, row}, {S->kern + o, row}, {S->iter + o, row}, {S->secs + o, row},
+        {&S->path_secs[r], 8}, {&S->path_cpu[r], 8}, {&S->path_iter[r], 8}};
+    for (size_t k = 0; k < sizeof f / sizeof *f; k++) {
+        if (out)
+            km_dist_put(out, pos, f[k].x, f[k].bytes);
+        else
+            km_dist_get(in, pos, f[k].x, f[k].bytes);
+    }
+}
+
 /* MPI mode: the results of rank q's splits (q, q + P, ...) to rank 0, and the capped
  * count summed. Per split: its nl tests, kernels, iterations, seconds, then the path's
  * seconds, CPU seconds and iterations (doubles, as computed). Collective. */
@@ -285,16 +302,8 @@ static int gather_results(km_dist *d, results *S, int *capped, km_error *err)
         rc = km_dist_allgather_count(d, mine, rb, err);
     if (rc == KM_OK) {
         int64_t pos = 0, total = 0;
-        for (int r = q; r < R; r += P) {
-            size_t o = (size_t)r * (size_t)nl;
-            km_dist_put(send, &pos, S->test + o, 8 * (int64_t)nl);
-            km_dist_put(send, &pos, S->kern + o, 8 * (int64_t)nl);
-            km_dist_put(send, &pos, S->iter + o, 8 * (int64_t)nl);
-            km_dist_put(send, &pos, S->secs + o, 8 * (int64_t)nl);
-            km_dist_put(send, &pos, &S->path_secs[r], 8);
-            km_dist_put(send, &pos, &S->path_cpu[r], 8);
-            km_dist_put(send, &pos, &S->path_iter[r], 8);
-        }
+        for (int r = q; r < R; r += P)
+            split_bytes(S, r, send, NULL, &pos);
         for (int r = 0; r < P; r++) {
             rb[P + r] = total;
             total += rb[r];
@@ -304,16 +313,8 @@ static int gather_results(km_dist *d, results *S, int *capped, km_error *err)
     if (rc == KM_OK && q == 0) {   /* rank r's block: its splits in order */
         for (int r = 0; r < P; r++) {
             int64_t pos = rb[P + r];
-            for (int t = r; t < R; t += P) {
-                size_t o = (size_t)t * (size_t)nl;
-                km_dist_get(recv, &pos, S->test + o, 8 * (int64_t)nl);
-                km_dist_get(recv, &pos, S->kern + o, 8 * (int64_t)nl);
-                km_dist_get(recv, &pos, S->iter + o, 8 * (int64_t)nl);
-                km_dist_get(recv, &pos, S->secs + o, 8 * (int64_t)nl);
-                km_dist_get(recv, &pos, &S->path_secs[t], 8);
-                km_dist_get(recv, &pos, &S->path_cpu[t], 8);
-                km_dist_get(recv, &pos, &S->path_iter[t], 8);
-            }
+            for (int t = r; t < R; t += P)
+                split_bytes(S, t, NULL, recv, &pos);
         }
         *capped = (int)c;
     }

@@ -21,9 +21,21 @@ _XFAIL = {"check_non_transformer_estimators_n_iter":
           "the library reports its iterations in text (model_.summary), not as n_iter_"}
 
 
+# The options of the kernel methods (train -s l1svm, l2svm, logreg, rls) the estimators pass.
+_KERNEL_OPTIONS = ("C", "kernel", "gamma", "degree", "coef0", "tolerance", "threads",
+                   "max_iter", "seed", "cache", "rule", "solver")
+
+
 class _KmtkEstimator(BaseEstimator):
     _method = None
     _options = ()   # the constructor's parameters that are library options
+
+    def _keep(self, params):
+        """The constructor's parameters as attributes of the same names (sklearn's
+        convention): params is the constructor's locals()."""
+        for k, v in params.items():
+            if k != "self":
+                setattr(self, k, v)
 
     def _params(self):
         return {k: getattr(self, k) for k in self._options}
@@ -35,10 +47,28 @@ class _KmtkEstimator(BaseEstimator):
     def _check_X(self, X):
         return self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=False)
 
-    def _decision(self, X):
+    def _predicted(self, X):
+        """The fitted model's prediction of X (labels and decision values)."""
         check_is_fitted(self, "model_")
-        dec = predict(self.model_, self._check_X(X), threads=self.threads).decision_values
+        return predict(self.model_, self._check_X(X), threads=self.threads)
+
+    def _decision(self, X):
+        dec = self._predicted(X).decision_values
         return dec[:, 0] if dec.shape[1] == 1 else dec
+
+    def _class_codes(self, y, name):
+        """Sets classes_ and the library's labels of y's classes; y's class indices (name:
+        the estimator's, for the error of fewer than 2 classes)."""
+        check_classification_targets(y)
+        self.classes_, code = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError("%s needs at least 2 classes in y; got 1 class" % name)
+        self._labels = _library_labels(self.classes_)
+        return code
+
+    def _classes_of(self, labels):
+        """The classes_ of the library's labels."""
+        return self.classes_[np.searchsorted(self._labels, labels)]
 
     def _more_tags(self):
         return {"requires_y": True, "_xfail_checks": _XFAIL}
@@ -50,37 +80,18 @@ class KernelSVC(ClassifierMixin, _KmtkEstimator):
     one-versus-all for more than two classes. Parameters as `train -s LOSS -h` names them;
     probability=True fits Platt's sigmoid by internal 5-fold CV (`train -b 1`) for
     predict_proba, which logreg has without it."""
-    _options = ("C", "kernel", "gamma", "degree", "coef0", "tolerance", "threads",
-                "max_iter", "seed", "cache", "rule", "solver")
+    _options = _KERNEL_OPTIONS
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, degree=None, coef0=None, loss="l1svm",
                  tolerance=None, threads=None, max_iter=None, seed=None, cache=None,
                  rule=None, solver=None, class_weight=None, probability=False):
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.loss = loss
-        self.tolerance = tolerance
-        self.threads = threads
-        self.max_iter = max_iter
-        self.seed = seed
-        self.cache = cache
-        self.rule = rule
-        self.solver = solver
-        self.class_weight = class_weight
-        self.probability = probability
+        self._keep(locals())
 
     def fit(self, X, y):
         if self.loss not in ("l1svm", "l2svm", "logreg"):
             raise ValueError("loss must be 'l1svm', 'l2svm' or 'logreg', not %r" % (self.loss,))
         X, y = self._fit_data(X, y)
-        check_classification_targets(y)
-        self.classes_, code = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError("KernelSVC needs at least 2 classes in y; got 1 class")
-        self._labels = _library_labels(self.classes_)
+        code = self._class_codes(y, "KernelSVC")
         weight = None
         if self.class_weight is not None:   # {class: multiplier of C}
             index = {c: k for k, c in enumerate(self.classes_)}
@@ -96,9 +107,7 @@ class KernelSVC(ClassifierMixin, _KmtkEstimator):
         return self._decision(X)
 
     def predict(self, X):
-        check_is_fitted(self, "model_")
-        labels = predict(self.model_, self._check_X(X), threads=self.threads).labels
-        return self.classes_[np.searchsorted(self._labels, labels)]
+        return self._classes_of(self._predicted(X).labels)
 
     def _has_proba(self):
         return bool(self.probability) or self.loss == "logreg"
@@ -123,24 +132,12 @@ class KernelSVC(ClassifierMixin, _KmtkEstimator):
 class KernelRidge(RegressorMixin, _KmtkEstimator):
     """Regularized least squares with a kernel (method rls: C sum (y - f(x))^2/2 +
     ||f||^2/2, thesis Table 2.1; no offset b)."""
-    _options = ("C", "kernel", "gamma", "degree", "coef0", "tolerance", "threads",
-                "max_iter", "seed", "cache", "rule", "solver")
+    _options = _KERNEL_OPTIONS
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, degree=None, coef0=None,
                  tolerance=None, threads=None, max_iter=None, seed=None, cache=None,
                  rule=None, solver=None):
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.tolerance = tolerance
-        self.threads = threads
-        self.max_iter = max_iter
-        self.seed = seed
-        self.cache = cache
-        self.rule = rule
-        self.solver = solver
+        self._keep(locals())
 
     def fit(self, X, y):
         X, y = self._fit_data(X, y, y_numeric=True)
@@ -148,8 +145,7 @@ class KernelRidge(RegressorMixin, _KmtkEstimator):
         return self
 
     def predict(self, X):
-        check_is_fitted(self, "model_")
-        return predict(self.model_, self._check_X(X), threads=self.threads).labels
+        return self._predicted(X).labels
 
 
 class RLS2(_KmtkEstimator):
@@ -162,20 +158,7 @@ class RLS2(_KmtkEstimator):
     def __init__(self, kernels="paper", scale="trace", center=False, lambda_min=1e-6,
                  lambda_max=1e6, lambdas=30, tolerance=1e-2, max_iter=1000, task=None,
                  no_intercept=False, folds=0, one_se=False, seed=1, threads=1):
-        self.kernels = kernels
-        self.scale = scale
-        self.center = center
-        self.lambda_min = lambda_min
-        self.lambda_max = lambda_max
-        self.lambdas = lambdas
-        self.tolerance = tolerance
-        self.max_iter = max_iter
-        self.task = task
-        self.no_intercept = no_intercept
-        self.folds = folds
-        self.one_se = one_se
-        self.seed = seed
-        self.threads = threads
+        self._keep(locals())
 
     def fit(self, X, y):
         X, y = self._fit_data(X, y, y_numeric=self.task == "reg")
@@ -183,11 +166,7 @@ class RLS2(_KmtkEstimator):
             raise ValueError("task must be 'class', 'reg' or None, not %r" % (self.task,))
         classes = self.task == "class" or (self.task is None and _looks_like_classes(y))
         if classes:
-            check_classification_targets(y)
-            self.classes_, code = np.unique(y, return_inverse=True)
-            if len(self.classes_) < 2:
-                raise ValueError("RLS2 needs at least 2 classes in y; got 1 class")
-            self._labels = _library_labels(self.classes_)
+            code = self._class_codes(y, "RLS2")
             yl = self._labels[code]
         else:
             self.classes_ = None
@@ -206,11 +185,8 @@ class RLS2(_KmtkEstimator):
         return self._decision(X)
 
     def predict(self, X):
-        check_is_fitted(self, "model_")
-        labels = predict(self.model_, self._check_X(X), threads=self.threads).labels
-        if self.classes_ is None:
-            return labels
-        return self.classes_[np.searchsorted(self._labels, labels)]
+        labels = self._predicted(X).labels
+        return labels if self.classes_ is None else self._classes_of(labels)
 
     def score(self, X, y, sample_weight=None):
         check_is_fitted(self, "model_")
@@ -247,18 +223,7 @@ class OKL(RegressorMixin, _KmtkEstimator):
     def __init__(self, kernel="rbf", gamma=None, degree=None, coef0=None, rank=None,
                  lambdas=None, valid=None, identity=False, plain=False, tolerance=None,
                  max_iter=None, threads=None):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank = rank
-        self.lambdas = lambdas
-        self.valid = valid
-        self.identity = identity
-        self.plain = plain
-        self.tolerance = tolerance
-        self.max_iter = max_iter
-        self.threads = threads
+        self._keep(locals())
 
     def fit(self, X, y):
         X, y = self._fit_data(X, y, multi_output=True, y_numeric=True)
@@ -275,15 +240,13 @@ class OKL(RegressorMixin, _KmtkEstimator):
         return self
 
     def predict(self, X):
-        check_is_fitted(self, "model_")
-        out = predict(self.model_, self._check_X(X), threads=self.threads).labels
+        out = self._predicted(X).labels
         out = out[:, :self.n_outputs_]
         return out[:, 0] if self._1d else out
 
     def codes(self, X):
         """The p codes g1(x) = A'k(x) of each row (predict --codes): l x p."""
-        check_is_fitted(self, "model_")
-        return predict(self.model_, self._check_X(X), threads=self.threads).decision_values
+        return self._predicted(X).decision_values
 
     def _more_tags(self):
         return {"requires_y": True, "_xfail_checks": _XFAIL, "multioutput": True}

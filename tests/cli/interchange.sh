@@ -47,23 +47,29 @@ close_files() {  # close_files A B TOL: the same number of lines, numbers within
     test "$(wc -l <"$1")" -eq "$(wc -l <"$2")"
 }
 
+# peer_both PEER MODEL TRAIN TEST OPTIONS...: PEER-train (liblinear or svm) -q OPTIONS on TRAIN
+# into MODEL; PEER-predict and predict with MODEL on TEST into $TMP/ref.out and $TMP/our.out.
+peer_both() {
+    local peer=$1 model=$2 tr=$3 te=$4
+    shift 4
+    $peer-train -q "$@" "$tr" "$model" >/dev/null
+    $peer-predict "$te" "$model" "$TMP/ref.out" >/dev/null
+    $P -q "$te" "$model" "$TMP/our.out" 2>/dev/null
+}
+
 # ---- LIBLINEAR
 for s in 0 1 2 3 4 5 6 7; do
     for B in -1 1; do
         for d in heart m; do
             if [ $d = heart ]; then tr=$H te=$H; else tr=$TMP/m.train te=$TMP/m.test; fi
-            liblinear-train -q -s $s -B $B "$tr" "$TMP/ll.model" >/dev/null
-            liblinear-predict "$te" "$TMP/ll.model" "$TMP/ref.out" >/dev/null
-            $P -q "$te" "$TMP/ll.model" "$TMP/our.out" 2>/dev/null
+            peer_both liblinear "$TMP/ll.model" "$tr" "$te" -s $s -B $B
             check "liblinear-train -s $s -B $B ($d): predict gives liblinear-predict's labels" \
                 cmp -s "$TMP/ref.out" "$TMP/our.out"
         done
     done
 done
 for s in 11 12 13; do
-    liblinear-train -q -s $s -B 1 "$TMP/r.train" "$TMP/ll.model" >/dev/null
-    liblinear-predict "$TMP/r.test" "$TMP/ll.model" "$TMP/ref.out" >/dev/null
-    $P -q "$TMP/r.test" "$TMP/ll.model" "$TMP/our.out" 2>/dev/null
+    peer_both liblinear "$TMP/ll.model" "$TMP/r.train" "$TMP/r.test" -s $s -B 1
     check "liblinear-train -s $s (regression): liblinear-predict's values to 1e-9" \
         close_files "$TMP/our.out" "$TMP/ref.out" 1e-9
 done
@@ -101,9 +107,7 @@ for s in 0 1 2; do
         for d in heart m; do
             [ $s = 2 ] && [ $d = m ] && continue
             if [ $d = heart ]; then tr=$H te=$H; else tr=$TMP/m.train te=$TMP/m.test; fi
-            svm-train -q -s $s -t $t "$tr" "$TMP/svm.model" >/dev/null
-            svm-predict "$te" "$TMP/svm.model" "$TMP/ref.out" >/dev/null
-            $P -q "$te" "$TMP/svm.model" "$TMP/our.out" 2>/dev/null
+            peer_both svm "$TMP/svm.model" "$tr" "$te" -s $s -t $t
             check "svm-train -s $s -t $t ($d): predict gives svm-predict's labels" \
                 cmp -s "$TMP/ref.out" "$TMP/our.out"
         done
@@ -111,9 +115,7 @@ for s in 0 1 2; do
 done
 for s in 3 4; do
     for t in 0 1 2 3; do
-        svm-train -q -s $s -t $t "$TMP/r.train" "$TMP/svm.model" >/dev/null
-        svm-predict "$TMP/r.test" "$TMP/svm.model" "$TMP/ref.out" >/dev/null
-        $P -q "$TMP/r.test" "$TMP/svm.model" "$TMP/our.out" 2>/dev/null
+        peer_both svm "$TMP/svm.model" "$TMP/r.train" "$TMP/r.test" -s $s -t $t
         check "svm-train -s $s -t $t (regression): svm-predict's values to 1e-9" \
             close_files "$TMP/our.out" "$TMP/ref.out" 1e-9
     done

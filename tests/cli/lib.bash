@@ -19,6 +19,21 @@ expect_fail() {
     if [ "$st" -eq "$want" ] && grep -Eq -- "$pat" "$TMP/err"; then ok "$d"
     else fail "$d (status $st, stderr: $(head -c 300 "$TMP/err"))"; fi
 }
+readme_block() {  # readme_block FILE HEADING: the commands of the first ```sh block after the line
+    # matching HEADING (an awk regular expression) in FILE, comments and blank lines dropped
+    awk -v h="$2" '$0 ~ h { on = 1 } on && /^```sh/ { code = 1; next } code && /^```/ { exit }
+         code' "$1" | sed 's/ *#.*//' | grep -v '^ *$'
+}
+run_lines() {  # run_lines FILE DIR LABEL: each line of FILE run by bash in DIR (pipefail; a
+    # writer stopped by "| head", status 141, has done its part), one check "LABEL N runs: LINE",
+    # stderr in DIR/err.N
+    local n=0 cmd
+    while read -r cmd; do
+        n=$((n + 1))
+        check "$3 $n runs: $cmd" bash -o pipefail -c \
+            "cd $2 && { $cmd; } >/dev/null 2>$2/err.$n; st=\$?; [ \$st -eq 0 ] || [ \$st -eq 141 ]"
+    done <"$1"
+}
 man_examples() {  # the shell lines of a man page's EXAMPLES (.nf/.fi blocks), unescaped
     awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { on = 1; next }
          ex && /^\.fi/ { on = 0; next } ex && on' "$1" | sed -e 's/\\-/-/g' -e 's/\\e/\\/g'

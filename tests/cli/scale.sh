@@ -169,12 +169,6 @@ R=$TMP/readme
 mkdir -p "$R/data"
 for p in train predict scale; do ln -sf "$BIN/$p" "$R/$p"; done
 ln -sf $H "$R/data/heart_scale"
-awk '/^### Scaling and LIBLINEAR\/LIBSVM models/ { on = 1 } on && /^```sh/ { code = 1; next }
-     code && /^```/ { exit } code' "$README" | sed 's/ *#.*//' | grep -v '^ *$' >"$R/cmds"
+readme_block "$README" '^### Scaling and LIBLINEAR/LIBSVM models' >"$R/cmds"
 check "the README's scaling block has commands" test "$(wc -l <"$R/cmds")" -ge 4
-n=0
-while read -r cmd; do
-    n=$((n + 1))
-    check "README scaling example $n runs: $cmd" bash -o pipefail -c \
-        "cd $R && { $cmd; } >/dev/null 2>$R/err.$n"
-done <"$R/cmds"
+run_lines "$R/cmds" "$R" "README scaling example"

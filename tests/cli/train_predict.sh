@@ -187,16 +187,9 @@ mkdir -p "$R/data" "$R/datasets"
 for p in train predict rls2-path mtl-server mtl-client; do ln -sf "$BIN/$p" "$R/$p"; done
 for g in "$BIN"/datasets/*; do [ -x "$g" ] && ln -sf "$g" "$R/datasets/"; done
 ln -sf $H "$R/data/heart_scale"
-awk '/^## Examples/ { on = 1 } on && /^```sh/ { code = 1; next } code && /^```/ { exit }
-     code' "$README" | sed 's/ *#.*//' | grep -v '^ *$' >"$R/cmds"
+readme_block "$README" '^## Examples' >"$R/cmds"
 check "the README's Examples block has at least 25 commands" test "$(wc -l <"$R/cmds")" -ge 25
-n=0
-while read -r cmd; do
-    n=$((n + 1))
-    # pipefail, but a writer stopped by "| head" (SIGPIPE, status 141) has done its part
-    check "README example $n runs: $cmd" bash -o pipefail -c \
-        "cd $R && { $cmd; } >/dev/null 2>$R/err.$n; st=\$?; [ \$st -eq 0 ] || [ \$st -eq 141 ]"
-done <"$R/cmds"
+run_lines "$R/cmds" "$R" "README example"
 check "README examples: the rls2-path example finds bits 1-3" grep -q 'linear features=1' "$R/bs.model"
 
 # an empty row (k_ii = 0, a zero kernel row): the duality gap still closes, linear and kernel

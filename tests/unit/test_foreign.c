@@ -224,6 +224,17 @@ static void test_libsvm(const char *path)
     km_problem_free(X);
 }
 
+/* The predictions (pa, pb) and decision values (da, db) of models a and b on the rows of X. */
+static void predict_both(const km_model *a, const km_model *b, const km_problem *X, double *pa,
+                         double *pb, double *da, double *db)
+{
+    km_error err;
+    km_predict(a, X, pa, &err);
+    km_predict(b, X, pb, &err);
+    km_model_decision_rows(a, X, NULL, X->l, da, 1, &err);
+    km_model_decision_rows(b, X, NULL, X->l, db, 1, &err);
+}
+
 static void test_writer(const char *dir)
 {
     char path[512];
@@ -247,10 +258,7 @@ static void test_writer(const char *dir)
         CHECK(rc == KM_OK, "read it back (%s)", rc ? err.msg : "");
         if (rc == KM_OK) {
             double p1[5], p2[5], d1[15], d2[15];
-            km_predict(m, X, p1, &err);
-            km_predict(q, X, p2, &err);
-            km_model_decision_rows(m, X, NULL, X->l, d1, 1, &err);
-            km_model_decision_rows(q, X, NULL, X->l, d2, 1, &err);
+            predict_both(m, q, X, p1, p2, d1, d2);
             int ok = memcmp(p1, p2, sizeof p1) == 0;
             for (int t = 0; t < 5 * nw; t++)
                 ok &= fabs(d1[t] - d2[t]) <= 1e-15;
@@ -300,10 +308,7 @@ static void test_libsvm_writer(const char *dir)
         CHECK(rc == KM_OK && q->kind == &km_kind_libsvm, "read it back (%s)", rc ? err.msg : "");
         if (rc == KM_OK) {
             double d1[5], d2[5], p1[5], p2[5];
-            km_model_decision_rows(m, X, NULL, X->l, d1, 1, &err);
-            km_model_decision_rows(q, X, NULL, X->l, d2, 1, &err);
-            km_predict(m, X, p1, &err);
-            km_predict(q, X, p2, &err);
+            predict_both(m, q, X, p1, p2, d1, d2);
             /* labels exactly (regression: the values, below) */
             int ok = !nc || memcmp(p1, p2, sizeof p1) == 0 || kernels[t % 4].type == KM_KERNEL_RBF;
             for (int i = 0; i < 5; i++)   /* (rbf: row 3's feature 5 counts in LIBSVM's) */

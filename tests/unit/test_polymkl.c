@@ -27,6 +27,15 @@ static void make_xy(int64_t n, int r, uint64_t seed, double *X, double *y)
                0.1 * km_rng_normal(&g);
 }
 
+/* make_xy's rows (seed) into X, y and a solver on them: tuples of degree <= D, weights
+ * rho2, lambda lam. */
+static km_polymkl *new_solver(int64_t n, int r, int D, uint64_t seed, const double *rho2,
+                              double lam, double *X, double *y, km_error *err)
+{
+    make_xy(n, r, seed, X, y);
+    return km_polymkl_new(n, r, X, NULL, y, D, rho2, lam, err);
+}
+
 /* Dense base kernels: K_j = exp(-|x_ij - x_kj|^2 / 2) per column j (Gaussian on one
  * feature). */
 static double **dense_kernels(int64_t n, int r, const double *X)
@@ -153,9 +162,8 @@ static void test_gradient(void)
     const int64_t n = 15;
     const int r = 3, D = 3;
     double X[15 * 3], y[15], rho2[4] = {1, 1, 1, 4}, lam = 0.3;
-    make_xy(n, r, 3, X, y);
     km_error err;
-    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, lam, &err);
+    km_polymkl *S = new_solver(n, r, D, 3, rho2, lam, X, y, &err);
     int64_t m = km_polymkl_count(S);
     double *theta = malloc((size_t)m * sizeof *theta), *beta = malloc((size_t)m * sizeof *beta);
     int *dd = malloc((size_t)m * sizeof *dd);
@@ -221,9 +229,8 @@ static void test_solvers(void)
     const int64_t n = 30;
     const int r = 4, D = 3;
     double X[30 * 4], y[30], rho2[4] = {1, 1, 1, 4};
-    make_xy(n, r, 9, X, y);
     km_error err;
-    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    km_polymkl *S = new_solver(n, r, D, 9, rho2, 0.01, X, y, &err);
     const char *names[] = {"alg3", "uniform", "full"};
     double Jk[3];
     for (int smp = 0; smp < 3; smp++) {
@@ -277,9 +284,8 @@ static void test_rate(void)
     const int64_t n = 30;
     const int r = 4, D = 3;
     double X[30 * 4], y[30], rho2[4] = {1, 1, 1, 4};
-    make_xy(n, r, 9, X, y);
     km_error err;
-    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    km_polymkl *S = new_solver(n, r, D, 9, rho2, 0.01, X, y, &err);
     km_polymkl_param kp = {.iters = 1000, .solver = KM_POLY_KLOFT, .tol = 1e-12, .gap_work = 1e8};
     km_polymkl_info info;
     km_polymkl_run(S, &kp, &info, &err);
@@ -309,9 +315,8 @@ static void test_average(void)
     const int64_t n = 10;
     const int r = 3, D = 2, T = 25;
     double X[10 * 3], y[10], rho2[3] = {1, 1, 1};
-    make_xy(n, r, 17, X, y);
     km_error err;
-    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.05, &err);
+    km_polymkl *S = new_solver(n, r, D, 17, rho2, 0.05, X, y, &err);
     int64_t m = km_polymkl_count(S);
     double *sum = calloc((size_t)m, sizeof *sum), *avg = calloc((size_t)m, sizeof *avg);
     km_polymkl_info info;
@@ -347,9 +352,8 @@ static void test_warm(void)
     const int64_t n = 20;
     const int r = 3, D = 3;
     double X[20 * 3], y[20], rho2[4] = {1, 1, 1, 4};
-    make_xy(n, r, 23, X, y);
     km_error err;
-    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.1, &err);
+    km_polymkl *S = new_solver(n, r, D, 23, rho2, 0.1, X, y, &err);
     km_polymkl *S2 = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
     km_polymkl_info info;
     km_polymkl_param par = {.iters = 200, .step = 1, .literal_step = 2, .seed = 5};
@@ -398,9 +402,8 @@ static void test_monomial(void)
     const int64_t n = 30;
     const int r = 3, D = 3;
     double X[30 * 3], y[30], rho2[4] = {1, 1, 1, 4};
-    make_xy(n, r, 31, X, y);
     km_error err;
-    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, 0.01, &err);
+    km_polymkl *S = new_solver(n, r, D, 31, rho2, 0.01, X, y, &err);
     int rc = S ? km_polymkl_set_monomial(S, 1, &err) : KM_EINTERNAL;
     km_polymkl_info info;
     km_polymkl_param par = {.iters = 200, .solver = KM_POLY_KLOFT, .tol = 1e-12,
@@ -509,9 +512,8 @@ static void test_poly_equivalence(void)
     const int64_t n = 25;
     const int r = 3, D = 3;
     double X[25 * 3], y[25], rho2[4] = {1, 2, 1, 4}, lam = 0.5;
-    make_xy(n, r, 13, X, y);
     km_error err;
-    km_polymkl *S = km_polymkl_new(n, r, X, NULL, y, D, rho2, lam, &err);
+    km_polymkl *S = new_solver(n, r, D, 13, rho2, lam, X, y, &err);
     int64_t m = km_polymkl_count(S);
     double *theta = malloc((size_t)m * sizeof *theta);
     int *dd = malloc((size_t)m * sizeof *dd);

@@ -320,33 +320,44 @@ static void expect_fault(int mode, int64_t columns, const char *text, int line, 
 
 static void test_faults(void)
 {
-    const int T = KM_IDS_TRAIN;
-    expect_fault(T, 0, "1 1:1 2:0.5\n", 1, 3, "expected '0:ID' first", "missing 0:");
-    expect_fault(T, 0, "1 0:1 1:1 2:0.5\n-1 1:0.5 2:1\n", 2, 4, "expected '0:ID' first",
-                 "missing 0: on the second row");
-    expect_fault(T, 0, "1 0:1 1:1 2:0.5\n-1 0:3 1:0.5 2:1\n", 2, 6, "1..2",
-                 "ID beyond the kernel values");
-    expect_fault(T, 0, "1 0:1.5 1:1\n", 1, 5, "serial number", "ID not an integer");
-    expect_fault(T, 0, "1 0:0 1:1\n", 1, 5, "serial number", "ID 0");
-    expect_fault(T, 0, "1 0:-2 1:1\n", 1, 5, "serial number", "negative ID");
-    expect_fault(T, 0, "1 0:x 1:1\n", 1, 5, "serial number", "ID not a number");
-    expect_fault(T, 0, "1 0:1 1:1 2:0.5\n-1 0:1 1:0.5 2:1\n", 2, 6, "1 again (line 1",
-                 "duplicate ID");
-    expect_fault(T, 0, "1 0:1 1:1 2:0.5 3:0.2\n-1 0:2 1:0.5 2:1\n", 2, 17,
-                 "expected 3 kernel values", "a short row");
-    expect_fault(T, 0, "1 0:1 1:1 2:0.5\n-1 0:2 1:0.5 2:1 3:0\n", 2, 18, "got more",
-                 "a long row");
-    expect_fault(T, 0, "1 0:1 1:1 3:0.5\n", 1, 11, "kernel value 2: next", "a gap");
-    expect_fault(T, 0, "1 0:1 1:1 2:1 0:3\n", 1, 15, "'0:' only first", "0: not first");
-    expect_fault(T, 0, "1 0:1\n", 1, 6, "expected kernel values", "no kernel values");
-    expect_fault(T, 0, "1 0:1 1:1 2:x\n", 1, 13, "a number", "a bad value");
-    /* test rows: 0: optional and ignored, all L values */
-    expect_fault(KM_IDS_TEST, 3, "1 0:? 1:1 2:0.5\n", 1, 16, "expected 3 kernel values",
-                 "a short test row");
-    expect_fault(KM_IDS_TEST, 2, "1 0:? 1:1 2:0.5 3:1\n", 1, 17, "the model's",
-                 "a long test row");
-    expect_fault(KM_IDS_NONE, 0, "1 0:1 1:1\n", 1, 3, "index >= 1",
-                 "without -t precomputed, index 0 is refused as before");
+    enum { T = KM_IDS_TRAIN };
+    static const struct {
+        int mode;
+        int64_t columns;
+        const char *text;
+        int line, col;
+        const char *words, *what;
+    } faults[] = {
+        {T, 0, "1 1:1 2:0.5\n", 1, 3, "expected '0:ID' first", "missing 0:"},
+        {T, 0, "1 0:1 1:1 2:0.5\n-1 1:0.5 2:1\n", 2, 4, "expected '0:ID' first",
+         "missing 0: on the second row"},
+        {T, 0, "1 0:1 1:1 2:0.5\n-1 0:3 1:0.5 2:1\n", 2, 6, "1..2",
+         "ID beyond the kernel values"},
+        {T, 0, "1 0:1.5 1:1\n", 1, 5, "serial number", "ID not an integer"},
+        {T, 0, "1 0:0 1:1\n", 1, 5, "serial number", "ID 0"},
+        {T, 0, "1 0:-2 1:1\n", 1, 5, "serial number", "negative ID"},
+        {T, 0, "1 0:x 1:1\n", 1, 5, "serial number", "ID not a number"},
+        {T, 0, "1 0:1 1:1 2:0.5\n-1 0:1 1:0.5 2:1\n", 2, 6, "1 again (line 1",
+         "duplicate ID"},
+        {T, 0, "1 0:1 1:1 2:0.5 3:0.2\n-1 0:2 1:0.5 2:1\n", 2, 17,
+         "expected 3 kernel values", "a short row"},
+        {T, 0, "1 0:1 1:1 2:0.5\n-1 0:2 1:0.5 2:1 3:0\n", 2, 18, "got more",
+         "a long row"},
+        {T, 0, "1 0:1 1:1 3:0.5\n", 1, 11, "kernel value 2: next", "a gap"},
+        {T, 0, "1 0:1 1:1 2:1 0:3\n", 1, 15, "'0:' only first", "0: not first"},
+        {T, 0, "1 0:1\n", 1, 6, "expected kernel values", "no kernel values"},
+        {T, 0, "1 0:1 1:1 2:x\n", 1, 13, "a number", "a bad value"},
+        /* test rows: 0: optional and ignored, all L values */
+        {KM_IDS_TEST, 3, "1 0:? 1:1 2:0.5\n", 1, 16, "expected 3 kernel values",
+         "a short test row"},
+        {KM_IDS_TEST, 2, "1 0:? 1:1 2:0.5 3:1\n", 1, 17, "the model's",
+         "a long test row"},
+        {KM_IDS_NONE, 0, "1 0:1 1:1\n", 1, 3, "index >= 1",
+         "without -t precomputed, index 0 is refused as before"},
+    };
+    for (size_t t = 0; t < sizeof faults / sizeof *faults; t++)
+        expect_fault(faults[t].mode, faults[t].columns, faults[t].text, faults[t].line,
+                     faults[t].col, faults[t].words, faults[t].what);
 
     write_text("ok", "1 0:? 1:1 2:0.5\n-1 1:0.5 2:1 # no 0:\n1 0:7 1:2 2:3\n");
     km_svmlight_reader *r = km_svmlight_open(path_of("ok"), NULL);

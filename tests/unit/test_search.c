@@ -15,41 +15,27 @@
 #include "metrics.h"
 #include "search.h"
 #include "test.h"
+#include "testutil.h"
 
 static uint64_t lcg = 12345;
-static double unif(void)
-{
-    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(lcg >> 11) / 9007199254740992.0;
-}
 
 /* l dense rows of n features; labels: classes (1..nc) by the nearest of nc centres with
  * noise, or a noisy linear value (nc = 0). */
 static km_problem *make_problem(int64_t l, int32_t n, int nc)
 {
-    int64_t *rp = malloc((size_t)(l + 1) * sizeof *rp);
-    int32_t *idx = malloc((size_t)(l * n) * sizeof *idx);
-    double *val = malloc((size_t)(l * n) * sizeof *val), *y = malloc((size_t)l * sizeof *y);
-    rp[0] = 0;
+    double *x = malloc((size_t)(l * n) * sizeof *x), *y = malloc((size_t)l * sizeof *y);
     for (int64_t i = 0; i < l; i++) {
         int c = (int)(i % (nc ? nc : 1));
         double s = 0;
         for (int32_t j = 0; j < n; j++) {
-            double x = unif() * 2 - 1 + (nc ? 0.8 * ((j % (nc > 2 ? nc : 2)) == c) : 0);
-            idx[i * n + j] = j;
-            val[i * n + j] = x;
-            s += (j + 1) * x;
+            double near = nc ? 0.8 * ((j % (nc > 2 ? nc : 2)) == c) : 0;
+            x[i * n + j] = lcg_unif(&lcg) * 2 - 1 + near;
+            s += (j + 1) * x[i * n + j];
         }
-        rp[i + 1] = (i + 1) * n;
-        y[i] = nc ? (nc == 2 ? (c ? 1 : -1) : c + 1) : s + 0.3 * (unif() - 0.5);
+        y[i] = nc ? (nc == 2 ? (c ? 1 : -1) : c + 1) : s + 0.3 * (lcg_unif(&lcg) - 0.5);
     }
-    km_problem *P = NULL;
-    km_error err;
-    if (km_problem_from_csr(l, n, rp, idx, val, y, NULL, &P, &err))
-        printf("problem: %s\n", err.msg);
-    free(rp);
-    free(idx);
-    free(val);
+    km_problem *P = problem_from_dense(l, n, x, y);
+    free(x);
     free(y);
     return P;
 }
@@ -57,26 +43,11 @@ static km_problem *make_problem(int64_t l, int32_t n, int nc)
 /* The rows of P but row skip. */
 static km_problem *without_row(const km_problem *P, int64_t skip)
 {
-    int64_t l = P->l - 1, *rp = malloc((size_t)(l + 1) * sizeof *rp), t = 0, r = 0;
-    int32_t *idx = malloc((size_t)P->nnz * sizeof *idx);
-    double *val = malloc((size_t)P->nnz * sizeof *val), *y = malloc((size_t)l * sizeof *y);
-    rp[0] = 0;
-    for (int64_t i = 0; i < P->l; i++) {
-        if (i == skip)
-            continue;
-        for (int64_t q = P->row_ptr[i]; q < P->row_ptr[i + 1]; q++, t++) {
-            idx[t] = P->index[q];
-            val[t] = P->value[q];
-        }
-        y[r] = P->y[i];
-        rp[++r] = t;
-    }
-    km_problem *S = NULL;
-    km_problem_from_csr(l, P->n, rp, idx, val, y, NULL, &S, NULL);
-    free(rp);
-    free(idx);
-    free(val);
-    free(y);
+    int *times = malloc((size_t)P->l * sizeof *times);
+    for (int64_t i = 0; i < P->l; i++)
+        times[i] = i != skip;
+    km_problem *S = repeat_rows(P, times);
+    free(times);
     return S;
 }
 
@@ -201,23 +172,6 @@ static long long iterations(const km_report *r)
     return t ? atoll(t + 19) : -1;
 }
 
-/* Decision values of A and B on X: the largest difference relative to the largest value. */
-static double dec_diff(const km_model *A, const km_model *B, const km_problem *X)
-{
-    int nw = A->nr_w;
-    double *a = malloc((size_t)(X->l * nw) * sizeof *a), *b = malloc((size_t)(X->l * nw) * sizeof *b);
-    km_model_decision_rows(A, X, NULL, X->l, a, 1, NULL);
-    km_model_decision_rows(B, X, NULL, X->l, b, 1, NULL);
-    double d = 0, s = 1;
-    for (int64_t i = 0; i < X->l * nw; i++) {
-        d = fmax(d, fabs(a[i] - b[i]));
-        s = fmax(s, fabs(b[i]));
-    }
-    free(a);
-    free(b);
-    return d / s;
-}
-
 /* Warm starts: from the optimum at C = 1 to C = 2 the same optimum as a cold start; from
  * the optimum at C = 2 itself, fewer sweeps. */
 static void test_warm(const char *method, int nc, const char *const *opts)
@@ -248,7 +202,7 @@ static void test_warm(const char *method, int nc, const char *const *opts)
         CHECK_CLOSE(w2.objective, r2.objective, 1e-9, "%s%s: warm from C = 1 reaches C = 2's "
                     "objective (%lld sweeps; cold %lld)", method, what, iterations(&w2),
                     iterations(&r2));
-        double d = dec_diff(W2, M2, P);
+        double d = dec_diff(W2, M2, P, W2->nr_w);
         CHECK(d < 1e-5, "%s%s: warm and cold decision values agree (rel. diff %.2g)", method,
               what, d);
         /* kernel models start from their own coefficients (matched by row): at most one
@@ -550,7 +504,7 @@ static void test_offset(void)
     km_model *K = NULL, *L = NULL;
     rc = km_method_train(km_method_find("l2svm"), Q, pk, &K, NULL, &err) |
          km_method_train(km_method_find("l2svm"), Q, pl, &L, NULL, &err);
-    double d = rc ? 1 : dec_diff(K, L, Q);
+    double d = rc ? 1 : dec_diff(K, L, Q, K->nr_w);
     CHECK(rc == KM_OK && d < 1e-5, "l2svm -t linear -B 0.7 = the linear solver's -B 0.7 (rel. "
           "diff %.2g)", d);
     km_model_free(K);
@@ -565,26 +519,11 @@ static void test_offset(void)
 /* The rows of P whose label is a or b. */
 static km_problem *pair_rows(const km_problem *P, double a, double b)
 {
-    int64_t *rp = malloc((size_t)(P->l + 1) * sizeof *rp), t = 0, r = 0;
-    int32_t *idx = malloc((size_t)P->nnz * sizeof *idx);
-    double *val = malloc((size_t)P->nnz * sizeof *val), *y = malloc((size_t)P->l * sizeof *y);
-    rp[0] = 0;
-    for (int64_t i = 0; i < P->l; i++) {
-        if (P->y[i] != a && P->y[i] != b)
-            continue;
-        for (int64_t q = P->row_ptr[i]; q < P->row_ptr[i + 1]; q++, t++) {
-            idx[t] = P->index[q];
-            val[t] = P->value[q];
-        }
-        y[r] = P->y[i];
-        rp[++r] = t;
-    }
-    km_problem *S = NULL;
-    km_problem_from_csr(r, P->n, rp, idx, val, y, NULL, &S, NULL);
-    free(rp);
-    free(idx);
-    free(val);
-    free(y);
+    int *times = malloc((size_t)P->l * sizeof *times);
+    for (int64_t i = 0; i < P->l; i++)
+        times[i] = P->y[i] == a || P->y[i] == b;
+    km_problem *S = repeat_rows(P, times);
+    free(times);
     return S;
 }
 

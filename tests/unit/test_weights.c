@@ -10,88 +10,28 @@
 
 #include "kmtk.h"
 #include "test.h"
+#include "testutil.h"
 
 static uint64_t lcg = 777;
-static double unif(void)
-{
-    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(lcg >> 11) / 9007199254740992.0;
-}
 
 /* l rows of n dense features; classes 1..nc (nc >= 2, nearest centre with noise) or a
  * noisy linear target (nc = 0). */
 static km_problem *make_problem(int64_t l, int32_t n, int nc)
 {
-    int64_t *rp = malloc((size_t)(l + 1) * sizeof *rp);
-    int32_t *idx = malloc((size_t)(l * n) * sizeof *idx);
-    double *val = malloc((size_t)(l * n) * sizeof *val), *y = malloc((size_t)l * sizeof *y);
-    rp[0] = 0;
+    double *x = malloc((size_t)(l * n) * sizeof *x), *y = malloc((size_t)l * sizeof *y);
     for (int64_t i = 0; i < l; i++) {
-        int c = (int)(unif() * (nc ? nc : 1));
+        int c = (int)(lcg_unif(&lcg) * (nc ? nc : 1));
         double s = 0;
         for (int32_t j = 0; j < n; j++) {
-            double x = unif() * 2 - 1 + (nc ? 0.6 * (j % nc == c) : 0);
-            idx[i * n + j] = j;
-            val[i * n + j] = x;
-            s += (j + 1) * x;
+            x[i * n + j] = lcg_unif(&lcg) * 2 - 1 + (nc ? 0.6 * (j % nc == c) : 0);
+            s += (j + 1) * x[i * n + j];
         }
-        rp[i + 1] = (i + 1) * n;
-        y[i] = nc == 2 ? (c ? 1 : -1) : nc ? c + 1 : s + (unif() - 0.5);
+        y[i] = nc == 2 ? (c ? 1 : -1) : nc ? c + 1 : s + (lcg_unif(&lcg) - 0.5);
     }
-    km_problem *P = NULL;
-    km_problem_from_csr(l, n, rp, idx, val, y, NULL, &P, NULL);
-    free(rp);
-    free(idx);
-    free(val);
+    km_problem *P = problem_from_dense(l, n, x, y);
+    free(x);
     free(y);
     return P;
-}
-
-/* Row i of P repeated k[i] times, in order. */
-static km_problem *repeat_rows(const km_problem *P, const int *k)
-{
-    int64_t l = 0, nnz = 0;
-    for (int64_t i = 0; i < P->l; i++) {
-        l += k[i];
-        nnz += k[i] * (P->row_ptr[i + 1] - P->row_ptr[i]);
-    }
-    int64_t *rp = malloc((size_t)(l + 1) * sizeof *rp), r = 0, t = 0;
-    int32_t *idx = malloc((size_t)(nnz + 1) * sizeof *idx);
-    double *val = malloc((size_t)(nnz + 1) * sizeof *val), *y = malloc((size_t)l * sizeof *y);
-    rp[0] = 0;
-    for (int64_t i = 0; i < P->l; i++)
-        for (int c = 0; c < k[i]; c++) {
-            for (int64_t q = P->row_ptr[i]; q < P->row_ptr[i + 1]; q++, t++) {
-                idx[t] = P->index[q];
-                val[t] = P->value[q];
-            }
-            y[r] = P->y[i];
-            rp[++r] = t;
-        }
-    km_problem *S = NULL;
-    km_problem_from_csr(l, P->n, rp, idx, val, y, NULL, &S, NULL);
-    free(rp);
-    free(idx);
-    free(val);
-    free(y);
-    return S;
-}
-
-/* The largest |difference| of two models' decision values on the rows of X, relative to
- * the largest |value|. */
-static double dec_diff(const km_model *A, const km_model *B, const km_problem *X, int nw)
-{
-    double *a = malloc((size_t)(X->l * nw) * sizeof *a), *b = malloc((size_t)(X->l * nw) * sizeof *b);
-    km_model_decision_rows(A, X, NULL, X->l, a, 1, NULL);
-    km_model_decision_rows(B, X, NULL, X->l, b, 1, NULL);
-    double d = 0, s = 1;
-    for (int64_t i = 0; i < X->l * nw; i++) {
-        d = fmax(d, fabs(a[i] - b[i]));
-        s = fmax(s, fabs(b[i]));
-    }
-    free(a);
-    free(b);
-    return d / s;
 }
 
 /* Weighted (integer weights with zeros) against the rows repeated. */
@@ -102,7 +42,7 @@ static void test_repeat(const char *method, const char *kernel, int nc)
     int k[40];
     double w[40];
     for (int i = 0; i < 40; i++) {
-        k[i] = i % 5 == 0 ? 0 : 1 + (int)(unif() * 3);   /* 0, 1, 2, 3 */
+        k[i] = i % 5 == 0 ? 0 : 1 + (int)(lcg_unif(&lcg) * 3);   /* 0, 1, 2, 3 */
         w[i] = k[i];
     }
     km_problem *R = repeat_rows(P, k);
