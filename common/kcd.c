@@ -650,7 +650,7 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
     *work = 0;
     size_t len = (size_t)(m > 0 ? m : 1);
     wcand *cd = malloc(len * sizeof *cd);
-    double *pc = malloc(5 * len * sizeof *pc);   /* lo, hi, a, d of each candidate, by i */
+    double *pc = malloc(4 * len * sizeof *pc);   /* lo, hi, a, d of each candidate, by i */
     int64_t *Wi = NULL, *cols = NULL;
     double *K = NULL, *v = NULL;
     int rc = KM_OK;
