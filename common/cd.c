@@ -94,22 +94,6 @@ typedef struct cd_ops {
  * 1; none if its first factorization alone is over that), h < h0 = 1/4 the halvings of the
  * gap estimate since the last try, and only when the rows it moves touch at most
  * KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
-#ifndef KM_FACE_EVERY
-#define KM_FACE_EVERY 10
-#endif
-#ifndef KM_FACE_STALL
-#define KM_FACE_STALL 0.8409
-#endif
-#ifndef KM_FACE_MU
-#define KM_FACE_MU 1e-9
-#endif
-#ifndef KM_FACE_SWEEPS
-#define KM_FACE_SWEEPS 64
-#endif
-#ifndef KM_FACE_MAXDIM
-#define KM_FACE_MAXDIM 512
-#endif
-
 #ifndef KM_CD_PREFETCH
 #define KM_CD_PREFETCH 24
 #endif
@@ -349,7 +333,8 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
             continue;
         }
         face_visits += visited;
-        if (gap_rule && ops->face && iter >= face_at) {   /* stalled: a subspace step */
+        /* stalled: a subspace step */
+        if (gap_rule && ops->face && !par->no_walk && iter >= face_at) {
             double r = cd_rel(Fs, Gs);
             if (r > KM_FACE_STALL * face_ref && !face_checked) {
                 double gain = 0;

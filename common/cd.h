@@ -50,6 +50,8 @@ typedef struct km_cd_param {
     int64_t max_iter;    /* cap on macro-iterations */
     int shrinking;       /* drop coefficients stuck on a flat piece of S_i; the final
                             check runs over all coefficients, so the fixed point is unchanged */
+    int no_walk;         /* 1: no active-set walk when the gap stalls (face.h; linear:
+                            linear_face_step, kernels: km_face_kwalk); 0: the default */
     /* Called after every macro-iteration (may be NULL). */
     void (*progress)(void *user, int64_t iter, double max_h, int64_t active);
     void *user;

@@ -7,6 +7,26 @@
 
 #include "loss.h"
 
+/* The walks' parameters (cd.c, kcd.c: their comments) */
+#ifndef KM_FACE_EVERY
+#define KM_FACE_EVERY 10
+#endif
+#ifndef KM_FACE_STALL
+#define KM_FACE_STALL 0.8409
+#endif
+#ifndef KM_FACE_MU
+#define KM_FACE_MU 1e-9
+#endif
+#ifndef KM_FACE_SWEEPS
+#define KM_FACE_SWEEPS 64
+#endif
+#ifndef KM_KWALK_REFINE
+#define KM_KWALK_REFINE 1e-6
+#endif
+#ifndef KM_FACE_MAXDIM
+#define KM_FACE_MAXDIM 512
+#endif
+
 /*
  * The solvers minimize G(c) = c'Kc/2 + sum_i phi_i(c_i), phi_i(c) = C_i L*(y_i, -c/C_i) (-D,
  * see km_loss_conj). Every loss of Table 2.1 has a phi_i that is quadratic on each of at
@@ -42,3 +62,24 @@ int km_face_piece(km_loss loss, double y, double C, double eps, double c, double
 int km_face_chol_downdate(double *L, int n, double *x);
 
 #endif
+
+/*
+ * The active-set walk of the kernel solver (kcd.c) on the coefficients W = 0..nw-1 that
+ * can move, on their pieces (km_face_piece: [lo, hi], phi(t) = a t + d t^2/2 + const):
+ * each direction is the Newton step s = -(K_OO + diag(d + mu))^-1 g_O on the coefficients
+ * O still on (g = z + a + d c the gradient of G = c'Kc/2 + sum phi on the pieces; a dense
+ * Cholesky factor of the nw x nw K_WW, row-major, given), mu > 0 a ridge for a singular
+ * K_WW (there the step runs along K's null space, where coordinate descent crawls); the
+ * step taken is the exact minimizer of G along the projected path P[c + t s] (coefficients
+ * stop at their bounds one by one, breakpoints in a heap; between two breakpoints G is a
+ * quadratic in t), and those it puts on a bound leave O (as do those on a bound with s
+ * pointing out: they stay put). G never increases: each step minimizes it along a path
+ * from c (a step whose computed change is not negative is not taken). c and zW = (K c)_W
+ * are updated in place (zW by K_WW times the change). It ends when a Newton step lands
+ * inside every piece (W's optimum, up to mu), when no descent is left, or before a
+ * direction would take the flops done (*work) over budget. *gain: the decrease of G.
+ * Returns 0, or -1 when out of memory.
+ */
+int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *hi,
+                  const double *a, const double *d, double mu, double budget, double *c,
+                  double *zW, double *gain, double *work);

@@ -9,11 +9,14 @@
 
 #include <omp.h>
 
+#include "face.h"
 #include "simd.h"
 
 struct km_kcd {
     int64_t m;
     int T;
+    km_kernel k;        /* for the walk's K_WW (km_kernel_block) */
+    const km_kdata *X;
     km_kmatrix **K;   /* K[t]: the rows over the columns [lo[t], lo[t + 1]) */
     int64_t *lo;
 };
@@ -50,6 +53,8 @@ km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, in
     }
     W->m = m;
     W->T = T;
+    W->k = *k;
+    W->X = X;
     for (int t = 0; t < T; t++)   /* blocks of whole cache lines */
         W->lo[t] = t == 0 ? 0 : (m * t / T) & ~(int64_t)7;
     W->lo[T] = m;
@@ -146,6 +151,11 @@ typedef struct loop_state {   /* what every working worker keeps the same */
     int64_t steps, since_shrink;
     int full, buf;
     int restricted;   /* rows over the columns active at the restriction (rcols) */
+    /* the walk (kcd_walk): the next stall test, the steps between tests, the gap and the
+     * dual G at the last test, CD's decrease of G per step before the last walk */
+    int64_t walk_at, walk_every, walk_steps;
+    double walk_ref, walk_G, walk_rate;
+    double cd_work, walk_work;   /* flops (estimated) of CD's steps and of the walks */
 } loop_state;
 
 typedef struct team {
@@ -588,6 +598,172 @@ static void fail_once(atomic_int *failed, km_error *err, const km_error *e)
         *err = *e;
 }
 
+/* ---- the walk (face.h, km_face_kwalk): Newton steps on the free coefficients when the gap
+ * stalls ----
+ * Tested every KM_FACE_EVERY sweeps' worth of steps (m each) under the gap rule: when the
+ * gap has not fallen below KM_FACE_STALL = 2^-1/4 of its value at the last test, a walk on
+ * W = the active coefficients km_face_piece lets move (inside a piece, or on a bound with
+ * the gradient pointing in; at most KM_KWALK_MAX of them: those inside first, then the
+ * largest |gradient|) with K_WW computed afresh (km_kernel_block), mu = KM_FACE_MU times
+ * the mean k_ii of W, at most KM_FACE_SWEEPS sweeps' worth of flops; then z += K (change)
+ * over every block's columns (km_kmatrix_addmul, the compact z while restricted). A walk
+ * whose decrease of G per flop is below CD's over the interval before doubles the interval
+ * (a paying one resets it). Worker 0 walks while the others wait: the same bits for any
+ * team. */
+#ifndef KM_KWALK_AFTER
+#define KM_KWALK_AFTER 1
+#endif
+#ifndef KM_KWALK_SHARE
+#define KM_KWALK_SHARE 16
+#endif
+#ifndef KM_KWALK_MAX
+#define KM_KWALK_MAX 1000
+#endif
+
+typedef struct wcand {
+    double key;
+    int64_t i;
+} wcand;
+
+static int wcand_cmp(const void *x, const void *y)   /* key down, then index up */
+{
+    const wcand *p = x, *q = y;
+    if (p->key != q->key)
+        return p->key > q->key ? -1 : 1;
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+static int wcand_by_index(const void *x, const void *y)
+{
+    const wcand *p = x, *q = y;
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+/* The walk over the active sets act + lo[b] (z exact there); *gain, *work: its decrease of
+ * G and its flops. */
+static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_t *act,
+                    const int64_t *na_blk, int restricted, double budget, double *gain,
+                    double *work, km_error *err)
+{
+    int64_t m = W->m, nc = 0;
+    *gain = 0;
+    *work = 0;
+    size_t len = (size_t)(m > 0 ? m : 1);
+    wcand *cd = malloc(len * sizeof *cd);
+    double *pc = malloc(4 * len * sizeof *pc);   /* lo, hi, a, d of each candidate, by i */
+    int64_t *Wi = NULL, *cols = NULL;
+    double *K = NULL, *v = NULL;
+    int rc = KM_OK;
+    if (!cd || !pc) {
+        rc = km_error_nomem(err, "kernel walk");
+        goto out;
+    }
+    double *plo = pc, *phi = pc + len, *pa = pc + 2 * len, *pd = pc + 3 * len;
+    for (int b = 0; b < W->T; b++)
+        for (int64_t q = 0; q < na_blk[b]; q++) {
+            int64_t i = act[W->lo[b] + q];
+            double ci = S->c[i], zi = S->z[i];
+            if (!km_face_piece(S->loss, S->y[i], S->C[i], S->eps, ci, zi, &plo[i], &phi[i],
+                               &pa[i], &pd[i]))
+                continue;
+            cd[nc].i = i;
+            cd[nc++].key = plo[i] < ci && ci < phi[i] ? INFINITY
+                                                       : fabs(zi + pa[i] + pd[i] * ci);
+        }
+    if (nc == 0)
+        goto out;
+    int64_t nw = nc;
+    if (nw > KM_KWALK_MAX) {   /* the inside ones, then the steepest */
+        qsort(cd, (size_t)nc, sizeof *cd, wcand_cmp);
+        nw = KM_KWALK_MAX;
+    }
+    qsort(cd, (size_t)nw, sizeof *cd, wcand_by_index);
+    size_t n = (size_t)nw;
+    Wi = malloc(n * sizeof *Wi);
+    cols = malloc(len * sizeof *cols);
+    K = malloc(n * n * sizeof *K);
+    v = malloc(8 * n * sizeof *v);
+    if (!Wi || !cols || !K || !v) {
+        rc = km_error_nomem(err, "kernel walk");
+        goto out;
+    }
+    double *lo = v, *hi = lo + n, *a = hi + n, *d = a + n, *c = d + n, *zW = c + n,
+           *dc = zW + n;
+    double tr = 0;
+    for (int64_t k = 0; k < nw; k++) {
+        int64_t i = cd[k].i;
+        Wi[k] = i;
+        lo[k] = plo[i];
+        hi[k] = phi[i];
+        a[k] = pa[i];
+        d[k] = pd[i];
+        c[k] = S->c[i];
+        zW[k] = S->z[i];
+        tr += S->kii[i];
+    }
+    /* K_WW: the values of the rows CD adds to z (a fresh evaluation may differ in the last
+     * bits, which on badly conditioned kernels is more than the curvature of the dual) */
+    for (int b = 0; b < W->T; b++) {
+        int64_t lo_b = W->lo[b], hi_b = W->lo[b + 1], k0 = 0, k1, t = 0;
+        while (k0 < nw && Wi[k0] < lo_b)
+            k0++;
+        for (k1 = k0; k1 < nw && Wi[k1] < hi_b; k1++) {   /* W's places in the rows */
+            if (restricted) {
+                const int64_t *rcb = Bk->rcols + lo_b;
+                while (rcb[t] != Wi[k1])
+                    t++;
+                cols[k1] = t;
+            } else {
+                cols[k1] = Wi[k1] - lo_b;
+            }
+        }
+        for (int64_t k = 0; k < nw && k1 > k0; k++) {
+            const double *row = km_kmatrix_row(W->K[b], Wi[k], err);
+            if (!row) {
+                rc = err->code;
+                goto out;
+            }
+            for (int64_t q = k0; q < k1; q++)
+                K[(size_t)k * n + (size_t)q] = row[cols[q]];
+        }
+        *work += (double)nw * (double)(restricted ? Bk->nrc[b] : hi_b - lo_b);
+    }
+    double mu = KM_FACE_MU * tr / (double)nw;
+    if (km_face_kwalk(nw, K, lo, hi, a, d, mu, budget, c, zW, gain, work)) {
+        rc = km_error_nomem(err, "kernel walk");
+        goto out;
+    }
+    int64_t nch = 0;   /* the changes, in increasing order: z += K (change) */
+    for (int64_t k = 0; k < nw; k++)
+        if (c[k] != S->c[Wi[k]]) {
+            dc[nch] = c[k] - S->c[Wi[k]];
+            Wi[nch++] = Wi[k];
+            S->c[Wi[k]] = c[k];
+        }
+    for (int b = 0; b < W->T && nch > 0; b++) {   /* z += K (change): the rows, as CD */
+        int64_t lo_b = W->lo[b], hi_b = W->lo[b + 1];
+        int64_t ncol = restricted ? Bk->nrc[b] : hi_b - lo_b;
+        double *zb = restricted ? Bk->zr + lo_b : S->z + lo_b;
+        for (int64_t k = 0; k < nch; k++) {
+            const double *row = km_kmatrix_row(W->K[b], Wi[k], err);
+            if (!row) {
+                rc = err->code;
+                goto out;
+            }
+            axpy_row(zb, row, dc[k], ncol);
+        }
+        *work += 2.0 * (double)nch * (double)ncol;
+    }
+out:
+    free(cd);
+    free(pc);
+    free(Wi);
+    free(cols);
+    free(K);
+    free(v);
+    return rc;
+}
+
 int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param *par,
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
@@ -645,6 +821,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     int64_t steps_out = 0;
     int converged = 0;
     double maxh_out = 0;
+    int walk_on = !par->no_walk && par->stop == KM_STOP_GAP && km_face_loss(par->loss);
+    double walk_res[2] = {0, 0};   /* the last walk's decrease of G and flops */
     for (int b = 0; b < T; b++) {   /* whole blocks (a failed solve may have left less) */
         int64_t lo = W->lo[b], n = W->lo[b + 1] - lo;
         if (km_kmatrix_ncols(W->K[b]) != n) {
@@ -688,7 +866,9 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     #pragma omp parallel num_threads(T) if (T > 1)
     {
         int w = omp_get_thread_num(), sense = 0, gen = 0;
-        loop_state L = {0, 0, 1, 0, 0};   /* the same in every working worker */
+        loop_state L = {0, 0, 1, 0, 0, KM_FACE_EVERY * m, KM_FACE_EVERY, 0, INFINITY, 0, 0,
+                        0, 0};
+        /* (the same in every working worker) */
         int nw = T;
         km_error e = {0};
         for (;;) {
@@ -784,6 +964,45 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 if (w == 0 && par->progress)
                     par->progress(par->user, (L.steps + m - 1) / (m > 0 ? m : 1), B.maxh,
                                   active);
+                /* the walk, when the gap has stalled since the last test (kcd_walk) */
+                int walk = 0;
+                /* a CD step's flops: a row added to z, the scan of the active set */
+                double step = 2.0 * (double)m + 10.0 * (double)active;
+                if (walk_on && !done && L.steps >= L.walk_at) {
+                    L.cd_work += (double)(L.steps - L.walk_steps) * step;
+                    /* stalled, and the walks so far cost at most KM_KWALK_SHARE of CD */
+                    walk = gap > KM_FACE_STALL * L.walk_ref &&
+                           L.walk_work < KM_KWALK_SHARE * L.cd_work;
+                    double Gd = G - F;   /* the dual G(c) = sum_i (c_i z_i/2 + phi_i) */
+                    int64_t ds = L.steps - L.walk_steps;
+                    double rate = ds > 0 ? (L.walk_G - Gd) / (double)ds : 0;
+                    L.walk_ref = gap;
+                    L.walk_steps = L.steps;
+                    L.walk_G = Gd;
+                    L.walk_rate = rate;
+                    L.walk_at = L.steps + L.walk_every * m;
+                }
+                if (walk) {   /* worker 0 walks, the others wait */
+                    double budget = KM_FACE_SWEEPS * (double)m * step,
+                           left = KM_KWALK_SHARE * L.cd_work - L.walk_work;
+                    if (w == 0) {
+                        walk_res[0] = walk_res[1] = 0;
+                        if (kcd_walk(W, &S, &Bk, act, na_blk, L.restricted,
+                                     budget < left ? budget : left, &walk_res[0],
+                                     &walk_res[1], &e))
+                            fail_once(&failed, err, &e);
+                    }
+                    barrier_wait(&bar, &sense, nw);
+                    for (int b = w; b < T; b += nw)
+                        pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
+                    L.walk_G -= walk_res[0];
+                    /* paid: decreased the dual G per flop at least as fast as CD did */
+                    int paid = walk_res[0] >= L.walk_rate * walk_res[1] / step;
+                    L.walk_work += walk_res[1];
+                    L.walk_every = paid ? KM_KWALK_AFTER : 2 * L.walk_every;
+                    L.walk_at = L.steps + L.walk_every * m;
+                    continue;   /* a fresh scan (a new team size waits for the next check) */
+                }
                 if (done) {
                     if (w == 0) {   /* every worker reached the same decision */
                         steps_out = L.steps;

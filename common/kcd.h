@@ -40,7 +40,10 @@ void km_kcd_free(km_kcd *W);
  * is at most half of all, the rows are restricted to its columns and z is kept there only
  * (the gap is then an estimate); a converged active set, or a small estimate, makes z exact
  * everywhere again (K (c - c0) over the other columns) and the exact gap decides, so a
- * returned "converged" is always certified. Zero kernel rows (k_ii = 0) take
+ * returned "converged" is always certified. When the gap stalls (badly conditioned K:
+ * unscaled features under linear or polynomial kernels), an active-set walk takes Newton
+ * steps on the free coefficients (face.h: km_face_kwalk; kcd.c: kcd_walk; off with
+ * par->no_walk; losses km_face_loss knows). Zero kernel rows (k_ii = 0) take
  * km_loss_dual_argmin; a non-finite k_ii is KM_EINPUT.
  * res->iter counts steps in macro-iterations (steps / m, rounded up); the cap is
  * par->max_iter macro-iterations. The result has the same bits for any number of threads.

@@ -64,6 +64,10 @@ static const km_option opt_noshrink = {"no_shrinking", "--no-shrinking", NULL, K
                                        0, 0, NULL, NULL, "visit every coefficient in every "
                                        "macro-iteration"};
 
+static const km_option opt_nowalk = {"no_walk", "--no-walk", NULL, KM_OPT_SWITCH, 0, 0, 0, NULL,
+                                    NULL, "no active-set walk (Newton steps on the free "
+                                    "coefficients) when the duality gap stalls"};
+
 static const km_option opt_prob = {"probability", "-b", "0|1", KM_OPT_CHOICE, 0, 0, 0, "0|1",
                                    "0", "1: also fit class probabilities (Platt's sigmoid "
                                    "on 5-fold cross-validated decision values, for predict "
@@ -82,7 +86,7 @@ static const km_option opt_init = {"init", "--init", "MODEL", KM_OPT_TEXT, 0, 0,
 #define KERNEL_OPTS &opt_kernel, &km_opt_gamma, &km_opt_degree, &km_opt_coef0, &opt_cache, \
     &opt_solver, &opt_fpstep
 #define SOLVER_OPTS &opt_stop, &opt_tol, &opt_rule, &km_opt_seed, &opt_max_iter, &opt_noshrink, \
-    &opt_threads, &opt_row_weights, &opt_init
+    &opt_nowalk, &opt_threads, &opt_row_weights, &opt_init
 
 static const km_option opt_multiclass = {"multiclass", "--multiclass", "RULE", KM_OPT_CHOICE,
                                          0, 0, 0, "ova|ovo", "ova", "more than two classes: "
@@ -127,6 +131,7 @@ static int make_param(km_loss loss, const km_params *p, km_train_param *par,
     par->cd.seed = (uint64_t)km_param_int(p, "seed");
     par->cd.max_iter = km_param_int(p, "max_iter");
     par->cd.shrinking = !km_param_switch(p, "no_shrinking");
+    par->cd.no_walk = km_param_switch(p, "no_walk");
     par->cd.progress = on_progress;
     par->cd.user = (void *)p;
     par->bias = km_param_number(p, "bias");

@@ -1,0 +1,47 @@
+# kwalk.sh - the kernel solver on unscaled, badly conditioned data (-t linear, -t poly)
+# converges at the default stopping rule thanks to its active-set walk (doc/kernel-solver.md);
+# --no-walk switches it off (then coordinate descent crawls: the cap). The data: rows near
+# (120, 120, 120, 120, 1000), as tests/cli/unscaled.sh.
+. "$(dirname "$0")/lib.bash"
+T=$BIN/train
+
+gen() {  # gen SEED ROWS class|reg: a Park-Miller generator, the same numbers in any awk
+    awk -v seed="$1" -v n="$2" -v task="$3" '
+    function u() { s = (s * 16807) % 2147483647; return s / 2147483647 }
+    BEGIN {
+        s = seed
+        for (i = 0; i < n; i++) {
+            a = u(); b = u(); c = u(); d = u(); e = u()
+            if (task == "class")
+                y = a - b + 0.5 * (c - 0.5) + 0.2 * (u() - 0.5) < 0 ? 1 : -1
+            else
+                y = sprintf("%.4f", 3 + 2 * (a - b) + 4 * c + 0.3 * (u() - 0.5))
+            printf "%s 1:%.2f 2:%.2f 3:%.2f 4:%.2f 5:%.1f\n", y, 120 + 8 * a, 120 + 8 * b,
+                   120 + 8 * c, 120 + 8 * d, 1000 + 20 * e
+        }
+    }'
+}
+gen 7 500 class >"$TMP/cls"
+gen 8 400 reg >"$TMP/reg"
+
+converged() {  # converged OUT ERR: the gap line <= 1e-5, no warning about the cap
+    awk '/^gap = / { g = $3 } END { exit !(g != "" && g + 0 <= 1e-5) }' "$1" &&
+        ! grep -q 'cap' "$2"
+}
+gap() { sed -n 's/^gap = \([^ ]*\).*/\1/p' "$1"; }
+for a in "l1svm -t linear" "l2svm -t linear" "l1svm -t poly -d 2" ; do
+    n=$(echo "$a" | tr -d ' -')
+    $T -s $a -n 1 "$TMP/cls" "$TMP/$n.model" >"$TMP/$n.out" 2>"$TMP/$n.err"
+    check "$a, unscaled: converges at the default ($(gap "$TMP/$n.out"))" \
+        converged "$TMP/$n.out" "$TMP/$n.err"
+done
+for a in "svr -p 0.1 -c 4 -t linear" "rls -t linear" "rla -t linear"; do
+    n=$(echo "$a" | tr -d ' -.')
+    $T -s $a -B 1 -n 1 "$TMP/reg" "$TMP/$n.model" >"$TMP/$n.out" 2>"$TMP/$n.err"
+    check "$a -B 1, unscaled regression: converges at the default ($(gap "$TMP/$n.out"))" \
+        converged "$TMP/$n.out" "$TMP/$n.err"
+done
+$T -s l1svm -t linear -n 1 --no-walk --max-iter 100 "$TMP/cls" "$TMP/nw.model" \
+    >"$TMP/nw.out" 2>"$TMP/nw.err"
+check "--no-walk: coordinate descent alone stops at the cap of 100 ($(gap "$TMP/nw.out"))" \
+    grep -q 'cap' "$TMP/nw.err"
