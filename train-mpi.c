@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cocoa.h"
@@ -90,6 +91,15 @@ static int job(km_dist *d, void *arg)
     double *pred = NULL;
     progress prog = {km_cli_now(), km_cli_now()};
     int rc = par ? KM_OK : KM_EINTERNAL;
+    /* a method's own output file (-o, the option "path_table" of the path methods): rank
+     * 0's; the other ranks, which run the same chain, write theirs apart and remove it */
+    char scratch[4200] = "";
+    if (rc == KM_OK && d->rank != 0 && km_param_is_set(par, "path_table")) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(scratch, sizeof scratch, "%s/kmtk-train-mpi.%ld.%d", tmp && *tmp ? tmp : "/tmp",
+                 (long)getpid(), d->rank);
+        rc = km_params_set(par, "path_table", scratch, &err);
+    }
     rc = km_dist_agree(d, rc, &err);
     if (rc)
         goto out;
@@ -190,6 +200,8 @@ static int job(km_dist *d, void *arg)
         free(all);
     }
 out:
+    if (scratch[0])
+        unlink(scratch);
     if (rc && root)
         fprintf(stderr, "train-mpi: %s\n", err.msg);
     km_report_free(&rep);
