@@ -8,9 +8,9 @@
 
 #include "cocoa.h"
 #include "kernel.h"
-#include "rng.h"
 #include "svmlight.h"
 #include "test.h"
+#include "testutil.h"
 
 #define MAXR 8
 
@@ -156,30 +156,6 @@ static void test_fixedpoint(const km_problem *P, const double *y, const double *
 
 /* ---- z = K c: one summation order whatever the cache holds ---- */
 
-static km_problem *random_rows(int64_t l, int32_t n, double density, uint64_t seed)
-{
-    km_rng r;
-    km_rng_seed(&r, seed);
-    km_problem *P = calloc(1, sizeof *P);
-    P->l = l;
-    P->n = n;
-    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
-    P->index = malloc((size_t)(l * n + 1) * sizeof *P->index);
-    P->value = malloc((size_t)(l * n + 1) * sizeof *P->value);
-    P->y = calloc((size_t)l, sizeof *P->y);
-    int64_t k = 0;
-    for (int64_t i = 0; i < l; i++) {
-        for (int32_t j = 0; j < n; j++)
-            if (km_rng_uniform(&r) < density) {
-                P->index[k] = j;
-                P->value[k++] = 2 * km_rng_uniform(&r) - 1;
-            }
-        P->row_ptr[i + 1] = k;
-    }
-    P->nnz = k;
-    return P;
-}
-
 /* km_kmatrix_matvec gives the bits of z_i = sum over j increasing of c_j K_ij, one term at a
  * time from 0, with K_ij the bits of the kernel matrix's rows (all of K in memory), for
  * every cache size (none of K, part of it with some rows cached, all), threads 1 and 2,
@@ -194,7 +170,7 @@ static void test_matvec_order(void)
     km_error err;
     for (int dd = 0; dd < 2; dd++)
         for (int t = 0; t < 4; t++) {
-            km_problem *P = random_rows(m, 30, dens[dd], 90 + (uint64_t)t);
+            km_problem *P = random_problem(m, 30, dens[dd], 0, 90 + (uint64_t)t);
             km_kernel k = {types[t], 0.1, 0.5, 3, 0};
             km_kdata *X = km_kdata_new(P, NULL, m, &err);
             km_kmatrix *F = X ? km_kmatrix_new(&k, X, 200 << 20, 1, &err) : NULL;
