@@ -6,13 +6,8 @@
 # rank 0 writes) and spreads what is independent: the -v folds, each fold's whole path on
 # one rank. Checked: train's model, path table and -v output, byte for byte, for every R;
 # the path table (-o) is rank 0's alone (the other ranks write theirs apart and remove it).
-source "$(dirname "$0")/../cli/lib.bash"
-T=$BIN/train
-M=$BIN/train-mpi
+source "$(dirname "$0")/lib.bash"
 G=$BIN/datasets/gen_okl_signals
-H=$DATA/heart_scale
-run() { local R=$1; shift; mpirun --oversubscribe -np "$R" "$M" "$@"; }
-RANKS=${MPI_RANKS:-1 2 3 4}                       # the R of the loops (run.sh)
 
 head -n 180 $H >"$TMP/tr"
 tail -n 90 $H >"$TMP/va"

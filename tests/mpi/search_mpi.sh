@@ -3,13 +3,7 @@
 # folds on ranks, warm starts kept on the rank of their fold), --grid (the gamma columns on
 # ranks, or each point's folds when there are fewer columns than ranks) and --grid-plot:
 # train's stdout and SVG byte for byte; warnings travel with their column.
-source "$(dirname "$0")/../cli/lib.bash"
-T=$BIN/train
-M=$BIN/train-mpi
-H=$DATA/heart_scale
-run() { local R=$1; shift; mpirun --oversubscribe -np "$R" "$M" "$@"; }
-RANKS=${MPI_RANKS:-1 2 3 4}                       # the R of the loops (run.sh)
-RANKS2=$(for r in $RANKS; do [ "$r" -gt 1 ] && echo "$r"; done)   # those past one rank
+source "$(dirname "$0")/lib.bash"
 awk '{ $1 = NR % 3 + 1; print }' $H >"$TMP/three"      # 3 classes: one-versus-all inside
 
 G="C=-3:3:4,g=-7:-3:3"    # 3 gamma columns: on ranks at R = 2, 3; folds on ranks at R = 4
