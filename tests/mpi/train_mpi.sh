@@ -109,16 +109,16 @@ done
 # uncached columns, the uncached values by the exact path, never dgemm's): train -m 1 gives
 # the bits of train with K in memory, on dense data too
 for i in 1 2 3 4 5 6; do cat $H; done >"$TMP/h6"
-$T -q -t rbf -a fixedpoint --max-iter 100 "$TMP/h6" "$TMP/h6.model"
-$T -q -t rbf -a fixedpoint --max-iter 100 -m 1 "$TMP/h6" "$TMP/h6.m1.model"
+$T -q -t rbf -a fixedpoint --max-iter 30 "$TMP/h6" "$TMP/h6.model"
+$T -q -t rbf -a fixedpoint --max-iter 30 -m 1 "$TMP/h6" "$TMP/h6.m1.model"
 check "train -a fixedpoint -m 1 (K, 1620 rows, not in the cache): train's model with K in memory" \
     cmp -s "$TMP/h6.model" "$TMP/h6.m1.model"
-$T -q -n 2 -t poly -a fixedpoint -s rls --max-iter 50 -m 2 "$TMP/h6" "$TMP/h6p.m2.model"
-$T -q -n 1 -t poly -a fixedpoint -s rls --max-iter 50 "$TMP/h6" "$TMP/h6p.model"
+$T -q -n 2 -t poly -a fixedpoint -s rls --max-iter 20 -m 2 "$TMP/h6" "$TMP/h6p.m2.model"
+$T -q -n 1 -t poly -a fixedpoint -s rls --max-iter 20 "$TMP/h6" "$TMP/h6p.model"
 check "train -n 2 -a fixedpoint -m 2 (poly, rls): the bits of -n 1 with K in memory" \
     cmp -s "$TMP/h6p.model" "$TMP/h6p.m2.model"
 for R in $RANKS2; do [ "$R" -le 3 ] || continue
-    run $R -q -t rbf -a fixedpoint --max-iter 100 -m 1 "$TMP/h6" "$TMP/h6.$R.model"
+    run $R -q -t rbf -a fixedpoint --max-iter 30 -m 1 "$TMP/h6" "$TMP/h6.$R.model"
     check "R = $R: -a fixedpoint, K (1620 rows) not in the 1 MB cache: train's model (any -m)" \
         cmp -s "$TMP/h6.model" "$TMP/h6.$R.model"
 done
