@@ -83,9 +83,10 @@ check: all $(TEST_BIN)
 	tests/run.sh $(OUT)
 
 # The same tests under AddressSanitizer + UndefinedBehaviorSanitizer, built apart.
+ASAN_MAKE = $(MAKE) OUT=build/asan BUILD=build/asan OPT=-O1 \
+  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 check-asan:
-	$(MAKE) OUT=build/asan BUILD=build/asan OPT=-O1 \
-	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" check
+	$(ASAN_MAKE) check
 
 # make install PREFIX=... DESTDIR=...: the programs as kmtk-NAME, the library, kmtk.h,
 # kmtk.pc, the man pages and the documents they cite; make uninstall removes just those.
@@ -187,8 +188,14 @@ $(T43_MPI): $(BUILD)/mpi/dist_mpi.o $(BUILD)/bench/rls2/table43-mpi.o $(BUILD)/l
 check-mpi: all $(MPI_BIN) $(T43_MPI)
 	tests/mpi/run.sh $(OUT)
 
+# tests/mpi with train-mpi, table43-mpi and the tools under ASan + UBSan (build/asan, shared
+# with check-asan), R = 3 (MPI_RANKS: uneven blocks, the rank-order reduce-scatter), no
+# public data sets (MPI_LARGE=0); Open MPI's own leaks suppressed (tests/mpi/lsan.supp)
+check-mpi-asan:
+	$(ASAN_MAKE) MPI_RANKS=3 MPI_LARGE=0 check-mpi
+
 clean: clean-mpi
 clean-mpi:
 	rm -f train-mpi bench/rls2/table43-mpi
 
-.PHONY: mpi check-mpi clean-mpi
+.PHONY: mpi check-mpi check-mpi-asan clean-mpi

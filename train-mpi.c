@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cocoa.h"
@@ -22,13 +23,9 @@
 void openblas_set_num_threads(int);
 
 typedef struct opts {
-    const km_method *m;
-    km_params *par;
-    const char *args[2];
-    int nargs, quiet, folds, cocoa, comm_stats, simulate, search_C;
-    const char *metric, *grid, *grid_plot;
+    km_cli_train t;                /* train's options (cli.h) */
+    int cocoa, comm_stats;
     km_partition part;
-    size_t max_line;
 } opts;
 
 static void usage(void)
@@ -51,35 +48,12 @@ static void usage(void)
            "train's for every R.\n");
 }
 
-typedef struct progress {
-    double start, last;
-} progress;
-
-static void on_progress(void *user, const char *line)
-{
-    progress *p = user;
-    double t = km_cli_now();
-    if (t - p->last >= 1) {
-        p->last = t;
-        fprintf(stderr, "%s (%.1f s)\n", line, t - p->start);
-    }
-}
-
-#define MAX_WARNINGS 12
-
-static void print_warnings(const km_report *rep)
-{
-    for (int w = 0; w < rep->nr_warnings && w < MAX_WARNINGS; w++)
-        km_cli_warn("%s", rep->warnings[w]);
-    if (rep->nr_warnings > MAX_WARNINGS)
-        km_cli_warn("%d warnings in all (folds x classes)", rep->nr_warnings);
-}
-
 /* One rank's work; rank 0 prints. Returns an exit status (0, 2 input, 3 internal...) with
  * the error printed by rank 0. */
 static int job(km_dist *d, void *arg)
 {
-    const opts *o = arg;
+    const opts *mo = arg;
+    const km_cli_train *o = &mo->t;
     int root = d->rank == 0;
     km_error err = {0};
     km_params *par = km_params_copy(o->par, &err);   /* km_params_use writes to it */
@@ -88,19 +62,28 @@ static int job(km_dist *d, void *arg)
     km_report rep = {0};
     km_model *model = NULL;
     double *pred = NULL;
-    progress prog = {km_cli_now(), km_cli_now()};
+    km_cli_progress prog = {km_cli_now(), km_cli_now(), PTHREAD_MUTEX_INITIALIZER};
     int rc = par ? KM_OK : KM_EINTERNAL;
+    /* a method's own output file (-o, the option "path_table" of the path methods): rank
+     * 0's; the other ranks, which run the same chain, write theirs apart and remove it */
+    char scratch[4200] = "";
+    if (rc == KM_OK && d->rank != 0 && km_param_is_set(par, "path_table")) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(scratch, sizeof scratch, "%s/kmtk-train-mpi.%ld.%d", tmp && *tmp ? tmp : "/tmp",
+                 (long)getpid(), d->rank);
+        rc = km_params_set(par, "path_table", scratch, &err);
+    }
     rc = km_dist_agree(d, rc, &err);
     if (rc)
         goto out;
     if (root && !o->quiet)
-        km_params_progress(par, on_progress, &prog);
+        km_params_progress(par, km_cli_on_progress, &prog);
     km_dist *old = km_dist_tasks_use(d);
     double t0 = km_cli_now();
-    if (o->cocoa) {
+    if (mo->cocoa) {
         rc = km_dist_read(d, o->args[0], o->max_line, &P, &line, &err);
         if (rc == KM_OK && d->size > 1)   /* one rank: the rows in file order, as train */
-            rc = km_dist_partition(d, P, line, o->part, (uint64_t)km_param_int(par, "seed"),
+            rc = km_dist_partition(d, P, line, mo->part, (uint64_t)km_param_int(par, "seed"),
                                    &S, NULL, &err);
     } else {
         rc = km_dist_read_all(d, o->args[0], o->max_line, &P, &err);
@@ -113,7 +96,7 @@ static int job(km_dist *d, void *arg)
                      : km_search_C(o->m, P, par, o->folds, o->metric, &sr, &rep, &err);
         if (rc == KM_OK && root) {
             if (!o->quiet)
-                print_warnings(&rep);
+                km_cli_print_warnings(&rep);
             fputs(rep.text ? rep.text : "", stdout);
             if (o->grid_plot)
                 rc = km_search_plot(&sr, o->metric ? o->metric : km_method_classifies(o->m)
@@ -128,7 +111,7 @@ static int job(km_dist *d, void *arg)
         rc = km_method_cv_score(o->m, P, par, o->folds, o->metric, &value, &rep, &err);
         if (rc == KM_OK && root) {
             if (!o->quiet)
-                print_warnings(&rep);
+                km_cli_print_warnings(&rep);
             fputs(rep.text ? rep.text : "", stdout);
         }
     } else if (rc == KM_OK && o->folds) {
@@ -138,7 +121,7 @@ static int job(km_dist *d, void *arg)
             rc = km_method_cross_validate(o->m, P, par, o->folds, pred, &rep, &err);
         if (rc == KM_OK && root) {
             if (!o->quiet)
-                print_warnings(&rep);
+                km_cli_print_warnings(&rep);
             km_metrics mt = {0};
             for (int64_t i = 0; i < P->l; i++)
                 km_metrics_add(&mt, P->y[i * km_problem_nout(P)], pred[i]);
@@ -151,13 +134,13 @@ static int job(km_dist *d, void *arg)
             }
         }
     } else if (rc == KM_OK) {
-        if (o->cocoa)
+        if (mo->cocoa)
             rc = km_cocoa_train(d, o->m, Q, par, 0, &model, &rep, &err);
         else
             rc = km_method_train(o->m, P, par, &model, &rep, &err);
         double t_train = km_cli_now();
         if (rc == KM_OK && root && !o->quiet) {
-            print_warnings(&rep);
+            km_cli_print_warnings(&rep);
             fputs(rep.text ? rep.text : "", stdout);
             printf("time = %.3f s (read %.3f s, train %.3f s)\n", t_train - t0, t_read - t0,
                    t_train - t_read);
@@ -170,7 +153,7 @@ static int job(km_dist *d, void *arg)
         rc = km_dist_agree(d, rc, &err);
     }
     km_dist_tasks_use(old);
-    if (o->comm_stats) {   /* every rank's counts so far, gathered to rank 0 */
+    if (mo->comm_stats) {   /* every rank's counts so far, gathered to rank 0 */
         km_dist_stats st = d->stats;
         int64_t *all = malloc((size_t)d->size * 2 * sizeof *all);
         km_error e2;
@@ -190,6 +173,8 @@ static int job(km_dist *d, void *arg)
         free(all);
     }
 out:
+    if (scratch[0])
+        unlink(scratch);
     if (rc && root)
         fprintf(stderr, "train-mpi: %s\n", err.msg);
     km_report_free(&rep);
@@ -200,6 +185,29 @@ out:
     free(line);
     free(pred);
     return rc == KM_OK ? 0 : rc == KM_EUSAGE ? 1 : rc == KM_EINPUT ? 2 : 3;
+}
+
+/* train-mpi's own options: --cocoa, --comm-stats, --simulate R (read before MPI starts),
+ * --partition hash|bytes */
+static int mpi_only(void *user, int argc, char **argv, int *i)
+{
+    opts *o = user;
+    const char *a = argv[*i];
+    if (strcmp(a, "--cocoa") == 0) {
+        o->cocoa = 1;
+    } else if (strcmp(a, "--comm-stats") == 0) {
+        o->comm_stats = 1;
+    } else if (strcmp(a, "--simulate") == 0) {
+        km_cli_value(argc, argv, i);
+    } else if (strcmp(a, "--partition") == 0) {
+        const char *v = km_cli_value(argc, argv, i);
+        if (strcmp(v, "hash") != 0 && strcmp(v, "bytes") != 0)
+            km_cli_die(1, "--partition: hash or bytes, not '%s'", v);
+        o->part = strcmp(v, "hash") == 0 ? KM_PART_HASH : KM_PART_BYTES;
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -217,109 +225,30 @@ int main(int argc, char **argv)
                 km_dist_mpi_abort(3);
         }
     }
-    km_error err = {0};
     opts o = {0};
-    o.m = km_method_find("l2svm");
-    o.par = km_params_new();
-    if (!o.par)
-        km_cli_die(3, "out of memory");
-    int help = 0, have_s = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-#define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            help = 1;
-        } else if (strcmp(a, "-s") == 0) {
-            const char *name = NEXT();
-            if (!(o.m = km_method_find(name)))
-                km_cli_die(1, "-s: unknown method '%s' (train -h lists them)", name);
-            have_s = 1;
-        } else if (strcmp(a, "-v") == 0) {
-            o.folds = (int)km_cli_integer(a, NEXT(), 2, 1000000);
-        } else if (strcmp(a, "--metric") == 0) {
-            o.metric = NEXT();
-        } else if (strcmp(a, "-C") == 0) {
-            o.search_C = 1;
-        } else if (strcmp(a, "--grid") == 0) {
-            o.grid = NEXT();
-        } else if (strcmp(a, "--grid-plot") == 0) {
-            o.grid_plot = NEXT();
-        } else if (strcmp(a, "-q") == 0) {
-            o.quiet = 1;
-        } else if (strcmp(a, "--max-line") == 0) {
-            o.max_line = (size_t)km_cli_size(a, NEXT());
-        } else if (strcmp(a, "--cocoa") == 0) {
-            o.cocoa = 1;
-        } else if (strcmp(a, "--comm-stats") == 0) {
-            o.comm_stats = 1;
-        } else if (strcmp(a, "--simulate") == 0) {
-            NEXT();
-        } else if (strcmp(a, "--partition") == 0) {
-            const char *v = NEXT();
-            if (strcmp(v, "hash") != 0 && strcmp(v, "bytes") != 0)
-                km_cli_die(1, "--partition: hash or bytes, not '%s'", v);
-            o.part = strcmp(v, "hash") == 0 ? KM_PART_HASH : KM_PART_BYTES;
-        } else if (strncmp(a, "-w", 2) == 0 && a[2]) {   /* -wLABEL W */
-            char v[256];
-            snprintf(v, sizeof v, "%s:%s", a + 2, NEXT());
-            if (km_params_set(o.par, "weight", v, &err))
-                km_cli_die(err.code, "%s", err.msg);
-        } else if (a[0] == '-' && a[1]) {
-            const km_option *opt = km_option_find(a);
-            if (!opt)
-                km_cli_die(1, "unknown option '%s'", a);
-            if (km_params_set(o.par, a, opt->type == KM_OPT_SWITCH ? "" : NEXT(), &err))
-                km_cli_die(err.code, "%s", err.msg);
-        } else {
-            if (o.nargs == 2)
-                km_cli_die(1, "too many arguments");
-            o.args[o.nargs++] = a;
-        }
-#undef NEXT
-    }
-    if (help) {
-        char *h = have_s ? km_method_help(o.m) : NULL;
-        if (have_s)
+    km_cli_train_parse(argc, argv, "l2svm", &o.t, mpi_only, &o);
+    if (o.t.help) {
+        char *h = o.t.have_s ? km_method_help(o.t.m) : NULL;
+        if (o.t.have_s)
             fputs(h ? h : "", stdout);
         else
             usage();
         free(h);
-        km_params_free(o.par);
+        km_params_free(o.t.par);
         if (!simulate)
             km_dist_mpi_finalize();
         return 0;
     }
-    if (km_method_check(o.m, o.par, &err))
-        km_cli_die(err.code, "%s", err.msg);
-    if (o.nargs < 1)
-        km_cli_die(1, "no data file given");
-    if (o.folds && o.m->no_cv)
-        km_cli_die(1, "-v does not apply to -s %s (%s)", o.m->name, o.m->no_cv);
-    if (o.search_C && o.grid)
-        km_cli_die(1, "-C and --grid: one search at a time");
-    if (o.grid_plot && !o.grid)
-        km_cli_die(1, "--grid-plot needs --grid");
-    int search = o.search_C || o.grid;
-    if (search && !o.folds)
-        o.folds = 5;
-    if (search && o.nargs == 2)
-        km_cli_die(1, "%s reports and writes no model (train again with the best values)",
-                   o.grid ? "--grid" : "-C");
-    if (o.metric && !o.folds)
-        km_cli_die(1, "--metric needs -v");
-    if (km_metric_check(o.m, o.metric, &err))
-        km_cli_die(err.code, "%s", err.msg);
-    if (o.folds && o.cocoa)
+    if (o.t.folds && o.cocoa)
         km_cli_die(1, "--cocoa trains one model; -v, -C and --grid spread over the ranks "
                    "without it");
-    if (!o.folds)
-        km_cli_check_model_path(o.args[0], o.nargs == 2 ? o.args[1] : NULL);
     openblas_set_num_threads(1);
     int status;
     if (simulate) {
         int *rcs = calloc((size_t)simulate, sizeof *rcs);
         if (!rcs)
             km_cli_die(3, "out of memory");
+        km_error err;
         if (km_dist_sim_run(simulate, job, &o, rcs, NULL, &err))
             km_cli_die(err.code, "%s", err.msg);
         status = rcs[0];
@@ -327,7 +256,7 @@ int main(int argc, char **argv)
     } else {
         status = job(&d, &o);
     }
-    km_params_free(o.par);
+    km_params_free(o.t.par);
     if (status == 0)
         km_cli_check_stdout();
     if (!simulate)

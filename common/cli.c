@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "atomic.h"
+#include "method.h"
+#include "metrics.h"
 #include "numparse.h"
 #include "report.h"
 
@@ -259,4 +261,121 @@ const char *km_cli_secret_env(const char *name, int max)
 double km_cli_now(void)
 {
     return km_seconds();
+}
+
+/* ---- the options of train and train-mpi ---- */
+
+const char *km_cli_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc)
+        km_cli_die(1, "option %s needs a value", argv[*i]);
+    return argv[++*i];
+}
+
+void km_cli_train_parse(int argc, char **argv, const char *def_method, km_cli_train *o,
+                        int (*extra)(void *user, int argc, char **argv, int *i), void *user)
+{
+    km_error err = {0};
+    memset(o, 0, sizeof *o);
+    const char *method_name = def_method;
+    if (!(o->par = km_params_new()))
+        km_cli_die(3, "out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (extra && extra(user, argc, argv, &i))
+            continue;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = 1;
+        } else if (strcmp(a, "-s") == 0) {
+            method_name = km_cli_value(argc, argv, &i);
+            o->have_s = 1;
+        } else if (strcmp(a, "-v") == 0) {
+            o->folds = (int)km_cli_integer(a, km_cli_value(argc, argv, &i), 2, 1000000);
+        } else if (strcmp(a, "--metric") == 0) {
+            o->metric = km_cli_value(argc, argv, &i);
+        } else if (strcmp(a, "-C") == 0) {
+            o->search_C = 1;
+        } else if (strcmp(a, "--grid") == 0) {
+            o->grid = km_cli_value(argc, argv, &i);
+        } else if (strcmp(a, "--grid-plot") == 0) {
+            o->grid_plot = km_cli_value(argc, argv, &i);
+        } else if (strcmp(a, "-q") == 0) {
+            o->quiet = 1;
+        } else if (strcmp(a, "--max-line") == 0) {
+            o->max_line = (size_t)km_cli_size(a, km_cli_value(argc, argv, &i));
+        } else if (strncmp(a, "-w", 2) == 0 && a[2]) {   /* -wLABEL W */
+            char v[256];
+            snprintf(v, sizeof v, "%s:%s", a + 2, km_cli_value(argc, argv, &i));
+            if (km_params_set(o->par, "weight", v, &err))
+                km_cli_die(err.code, "%s", err.msg);
+        } else if (a[0] == '-' && a[1]) {
+            const km_option *opt = km_option_find(a);
+            if (!opt)
+                km_cli_die(1, "unknown option '%s'", a);
+            const char *v = opt->type == KM_OPT_SWITCH ? "" : km_cli_value(argc, argv, &i);
+            if (strcmp(a, "--alpha") == 0 && (strcmp(v, "trace") == 0 ||
+                                              strcmp(v, "norm2") == 0)) {
+                km_cli_warn("--alpha %s is deprecated: use --fp-step %s (--alpha is mtl's "
+                            "weight of K)", v, v);
+                a = "--fp-step";
+            }
+            if (km_params_set(o->par, a, v, &err))
+                km_cli_die(err.code, "%s", err.msg);
+        } else {
+            if (o->nargs == 2)
+                km_cli_die(1, "too many arguments");
+            o->args[o->nargs++] = a;
+        }
+    }
+    if (!(o->m = km_method_find(method_name))) {
+        char names[512] = "";
+        for (int i = 0; i < km_method_count(); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     km_method_name(km_method_at(i)));
+        km_cli_die(1, "-s: unknown method '%s' (%s)", method_name, names);
+    }
+    if (o->help)
+        return;
+    if (km_method_check(o->m, o->par, &err))   /* before the count: "-c FILE" says what is wrong */
+        km_cli_die(err.code, "%s", err.msg);
+    if (o->nargs < 1)
+        km_cli_die(1, "no data file given");
+    if (o->folds && o->m->no_cv)
+        km_cli_die(1, "-v does not apply to -s %s (%s)", o->m->name, o->m->no_cv);
+    if (o->search_C && o->grid)
+        km_cli_die(1, "-C and --grid: one search at a time");
+    if (o->grid_plot && !o->grid)
+        km_cli_die(1, "--grid-plot needs --grid");
+    int search = o->search_C || o->grid;
+    if (search && !o->folds)
+        o->folds = 5;
+    if (search && o->nargs == 2)
+        km_cli_die(1, "%s reports and writes no model (train again with the best values)",
+                   o->grid ? "--grid" : "-C");
+    if (o->metric && !o->folds)
+        km_cli_die(1, "--metric needs -v");
+    if (km_metric_check(o->m, o->metric, &err))
+        km_cli_die(err.code, "%s", err.msg);
+    if (!o->folds)
+        km_cli_check_model_path(o->args[0], o->nargs == 2 ? o->args[1] : NULL);
+}
+
+void km_cli_print_warnings(const km_report *rep)
+{
+    for (int w = 0; w < rep->nr_warnings && w < KM_CLI_MAX_WARNINGS; w++)
+        km_cli_warn("%s", rep->warnings[w]);
+    if (rep->nr_warnings > KM_CLI_MAX_WARNINGS)
+        km_cli_warn("%d warnings in all (folds x classes)", rep->nr_warnings);
+}
+
+void km_cli_on_progress(void *user, const char *line)
+{
+    km_cli_progress *p = user;
+    pthread_mutex_lock(&p->lock);
+    double t = km_cli_now();
+    if (t - p->last >= 1) {
+        p->last = t;
+        fprintf(stderr, "%s (%.1f s)\n", line, t - p->start);
+    }
+    pthread_mutex_unlock(&p->lock);
 }

@@ -72,4 +72,40 @@ const char *km_cli_secret_env(const char *name, int max);
 /* Seconds on a monotonic clock. */
 double km_cli_now(void);
 
+/* ---- the options of train and train-mpi (one loop, one set of checks) ---- */
+#include <pthread.h>
+#include "kmtk.h"
+
+typedef struct km_cli_train {
+    const km_method *m;        /* -s (the default method when not given) */
+    km_params *par;            /* the methods' options, -wLABEL W */
+    const char *args[2];       /* data file, model file */
+    int nargs, have_s, help, quiet, folds, search_C;
+    const char *metric, *grid, *grid_plot;
+    size_t max_line;
+} km_cli_train;
+
+/* The next argument as the value of option argv[*i] (advancing *i), or a usage error. */
+const char *km_cli_value(int argc, char **argv, int *i);
+
+/* Parses train's command line into o (o->par made here; exits 1 on a usage error, 3 out
+ * of memory). extra(user, argc, argv, &i), when not NULL, is asked first about each
+ * argument: it returns 1 when the argument is its own (taking values by km_cli_value), 0
+ * when not. Then the checks train makes before reading the data (-h returns with o->help
+ * set and nothing checked). */
+void km_cli_train_parse(int argc, char **argv, const char *def_method, km_cli_train *o,
+                        int (*extra)(void *user, int argc, char **argv, int *i), void *user);
+
+/* Prints rep's warnings on stderr: at most KM_CLI_MAX_WARNINGS, then their count. */
+#define KM_CLI_MAX_WARNINGS 12
+void km_cli_print_warnings(const km_report *rep);
+
+/* A progress callback (km_params_progress): a line on stderr at most once a second, with
+ * the seconds since start; lock: cross-validation folds report from several threads. */
+typedef struct km_cli_progress {
+    double start, last;
+    pthread_mutex_t lock;
+} km_cli_progress;
+void km_cli_on_progress(void *user, const char *line);
+
 #endif

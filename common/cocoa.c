@@ -499,8 +499,8 @@ int km_cocoa_train(km_dist *d, const km_method *m, const km_problem *P, const km
 /* ---- the fixed point (2.10) with the rows of K over ranks ---- */
 
 /* z[lo..hi) = rows lo..hi-1 of K times c: each z_i summed over j increasing, c_j = 0
- * skipped, z_i + c_j k_ij one term at a time: the order and bits of km_kmatrix_matvec when
- * its rows are in memory (all of K fits the cache). */
+ * skipped, z_i + c_j k_ij one term at a time: the order and bits of km_kmatrix_matvec
+ * (whatever its cache holds). */
 static int matvec_block(km_kmatrix *K, const double *c, int64_t lo, int64_t hi, double *z,
                         km_error *err)
 {

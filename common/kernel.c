@@ -1500,18 +1500,25 @@ static void matvec_rows(const double *const *rows, const double *cJ, int64_t nj,
     }
 }
 
-/* z += K(X, X[J]) c_J for the columns J not in memory, in row blocks by km_kernel_block. */
-static int matvec_blocks(km_kmatrix *K, const int64_t *J, const double *cJ, int64_t nj,
-                         double *z, int threads, km_error *err)
+/* z = K c when some columns c_j != 0 have no row in memory (J: those, in order): their
+ * values K(x_i, x_j) by the exact path (the bits of the rows K caches, not dgemm's), in
+ * blocks of rows; then each z_i summed over all j increasing, cached or not, from 0 one term
+ * at a time: the order and bits of matvec_rows with all of K in memory, whatever the cache
+ * holds (cached[k]: the k-th column c_j != 0 has a row in memory). */
+static int matvec_blocks(km_kmatrix *K, const double *const *rows, const double *cin,
+                         const int64_t *J, const double *cJ, int64_t nj,
+                         const unsigned char *cached, int64_t nnz, double *z, int threads,
+                         km_error *err)
 {
+    enum { T = 8 };   /* rows of z at a time: T independent chains, each in order */
     const km_kdata *X = K->X;
     int64_t m = K->m, br = KM_MATVEC_BLOCK_BYTES / (nj * (int64_t)sizeof(double));
-    br = br < 1 ? 1 : br > m ? m : br;
+    br = br < T ? T : br > m ? m : br;
     double *blk = alloc_n(br * nj, sizeof *blk, 0);
-    int64_t *Jrows = alloc_n(nj, sizeof *Jrows, 0), *rows = alloc_n(br, sizeof *rows, 0);
+    int64_t *Jrows = alloc_n(nj, sizeof *Jrows, 0), *idx = alloc_n(br, sizeof *idx, 0);
     km_kdata *XJ = NULL;
     int rc = KM_OK;
-    if (!blk || !Jrows || !rows) {
+    if (!blk || !Jrows || !idx) {
         rc = km_error_nomem(err, "kernel matvec");
         goto done;
     }
@@ -1521,27 +1528,39 @@ static int matvec_blocks(km_kmatrix *K, const int64_t *J, const double *cJ, int6
         rc = err->code;
         goto done;
     }
-    for (int64_t r0 = 0; r0 < m && rc == KM_OK; r0 += br) {
+    for (int64_t r0 = 0; r0 < m; r0 += br) {
         int64_t nr = m - r0 < br ? m - r0 : br;
         for (int64_t r = 0; r < nr; r++)
-            rows[r] = r0 + r;
-        if ((rc = km_kernel_block(&K->k, X, rows, nr, XJ ? XJ : X, NULL, nj, blk, threads, err)))
-            break;
-        int nt = pick_threads(threads, nr * nj);
+            idx[r] = r0 + r;
+        block_exact(&K->k, X, idx, nr, XJ ? XJ : X, NULL, nj, blk, threads);
+        int nt = pick_threads(threads, nr * nnz);
         #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-        for (int64_t r = 0; r < nr; r++) {
-            const double *kr = blk + r * nj;
-            double s = 0;
-            for (int64_t t = 0; t < nj; t++)
-                s += kr[t] * cJ[t];
-            z[r0 + r] += s;
+        for (int64_t r = 0; r < nr; r += T) {
+            int n = nr - r < T ? (int)(nr - r) : T;
+            double s[T] = {0};
+            int64_t a = 0, b = 0;
+            for (int64_t q = 0; q < nnz; q++) {
+                if (cached[q]) {   /* row j of K at rows i: K symmetric, the same bits */
+                    double cj = cin[a];
+                    const double *kj = rows[a++] + r0 + r;
+                    for (int t = 0; t < n; t++)
+                        s[t] += cj * kj[t];
+                } else {
+                    double cj = cJ[b];
+                    const double *kb = blk + r * nj + b++;
+                    for (int t = 0; t < n; t++)
+                        s[t] += cj * kb[t * nj];
+                }
+            }
+            for (int t = 0; t < n; t++)
+                z[r0 + r + t] = s[t];
         }
     }
 done:
     km_kdata_free(XJ);
     free(blk);
     free(Jrows);
-    free(rows);
+    free(idx);
     return rc;
 }
 
@@ -1552,8 +1571,9 @@ int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km
     const double **rows = alloc_n(m, sizeof *rows, 0);
     double *cin = alloc_n(m, sizeof *cin, 0), *cout = alloc_n(m, sizeof *cout, 0);
     int64_t *Jout = alloc_n(m, sizeof *Jout, 0);
+    unsigned char *cached = alloc_n(m, 1, 0);
     int rc = KM_OK;
-    if (!rows || !cin || !cout || !Jout) {
+    if (!rows || !cin || !cout || !Jout || !cached) {
         rc = km_error_nomem(err, "kernel matvec");
         goto done;
     }
@@ -1562,6 +1582,7 @@ int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km
             continue;
         const double *row = K->full ? K->full + j * m
                             : !K->cols && K->where[j] >= 0 ? slot_ptr(K, K->where[j]) : NULL;
+        cached[nin + nout] = row != NULL;
         if (row) {
             rows[nin] = row;
             cin[nin++] = c[j];
@@ -1570,17 +1591,20 @@ int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km
             Jout[nout++] = j;
         }
     }
-    for (int64_t i = 0; i < m; i++)
-        z[i] = 0;
-    if (nin)
-        matvec_rows(rows, cin, nin, m, z, threads);
-    if (nout)
-        rc = matvec_blocks(K, Jout, cout, nout, z, threads, err);
+    if (nout) {
+        rc = matvec_blocks(K, rows, cin, Jout, cout, nout, cached, nin + nout, z, threads, err);
+    } else {
+        for (int64_t i = 0; i < m; i++)
+            z[i] = 0;
+        if (nin)
+            matvec_rows(rows, cin, nin, m, z, threads);
+    }
 done:
     free(rows);
     free(cin);
     free(cout);
     free(Jout);
+    free(cached);
     return rc;
 }
 

@@ -134,7 +134,9 @@ int km_kmatrix_addmul(km_kmatrix *K, const int64_t *rows, const double *coef, in
  * goes without being stored. */
 int km_kmatrix_axpy(km_kmatrix *K, int64_t i, double h, double *z, km_error *err);
 
-/* z = K c, using only the columns with c_j != 0, split over threads. */
+/* z = K c, using only the columns with c_j != 0, split over threads: each z_i summed over j
+ * increasing from 0, one term at a time, the values not in memory by the exact path: the
+ * same bits whatever the cache holds and the thread count. */
 int km_kmatrix_matvec(km_kmatrix *K, const double *c, double *z, int threads, km_error *err);
 
 /* Cache statistics since creation: rows served, rows computed. */

@@ -3,11 +3,7 @@
 # folds on ranks, warm starts kept on the rank of their fold), --grid (the gamma columns on
 # ranks, or each point's folds when there are fewer columns than ranks) and --grid-plot:
 # train's stdout and SVG byte for byte; warnings travel with their column.
-source "$(dirname "$0")/../cli/lib.bash"
-T=$BIN/train
-M=$BIN/train-mpi
-H=$DATA/heart_scale
-run() { local R=$1; shift; mpirun --oversubscribe -np "$R" "$M" "$@"; }
+source "$(dirname "$0")/lib.bash"
 awk '{ $1 = NR % 3 + 1; print }' $H >"$TMP/three"      # 3 classes: one-versus-all inside
 
 G="C=-3:3:4,g=-7:-3:3"    # 3 gamma columns: on ranks at R = 2, 3; folds on ranks at R = 4
@@ -22,7 +18,7 @@ check "-C prints a best C" grep -q '^Best C = ' "$TMP/C.want"
 check "--grid prints 12 points and the best" test "$(grep -c '^log2c' "$TMP/g.want")" -eq 12
 check "--grid-plot wrote an SVG" grep -q '<svg' "$TMP/g.svg"
 check "the capped grid warns (warnings to carry)" grep -q 'C = .* gamma = ' "$TMP/w.err"
-for R in 1 2 3 4; do
+for R in $RANKS; do
     run $R -C $H >"$TMP/C.$R"
     check "R = $R: -C (folds on ranks, warm along C): train's output" cmp -s "$TMP/C.want" "$TMP/C.$R"
     run $R -C -s rls $H >"$TMP/Cr.$R"
@@ -42,7 +38,7 @@ for R in 1 2 3 4; do
         cmp -s <(grep -v ' s)$' "$TMP/w.err" | sed 's/^train: //') \
                <(grep -v ' s)$' "$TMP/w.$R.err" | sed 's/^train-mpi: //')
 done
-for R in 2 3; do   # the same R twice, and the in-process simulation: the same bytes
+for R in $RANKS2; do [ "$R" -le 3 ] || continue   # the same R twice, and the in-process simulation: the same bytes
     run $R -s l2svm -t rbf --grid $G $H >"$TMP/g2.$R"
     check "R = $R: --grid twice: the same bytes" cmp -s "$TMP/g.$R" "$TMP/g2.$R"
     "$M" --simulate $R -s l2svm -t rbf --grid $G $H >"$TMP/gs.$R"

@@ -4,18 +4,16 @@
 # serial driver's results byte for byte for R in {1, 2, 3, 4}: the summary line without its
 # timing fields, the per-split table and the curves without their seconds, the figure; and
 # bench/rls2/table43.sh with MPI=R prints the serial Table 4.3.
-source "$(dirname "$0")/../cli/lib.bash"
+source "$(dirname "$0")/lib.bash"
 S=$BIN/bench/rls2/table43
 M=$BIN/bench/rls2/table43-mpi
-H=$DATA/heart_scale
-run() { local R=$1; shift; mpirun --oversubscribe -np "$R" "$M" "$@"; }
 # the summary's fields that are not timings (times are measured where the paths ran)
 results() { tr ' ' '\n' | grep -Ev '^(path_s_mean|path_s_sd|path_cpu_mean|path_cpu_sd|solver_s_mean|bank_s|read_s|paths_wall_s|total_s|threads|ranks)='; }
 opts=(-q -r 7 --standardize --train-fraction 0.6 -L 1e-4:1e2:8)
 "$S" "${opts[@]}" -n 2 --raw "$TMP/raw" -o "$TMP/csv" --plot "$TMP/svg" $H >"$TMP/want"
 check "the serial driver: a summary with a test metric" grep -q 'test_mean=' "$TMP/want"
 check "the serial driver: 7 splits x 8 lambdas" test "$(grep -c '^[0-9]' "$TMP/raw")" -eq 56
-for R in 1 2 3 4; do
+for R in $RANKS; do
     run $R "${opts[@]}" -n 1 --raw "$TMP/raw.$R" -o "$TMP/csv.$R" --plot "$TMP/svg.$R" $H \
         >"$TMP/got.$R"
     check "R = $R: the summary's results are the serial driver's" \

@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "svmlight.h"
 #include "test.h"
+#include "testutil.h"
 
 #define MAXR 8
 
@@ -87,9 +88,9 @@ static int fp_fn(km_dist *d, void *arg)
     km_error err;
     km_kernel k = {KM_KERNEL_RBF, 0.2, 0, 3, 0};
     km_kdata *X = km_kdata_new(J->P, NULL, J->P->l, &err);
-    /* R > 1: a cache of 140 rows, K (270 rows) is not held, each rank computes its own rows
-     * (R = 1 runs km_fixedpoint itself, whose bits depend on the cache: K held) */
-    size_t cache = d->size > 1 ? 140 * 270 * 8 : 200 << 20;
+    /* a cache of 140 rows: K (270 rows) is not held; R > 1: each rank computes its own rows;
+     * R = 1 runs km_fixedpoint itself, its matvec over cached and uncached columns */
+    size_t cache = 140 * 270 * 8;
     km_kmatrix *K = X ? km_kmatrix_new(&k, X, cache, 1, &err) : NULL;
     double *z = malloc((size_t)J->P->l * sizeof *z);
     km_dist *old = km_dist_tasks_use(d);
@@ -142,7 +143,8 @@ static void test_fixedpoint(const km_problem *P, const double *y, const double *
             free(J.c[r]);
         }
         CHECK(same, "fixed point, rows of K over R = %d simulated ranks (each computing only its "
-              "rows of K): the bits of km_fixedpoint with K in memory (%lld iterations)", R,
+              "rows of K; R = 1: K not in the cache): the bits of km_fixedpoint with K in memory "
+              "(%lld iterations)", R,
               (long long)r0.iter);
         CHECK(counts, "fixed point R = %d: 2 collectives and 8 + 8 (rows) bytes per step", R);
     }
@@ -152,8 +154,74 @@ static void test_fixedpoint(const km_problem *P, const double *y, const double *
     free(z0);
 }
 
+/* ---- z = K c: one summation order whatever the cache holds ---- */
+
+/* km_kmatrix_matvec gives the bits of z_i = sum over j increasing of c_j K_ij, one term at a
+ * time from 0, with K_ij the bits of the kernel matrix's rows (all of K in memory), for
+ * every cache size (none of K, part of it with some rows cached, all), threads 1 and 2,
+ * dense data (where kernel blocks could take dgemm) and sparse: train's fixed point has the
+ * same bits whatever -m, and train-mpi's rows of Kc (cocoa.c) are the same sums. */
+static void test_matvec_order(void)
+{
+    const int64_t m = 300;
+    const double dens[] = {0.9, 0.08};
+    const km_kernel_type types[] = {KM_KERNEL_RBF, KM_KERNEL_POLY, KM_KERNEL_LINEAR,
+                                    KM_KERNEL_LAPLACIAN};
+    km_error err;
+    for (int dd = 0; dd < 2; dd++)
+        for (int t = 0; t < 4; t++) {
+            km_problem *P = random_problem(m, 30, dens[dd], 0, 90 + (uint64_t)t);
+            km_kernel k = {types[t], 0.1, 0.5, 3, 0};
+            km_kdata *X = km_kdata_new(P, NULL, m, &err);
+            km_kmatrix *F = X ? km_kmatrix_new(&k, X, 200 << 20, 1, &err) : NULL;
+            double *c = malloc((size_t)m * sizeof *c), *want = malloc((size_t)m * sizeof *want),
+                   *naive = malloc((size_t)m * sizeof *naive), *z = malloc((size_t)m * sizeof *z);
+            km_rng r;
+            km_rng_seed(&r, 5);
+            for (int64_t j = 0; j < m; j++)
+                c[j] = km_rng_uniform(&r) < 0.3 ? 0 : 2 * km_rng_uniform(&r) - 1;
+            int ok = F && km_kmatrix_matvec(F, c, want, 1, &err) == KM_OK;
+            for (int64_t i = 0; ok && i < m; i++) {   /* the order, written out */
+                const double *row = km_kmatrix_row(F, i, &err);
+                double s = 0;
+                for (int64_t j = 0; row && j < m; j++)
+                    if (c[j] != 0)
+                        s += c[j] * row[j];
+                ok &= row != NULL;
+                naive[i] = s;
+            }
+            ok &= memcmp(naive, want, (size_t)m * sizeof *z) == 0;
+            const size_t caches[] = {0, 40 * 300 * 8, 140 * 300 * 8};
+            int same = 1;
+            for (int ci = 0; ci < 3; ci++)
+                for (int threads = 1; threads <= 2; threads++) {
+                    km_kmatrix *K = km_kmatrix_new(&k, X, caches[ci], threads, &err);
+                    for (int64_t i = 0; K && i < m && ci > 0; i += 7)   /* some rows cached */
+                        same &= km_kmatrix_row(K, i, &err) != NULL;
+                    for (int rep = 0; rep < 2; rep++) {   /* again, with what the cache kept */
+                        same &= K && km_kmatrix_matvec(K, c, z, threads, &err) == KM_OK &&
+                                memcmp(z, want, (size_t)m * sizeof *z) == 0;
+                    }
+                    km_kmatrix_free(K);
+                }
+            CHECK(ok, "%s, %.0f%% dense: matvec with K in memory sums c_j K_ij over j in order",
+                  km_kernel_name(k.type), 100 * dens[dd]);
+            CHECK(same, "%s, %.0f%% dense: matvec with no cache, 40 or 140 of 300 rows cached "
+                  "(threads 1, 2): the bits of K in memory", km_kernel_name(k.type),
+                  100 * dens[dd]);
+            km_kmatrix_free(F);
+            km_kdata_free(X);
+            km_problem_free(P);
+            free(c);
+            free(want);
+            free(naive);
+            free(z);
+        }
+}
+
 int main(void)
 {
+    test_matvec_order();
     km_problem *P = NULL;
     km_error err;
     if (km_svmlight_read("data/heart_scale", &P, &err)) {
