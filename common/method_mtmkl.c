@@ -161,7 +161,7 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
                           km_param_number(p, "tolerance"), km_param_int(p, "max_iter"),
                           (uint64_t)km_param_int(p, "seed"), km_param_switch(p, "fixed_weights"),
                           on_progress, (void *)p, NULL,
-                          (size_t)(km_param_number(p, "cache") * 1048576), 0};
+                          (size_t)(km_param_number(p, "cache") * 1048576), 0, 0};
     km_kernel kern;
     int kmode = km_param_is_set(p, "kernel");
     static const char *const kernel_only[] = {"gamma", "degree", "coef0", "cache"};

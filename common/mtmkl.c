@@ -1122,7 +1122,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
      * (linear mode; when its nf d operations cost less than the pass). An estimate <= eps
      * calls a checkpoint, which decides on the exact gap. */
     int64_t checkpoints = 0, walk_next = 2, walk_wait = 1, walks = 0;
-    if (p == 1 && !par->fixed && !kmode && M > 1 &&
+    if (p == 1 && !par->fixed && !kmode && M > 1 && !par->no_walk &&
         (!(save_alpha = malloc((size_t)(l > 0 ? l : 1) * sizeof *save_alpha)) ||
          !(save_theta = malloc((size_t)M * sizeof *save_theta)))) {
         rc = km_error_nomem(err, "mtmkl");
@@ -1230,7 +1230,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         since = 0;
         exact_eval(P, k, &tf, co, l, d, g, S, kmode, theta, beta, par, r, &Ls, &As);
         int walked = 0;
-        if (r->gap > par->eps && p == 1 && !par->fixed && !kmode && M > 1 &&
+        if (r->gap > par->eps && p == 1 && !par->fixed && !kmode && M > 1 && !par->no_walk &&
             ++checkpoints >= walk_next) {
             /* p = 1: the active-set Newton walk (walk_p1), kept when it closes the gap
              * further; after a walk that did not, the next waits twice as long */
