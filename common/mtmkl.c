@@ -1232,8 +1232,8 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         int walked = 0;
         if (r->gap > par->eps && p == 1 && !par->fixed && !kmode && M > 1 && !par->no_walk &&
             ++checkpoints >= walk_next) {
-            /* p = 1: the active-set Newton walk (walk_p1), kept when it closes the gap
-             * further; after a walk that did not, the next waits twice as long */
+            /* p = 1: the active-set Newton walk (walk_p1), kept when it lowers the gap;
+             * after a walk that did not halve it, the next waits twice as long */
             double gap0 = r->gap, primal0 = r->primal, dual0 = r->dual;
             for (int64_t i = 0; i < l; i++)
                 save_alpha[i] = co[i].alpha;
@@ -1248,8 +1248,10 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             }
             walks++;
             if (moved && r->gap < gap0) {
-                walked = 1;
-                walk_wait = 1;
+                walked = 1;   /* the next walk at the next checkpoint when this one at
+                                 least halved the gap, else twice as late: walks that
+                                 keep the gap about the same are not worth their cost */
+                walk_wait = r->gap <= gap0 / 2 ? 1 : 2 * walk_wait;
                 if (r->gap > par->eps) {   /* E.1 keeps a zero weight at zero: a floor */
                     double top = 0, ts = 0;
                     for (int m = 0; m < M; m++)
