@@ -199,7 +199,7 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
         if (!r.converged)
             km_report_warn(rep, "stopped at the cap of %lld passes (gap %.2g > %.2g); raise "
                            "--max-iter or -e%s", (long long)par.max_iter, r.gap, par.eps,
-                           par.p == 1 ? " (p = 1 converges slowly)" : "");
+                           par.p == 1 && kmode ? " (p = 1 with -t converges slowly)" : "");
         double *theta = r.theta, *g = r.g;
         r.theta = r.g = NULL;
         if (!kmode) {
