@@ -619,7 +619,8 @@ out:
  * keeps it when the duality gap went down (else the state before the walk comes back).
  * Linear mode, K~_m(i, j) = G_m[t_i, t_j] x_i'x_j from the dense Gram matrix of F's rows.
  */
-enum { WALK_MAXN = 1500 };   /* the most rows in F (a dense WALK_MAXN^2 system) */
+/* the most rows in F (a dense WALK_MAXN^2 system) and task kernels (the Schur complement) */
+enum { WALK_MAXN = 1500, WALK_MAXM = 512 };
 /* at most WALK_ITERS Newton steps a walk, each first tried whole and halved up to
  * WALK_HALVINGS - 1 times; WALK_STALL steps in a row without progress end it */
 enum { WALK_ITERS = 40, WALK_HALVINGS = 6, WALK_STALL = 5 };
@@ -723,10 +724,10 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
     int64_t nF = 0;
     for (int64_t i = 0; i < l; i++)
         nF += co[i].alpha > 0 && co[i].alpha < C;
-    if (nF == 0 || nF > WALK_MAXN || (double)nF * d > (double)(1 << 22) ||
-        (double)T * T > (double)(1 << 22))
+    if (nF == 0 || nF > WALK_MAXN || d < 1 || (double)nF * d > (double)(1 << 22) ||
+        (double)T * T > (double)(1 << 22) || M > WALK_MAXM)
         return KM_OK;
-    const size_t cap = WALK_MAXN, ms = (size_t)M + 1;
+    const size_t cap = (size_t)(l < WALK_MAXN ? l : WALK_MAXN), ms = (size_t)M + 1;
     int64_t *Fi = malloc(cap * sizeof *Fi), ldx = 0;
     char *inF = calloc((size_t)(l > 0 ? l : 1), 1);
     int *Spos = malloc((size_t)M * sizeof *Spos), *Sm = malloc((size_t)M * sizeof *Sm);
