@@ -331,9 +331,11 @@ static double golden(double (*f)(double, double), double fixed, int inner, doubl
 static void test_p1(void)
 {
     const double Cs[] = {0.01, 1, 100};
-    const int64_t ns[] = {40, 90};
-    for (int q = 0; q < 2; q++) {
-        km_problem *P = make(ns[q], 4, 3, 7 + q);
+    const int64_t ns[] = {40, 90, 30};
+    const int32_t ds[] = {4, 4, 1};   /* d = 1: K~_theta on the free rows is singular (rank
+                                         <= 3), the walk's ridge and least-squares paths */
+    for (int q = 0; q < 3; q++) {
+        km_problem *P = make(ns[q], ds[q], 3, 7 + q);
         km_mtmkl_tasks k;
         three_groups(P, &k);
         double *K[3];
