@@ -161,7 +161,7 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
                           km_param_number(p, "tolerance"), km_param_int(p, "max_iter"),
                           (uint64_t)km_param_int(p, "seed"), km_param_switch(p, "fixed_weights"),
                           on_progress, (void *)p, NULL,
-                          (size_t)(km_param_number(p, "cache") * 1048576), 0};
+                          (size_t)(km_param_number(p, "cache") * 1048576), 0, 0};
     km_kernel kern;
     int kmode = km_param_is_set(p, "kernel");
     static const char *const kernel_only[] = {"gamma", "degree", "coef0", "cache"};
@@ -199,7 +199,7 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
         if (!r.converged)
             km_report_warn(rep, "stopped at the cap of %lld passes (gap %.2g > %.2g); raise "
                            "--max-iter or -e%s", (long long)par.max_iter, r.gap, par.eps,
-                           par.p == 1 ? " (p = 1 converges slowly)" : "");
+                           par.p == 1 && kmode ? " (p = 1 with -t converges slowly)" : "");
         double *theta = r.theta, *g = r.g;
         r.theta = r.g = NULL;
         if (!kmode) {

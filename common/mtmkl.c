@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
 #include <lapacke.h>
 
 #include "cd.h"
@@ -599,6 +600,448 @@ out:
     return rc;
 }
 
+/*
+ * p = 1: the active-set Newton walk on the optimality system of the saddle point
+ * min_{theta in the simplex} max_{0 <= alpha <= C} 1'alpha - 1/2 sum_m theta_m beta_m(alpha)
+ * (doc/mtmkl.md, "p = 1"). With F the rows whose alpha_i is strictly inside (0, C), S the
+ * kernels with theta_m > 0 and u the largest beta, the optimum solves
+ *   y_i z_i = 1 (i in F),  beta_m(c) = u (m in S),  sum_{m in S} theta_m = 1,
+ * z = sum_{m in S} theta_m K~_m c, the rows outside F at their bounds: n_F + |S| + 1
+ * equations in (c_F, theta_S, u), bilinear; Newton's step solves
+ *   [K~_theta,FF   A      0   ] [dc   ]   [-(z_F - y_F)         ]
+ *   [A'            0    -1/2 1] [dtheta] = [-(beta_S - u 1) / 2  ]
+ *   [0          -1/2 1'   0   ] [du   ]   [(sum theta_S - 1) / 2]
+ * with A[i, m] = (K~_m c)_i (symmetric indefinite: LAPACK dsysv). Between Newton solves the
+ * sets change as in an active-set method: a coefficient that left [0, C] is put on the bound
+ * it crossed and leaves F, a weight below 0 is set to 0 and leaves S; when all are inside,
+ * a kernel with beta_m > u joins S and a row at a bound whose gradient points inward joins
+ * F. The result is a candidate only: the caller computes its primal and dual exactly and
+ * keeps it when the duality gap went down (else the state before the walk comes back).
+ * Linear mode, K~_m(i, j) = G_m[t_i, t_j] x_i'x_j from the dense Gram matrix of F's rows.
+ */
+/* the most rows in F (a dense WALK_MAXN^2 system) and task kernels (the Schur complement) */
+enum { WALK_MAXN = 1500, WALK_MAXM = 512 };
+/* at most WALK_ITERS Newton steps a walk, each first tried whole and halved up to
+ * WALK_HALVINGS - 1 times; WALK_STALL steps in a row without progress end it */
+enum { WALK_ITERS = 40, WALK_HALVINGS = 6, WALK_STALL = 5 };
+
+/* g_k = sum_i q_k[t_i] c_i x_i from the alpha_i (c_i = y_i alpha_i). */
+static void g_from_alpha(const km_problem *P, const task_factors *tf, const mt_coord *co,
+                         int64_t l, int32_t d, int32_t nf, double *g)
+{
+    memset(g, 0, (size_t)nf * (size_t)d * sizeof *g);
+    for (int64_t i = 0; i < l; i++) {
+        double c = co[i].y * co[i].alpha;
+        if (c == 0)
+            continue;
+        for (int64_t s = tf->ptr[co[i].t]; s < tf->ptr[co[i].t + 1]; s++) {
+            double *gk = g + (int64_t)tf->fac[s] * d, cq = c * tf->q[s];
+            for (int64_t j = P->row_ptr[i]; j < P->row_ptr[i + 1]; j++)
+                gk[P->index[j]] += cq * P->value[j];
+        }
+    }
+}
+
+/* beta_m = sum_{k in m} lambda_k ||g_k||^2. */
+static void beta_from_g(const km_mtmkl_tasks *k, const double *g, int32_t d, double *beta)
+{
+    memset(beta, 0, (size_t)k->M * sizeof *beta);
+    for (int32_t f = 0; f < k->nf; f++) {
+        const double *gk = g + (int64_t)f * d;
+        double s = 0;
+        for (int32_t j = 0; j < d; j++)
+            s += gk[j] * gk[j];
+        beta[k->f[f].m] += k->f[f].lambda * s;
+    }
+}
+
+/* x_i'g for a training row (every index below d), four chains as row_z. */
+static inline double row_dot(const double *restrict g, const int32_t *restrict ix,
+                             const double *restrict v, int64_t nnz)
+{
+    double d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    int64_t j = 0;
+    for (; j + 4 <= nnz; j += 4) {
+        d0 += v[j] * g[ix[j]];
+        d1 += v[j + 1] * g[ix[j + 1]];
+        d2 += v[j + 2] * g[ix[j + 2]];
+        d3 += v[j + 3] * g[ix[j + 3]];
+    }
+    for (; j < nnz; j++)
+        d0 += v[j] * g[ix[j]];
+    return (d0 + d1) + (d2 + d3);
+}
+
+/* z_i = sum_m theta_m (K~_m c)_i for row i of task t (theta given, not tf's weights). */
+static double z_theta(const km_mtmkl_tasks *k, const task_factors *tf, const double *g,
+                      int32_t d, const double *theta, const km_problem *P, int64_t i, int32_t t)
+{
+    int64_t b = P->row_ptr[i];
+    double z = 0;
+    for (int64_t s = tf->ptr[t]; s < tf->ptr[t + 1]; s++) {
+        const km_mtmkl_factor *Fk = &k->f[tf->fac[s]];
+        if (theta[Fk->m] != 0)
+            z += theta[Fk->m] * Fk->lambda * tf->q[s] *
+                 row_dot(g + (int64_t)tf->fac[s] * d, P->index + b, P->value + b,
+                         P->row_ptr[i + 1] - b);
+    }
+    return z;
+}
+
+/* The relative duality gap of Problem 3 at p = 1 at the alpha_i of co and theta / sum theta
+ * (g and beta recomputed). */
+static double walk_gap(const km_problem *P, const km_mtmkl_tasks *k, const task_factors *tf,
+                       const mt_coord *co, int64_t l, int32_t d, double C, double *g,
+                       double *beta, const double *theta)
+{
+    g_from_alpha(P, tf, co, l, d, k->nf, g);
+    beta_from_g(k, g, d, beta);
+    double ts = 0, reg = 0, bmax = 0, loss = 0, sa = 0;
+    for (int m = 0; m < k->M; m++) {
+        ts += theta[m];
+        reg += theta[m] * beta[m];
+        bmax = fmax(bmax, beta[m]);
+    }
+    if (!(ts > 0))
+        return INFINITY;
+    for (int64_t i = 0; i < l; i++) {
+        double xi = 1 - co[i].y * z_theta(k, tf, g, d, theta, P, i, co[i].t) / ts;
+        loss += xi > 0 ? xi : 0;
+        sa += co[i].alpha;
+    }
+    double primal = reg / ts / 2 + C * loss, dual = sa - bmax / 2;
+    return primal > 0 ? (primal - dual) / primal : 0;
+}
+
+/* Returns KM_OK (then *moved says whether a candidate is in co, g, theta) or an error. */
+static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_factors *tf,
+                   mt_coord *co, int64_t l, int32_t d, double C, double *g, double *theta,
+                   double *beta, int *moved, km_error *err)
+{
+    const int M = k->M;
+    const int32_t T = k->T, nf = k->nf;
+    *moved = 0;
+    int64_t nF = 0;
+    for (int64_t i = 0; i < l; i++)
+        nF += co[i].alpha > 0 && co[i].alpha < C;
+    if (nF == 0 || nF > WALK_MAXN || d < 1 || (double)nF * d > (double)(1 << 22) ||
+        (double)T * T > (double)(1 << 22) || M > WALK_MAXM)
+        return KM_OK;
+    const size_t cap = (size_t)(l < WALK_MAXN ? l : WALK_MAXN), ms = (size_t)M + 1;
+    int64_t *Fi = malloc(cap * sizeof *Fi), ldx = 0;
+    char *inF = calloc((size_t)(l > 0 ? l : 1), 1);
+    int *Spos = malloc((size_t)M * sizeof *Spos), *Sm = malloc((size_t)M * sizeof *Sm);
+    double *Xd = malloc(cap * (size_t)d * sizeof *Xd), *XX = malloc(cap * cap * sizeof *XX);
+    double *L = malloc(cap * cap * sizeof *L), *A = malloc(cap * (size_t)M * sizeof *A);
+    double *W = malloc(cap * (size_t)M * sizeof *W), *Gt = malloc((size_t)T * T * sizeof *Gt);
+    double *Sc = malloc(ms * ms * sizeof *Sc), *b1 = malloc(cap * sizeof *b1);
+    double *v = malloc(ms * sizeof *v), *save_a = malloc(cap * sizeof *save_a);
+    double *save_t = malloc((size_t)M * sizeof *save_t), *Sc2 = malloc(ms * ms * sizeof *Sc2);
+    double *v2 = malloc(ms * sizeof *v2);
+    lapack_int *piv = malloc(ms * sizeof *piv);
+    int rc = KM_OK, done = 0, built = 0, nS = 0;
+    if (!Fi || !inF || !Spos || !Sm || !Xd || !XX || !L || !A || !W || !Gt || !Sc || !b1 ||
+        !v || !save_a || !save_t || !Sc2 || !v2 || !piv) {
+        rc = km_error_nomem(err, "mtmkl walk");
+        goto out;
+    }
+    double bmax = 0;
+    for (int m = 0; m < M; m++)
+        bmax = fmax(bmax, beta[m]);
+    /* S: the kernels whose beta is at least half the largest (at the optimum S's betas are
+     * all the largest; on the 32-task tree this start takes 10-50 passes at C <= 1e-4
+     * where the weights above 1e-6 of the largest took 60-1,900) */
+    for (int m = 0; m < M; m++) {
+        Spos[m] = -1;
+        if (beta[m] >= 0.5 * bmax)
+            Sm[Spos[m] = nS++] = m;
+        else
+            theta[m] = 0;
+    }
+    nF = 0;
+    for (int64_t i = 0; i < l; i++)
+        if (co[i].alpha > 0 && co[i].alpha < C) {
+            Fi[nF++] = i;
+            inF[i] = 1;
+        }
+    double u = 0, gapc = INFINITY, best_gap = INFINITY, best_rn = INFINITY;
+    int stall = 0;   /* gapc: the gap at the current point when known */
+    for (int s = 0; s < nS; s++)
+        u = fmax(u, beta[Sm[s]]);
+    for (int it = 0; it < WALK_ITERS && !done; it++) {
+        if (nF == 0 || nS == 0)
+            break;
+        if (!built) {   /* XX = X_F X_F' (dense rows, BLAS; both triangles, leading dim ldx) */
+            ldx = nF;
+            memset(Xd, 0, (size_t)nF * (size_t)d * sizeof *Xd);
+            for (int64_t a = 0; a < nF; a++)
+                for (int64_t j = P->row_ptr[Fi[a]]; j < P->row_ptr[Fi[a] + 1]; j++)
+                    Xd[a * d + P->index[j]] = P->value[j];
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)nF, d, 1, Xd, d, 0, XX,
+                        (int)ldx);
+            for (int64_t a = 0; a < nF; a++)
+                for (int64_t b = a + 1; b < nF; b++)
+                    XX[b * ldx + a] = XX[a * ldx + b];
+            built = 1;
+        }
+        g_from_alpha(P, tf, co, l, d, nf, g);
+        beta_from_g(k, g, d, beta);
+        /* A[a, s] = (K~_m c)_i = sum_{k in m} lambda_k q_k[t_i] x_i'g_k; the residuals */
+        memset(A, 0, (size_t)nF * (size_t)nS * sizeof *A);
+        double rn = 0, ts = 0;
+        for (int64_t a = 0; a < nF; a++) {
+            int64_t i = Fi[a], b = P->row_ptr[i];
+            for (int64_t s = tf->ptr[co[i].t]; s < tf->ptr[co[i].t + 1]; s++) {
+                const km_mtmkl_factor *Fk = &k->f[tf->fac[s]];
+                if (Spos[Fk->m] >= 0)
+                    A[a * nS + Spos[Fk->m]] += Fk->lambda * tf->q[s] *
+                        row_dot(g + (int64_t)tf->fac[s] * d, P->index + b, P->value + b,
+                                P->row_ptr[i + 1] - b);
+            }
+            double z = 0;
+            for (int s = 0; s < nS; s++)
+                z += theta[Sm[s]] * A[a * nS + s];
+            b1[a] = co[i].y - z;   /* -(z_i - y_i) */
+            rn = fmax(rn, fabs(b1[a]));
+        }
+        for (int s = 0; s < nS; s++) {
+            v[s] = -(beta[Sm[s]] - u) / 2;
+            rn = fmax(rn, fabs(beta[Sm[s]] - u) / (u > 0 ? u : 1));
+            ts += theta[Sm[s]];
+        }
+        v[nS] = (ts - 1) / 2;
+        rn = fmax(rn, fabs(ts - 1));
+        if (rn <= 1e-12) {   /* solved on (F, S): what violates its condition outside comes in */
+            int changed = 0;
+            for (int m = 0; m < M; m++)
+                if (Spos[m] < 0 && beta[m] > u * (1 + 1e-9)) {
+                    Sm[Spos[m] = nS++] = m;
+                    changed = 1;
+                }
+            for (int64_t i = 0; i < l && nF < (int64_t)cap; i++) {
+                if (inF[i])
+                    continue;
+                double G = co[i].y * z_theta(k, tf, g, d, theta, P, i, co[i].t) - 1;
+                if ((co[i].alpha == 0 && G < -1e-9) || (co[i].alpha == C && G > 1e-9)) {
+                    Fi[nF++] = i;
+                    inF[i] = 1;
+                    built = 0;
+                    changed = 1;
+                }
+            }
+            done = !changed;
+            continue;
+        }
+        /* a walk that improves neither the gap nor the residual in WALK_STALL iterations in
+         * a row is left (the caller keeps its best point only if the gap went down) */
+        double gnow = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g, beta, theta);
+        gapc = gnow;
+        if (gnow < (1 - 1e-3) * best_gap || rn < (1 - 1e-3) * best_rn)
+            stall = 0;
+        else if (++stall >= WALK_STALL)
+            break;
+        best_gap = fmin(best_gap, gnow);
+        best_rn = fmin(best_rn, rn);
+        /* K~_theta over F: G_theta[t_a, t_b] XX[a, b]; its Cholesky factor L */
+        memset(Gt, 0, (size_t)T * T * sizeof *Gt);
+        for (int32_t f = 0; f < nf; f++) {
+            const km_mtmkl_factor *Fk = &k->f[f];
+            if (Spos[Fk->m] < 0 || theta[Fk->m] == 0)
+                continue;
+            double w = theta[Fk->m] * Fk->lambda;
+            for (int32_t x = 0; x < Fk->nq; x++)
+                for (int32_t y = 0; y < Fk->nq; y++)
+                    Gt[(int64_t)Fk->task[x] * T + Fk->task[y]] += w * Fk->q[x] * Fk->q[y];
+        }
+        double dmax = 0;
+        for (int64_t a = 0; a < nF; a++) {
+            int32_t ta = co[Fi[a]].t;
+            for (int64_t b = 0; b <= a; b++)
+                L[a * nF + b] = Gt[(int64_t)ta * T + co[Fi[b]].t] * XX[a * ldx + b];
+            dmax = fmax(dmax, L[a * nF + a]);
+        }
+        /* (row-major lower = column-major upper: no transposition in LAPACKE) */
+        lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L, (lapack_int)nF);
+        if (info != 0) {   /* singular on F: a ridge of 1e-10 of the diagonal */
+            for (int64_t a = 0; a < nF; a++) {
+                int32_t ta = co[Fi[a]].t;
+                for (int64_t b = 0; b <= a; b++)
+                    L[a * nF + b] = Gt[(int64_t)ta * T + co[Fi[b]].t] * XX[a * ldx + b];
+                L[a * nF + a] += 1e-10 * dmax;
+            }
+            if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L, (lapack_int)nF))
+                break;
+        }
+        /* Schur complement over (dtheta, du): W = L^{-1} A, w1 = L^{-1} b1, H = W'W;
+         * [-H, -1/2 1; -1/2 1', 0] (dtheta, du) = (b2 - W'w1, b3) */
+        memcpy(W, A, (size_t)nF * (size_t)nS * sizeof *W);
+        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)nF,
+                    nS, 1, L, (int)nF, W, nS);
+        cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)nF, L, (int)nF,
+                    b1, 1);
+        int n2 = nS + 1;
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nS, nS, (int)nF, -1, W, nS, W, nS,
+                    0, Sc, n2);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)nF, nS, -1, W, nS, b1, 1, 1, v, 1);
+        for (int s = 0; s < nS; s++)
+            Sc[s * n2 + nS] = Sc[nS * n2 + s] = -0.5;
+        Sc[nS * n2 + nS] = 0;
+        memcpy(Sc2, Sc, (size_t)n2 * (size_t)n2 * sizeof *Sc);
+        memcpy(v2, v, (size_t)n2 * sizeof *v);
+        if (LAPACKE_dgesv(LAPACK_ROW_MAJOR, n2, 1, Sc, n2, piv, v, 1)) {
+            /* singular (more weights than rows can fix): the least-squares step of least
+             * norm (LAPACK dgelsd) */
+            lapack_int rank;
+            memcpy(v, v2, (size_t)n2 * sizeof *v);
+            if (LAPACKE_dgelsd(LAPACK_ROW_MAJOR, n2, n2, 1, Sc2, n2, v, 1, v2, 1e-12, &rank))
+                break;
+        }
+        /* dc = L^{-T} (w1 - W dtheta) */
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nF, nS, -1, W, nS, v, 1, 1, b1, 1);
+        cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, (int)nF, L, (int)nF,
+                    b1, 1);
+        /* the full step, projected on the bounds (alpha_i into [0, C], theta_m >= 0), when it
+         * lowers the duality gap; else the step as far as the bounds allow (a ratio test):
+         * the coefficient that meets its bound first stays there. What is on a bound
+         * leaves F (S). */
+        *moved = 1;
+        double gap0 = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g, beta, theta);
+        gapc = INFINITY;
+        for (int64_t a = 0; a < nF; a++)
+            save_a[a] = co[Fi[a]].alpha;
+        for (int s = 0; s < nS; s++)
+            save_t[s] = theta[Sm[s]];
+        double step = 1;
+        for (int h = 0; h < WALK_HALVINGS; h++, step /= 2) {
+            for (int s = 0; s < nS; s++)
+                theta[Sm[s]] = fmax(0, save_t[s] + step * v[s]);
+            for (int64_t a = 0; a < nF; a++)   /* alpha = y c */
+                co[Fi[a]].alpha = fmin(C, fmax(0, save_a[a] + step * co[Fi[a]].y * b1[a]));
+            if ((gapc = walk_gap(P, k, tf, co, l, d, C, g, beta, theta)) < gap0)
+                break;
+        }
+        if (step >= 1.0 / (1 << (WALK_HALVINGS - 1))) {
+            u += step * v[nS];
+        } else {
+            gapc = INFINITY;
+            for (int64_t a = 0; a < nF; a++)
+                co[Fi[a]].alpha = save_a[a];
+            for (int s = 0; s < nS; s++)
+                theta[Sm[s]] = save_t[s];
+            double tau = 1;
+            int64_t block = -1;
+            for (int64_t a = 0; a < nF; a++) {
+                double al = co[Fi[a]].alpha, da = co[Fi[a]].y * b1[a];
+                double r = da < 0 ? al / -da : da > 0 ? (C - al) / da : INFINITY;
+                if (r < tau) {
+                    tau = r;
+                    block = a;
+                }
+            }
+            u += tau * v[nS];
+            for (int s = 0; s < nS; s++)
+                theta[Sm[s]] = fmax(0, theta[Sm[s]] + tau * v[s]);
+            for (int64_t a = 0; a < nF; a++)
+                co[Fi[a]].alpha += tau * co[Fi[a]].y * b1[a];
+            if (block >= 0)
+                co[Fi[block]].alpha = co[Fi[block]].y * b1[block] < 0 ? 0 : C;
+        }
+        for (int64_t a = nF - 1; a >= 0; a--) {
+            int64_t i = Fi[a];
+            if (co[i].alpha > 0 && co[i].alpha < C)
+                continue;
+            co[i].alpha = co[i].alpha <= 0 ? 0 : C;
+            inF[i] = 0;
+            int64_t e = --nF;   /* the last one into a's place, XX's row and column too */
+            Fi[a] = Fi[e];
+            if (a != e) {
+                memcpy(XX + a * ldx, XX + e * ldx, (size_t)ldx * sizeof *XX);
+                for (int64_t b = 0; b < ldx; b++)
+                    XX[b * ldx + a] = XX[b * ldx + e];
+            }
+        }
+        int ns = 0;
+        for (int s = 0; s < nS; s++) {
+            int m = Sm[s];
+            Spos[m] = -1;
+            if (theta[m] > 0)
+                Sm[Spos[m] = ns++] = m;
+            else
+                theta[m] = 0;
+        }
+        nS = ns;
+    }
+out:
+    if (*moved) {   /* a candidate: theta on the simplex */
+        double ts = 0;
+        for (int m = 0; m < M; m++)
+            ts += theta[m];
+        if (ts > 0)
+            for (int m = 0; m < M; m++)
+                theta[m] /= ts;
+        else
+            *moved = 0;
+    }
+    free(Fi);
+    free(inF);
+    free(Spos);
+    free(Sm);
+    free(Xd);
+    free(XX);
+    free(L);
+    free(A);
+    free(W);
+    free(Gt);
+    free(Sc);
+    free(b1);
+    free(v);
+    free(save_a);
+    free(save_t);
+    free(Sc2);
+    free(v2);
+    free(piv);
+    return rc;
+}
+
+/* The exact primal and dual at a checkpoint: beta_m = sum_k lambda_k ||g_k||^2 (kernel mode:
+ * sum_k lambda_k (q_k o c)'s_k), the hinge of every row (kept in co[i].xi), the primal at
+ * (theta, c) and the dual of Problem 3 (fixed: the SVM dual) over all rows; tf weighed by
+ * theta. *Ls and *As get the sums of the hinges and of the alpha_i. */
+static void exact_eval(const km_problem *P, const km_mtmkl_tasks *k, const task_factors *tf,
+                       mt_coord *co, int64_t l, int32_t d, const double *g, const double *S,
+                       int kmode, const double *theta, double *beta,
+                       const km_mtmkl_param *par, km_mtmkl_result *r, double *Ls, double *As)
+{
+    const int M = k->M;
+    memset(beta, 0, (size_t)M * sizeof *beta);
+    if (!kmode)
+        beta_from_g(k, g, d, beta);
+    for (int64_t i = 0; i < l && kmode; i++)   /* beta_m = sum_k lambda (q_k o c)'s_k */
+        for (int64_t s = tf->ptr[co[i].t]; s < tf->ptr[co[i].t + 1]; s++) {
+            const km_mtmkl_factor *F = &k->f[tf->fac[s]];
+            beta[F->m] += F->lambda * tf->q[s] * co[i].y * co[i].alpha *
+                          S[(int64_t)tf->fac[s] * l + i];
+        }
+    double reg = 0, loss = 0, sa = 0;
+    for (int m = 0; m < M; m++)
+        reg += theta[m] * beta[m];
+    for (int64_t i = 0; i < l; i++) {
+        int64_t b = P->row_ptr[i];
+        double z = kmode ? s_z(tf, S, l, co[i].t, i)
+                         : row_z(tf, g, d, co[i].t, P->index + b, P->value + b,
+                                 P->row_ptr[i + 1] - b);
+        double xi = 1 - co[i].y * z;
+        co[i].xi = xi > 0 ? xi : 0;
+        loss += co[i].xi;
+        sa += co[i].alpha;
+    }
+    *Ls = loss;   /* the sums made exact */
+    *As = sa;
+    r->primal = reg / 2 + par->C * loss;
+    r->dual = sa - (par->fixed ? reg : dual_norm(beta, M, par->p)) / 2;
+    r->gap = r->primal > 0 ? (r->primal - r->dual) / r->primal : 0;
+}
+
 int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks *k,
                    const km_mtmkl_param *par, km_mtmkl_result *r, km_error *err)
 {
@@ -623,6 +1066,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
     km_kdata *X = NULL;
     km_kmatrix *K = NULL;
     double *S = NULL;   /* kernel mode: nf * l, S[k * l + i] = (K (q_k o c))_i */
+    double *save_alpha = NULL, *save_theta = NULL;   /* the state before a walk (p = 1) */
     if (kmode)
         S = calloc((size_t)k->nf * (size_t)(l > 0 ? l : 1), sizeof *S);
     else
@@ -679,6 +1123,13 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
      * visited, their sum Ls and the sum As of the alpha_i kept up to date, beta from g
      * (linear mode; when its nf d operations cost less than the pass). An estimate <= eps
      * calls a checkpoint, which decides on the exact gap. */
+    int64_t checkpoints = 0, walk_next = 2, walk_wait = 1, walks = 0;
+    if (p == 1 && !par->fixed && !kmode && M > 1 && !par->no_walk &&
+        (!(save_alpha = malloc((size_t)(l > 0 ? l : 1) * sizeof *save_alpha)) ||
+         !(save_theta = malloc((size_t)M * sizeof *save_theta)))) {
+        rc = km_error_nomem(err, "mtmkl");
+        goto done;
+    }
     double Ls = (double)l, As = 0, nnz_row = l > 0 ? (double)P->row_ptr[l] / (double)l : 0;
     for (r->passes = 1; r->passes <= par->max_iter; r->passes++) {
         /* one pass of dual coordinate ascent, (E.3)-(E.4) corrected: the l1svm step with
@@ -777,41 +1228,56 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         }
         if (!inner && !estimate && ++since < every && r->passes < par->max_iter)
             continue;
-        /* a checkpoint: beta_m = sum_k lambda_k ||g_k||^2; the primal at (theta, c) and the
-         * dual of Problem 3 over all rows */
+        /* a checkpoint: the primal and the dual over all rows */
         since = 0;
-        memset(beta, 0, (size_t)M * sizeof *beta);
-        for (int32_t f = 0; f < k->nf && !kmode; f++) {
-            const double *gk = g + (int64_t)f * d;
-            double s = 0;
-            for (int32_t j = 0; j < d; j++)
-                s += gk[j] * gk[j];
-            beta[k->f[f].m] += k->f[f].lambda * s;
-        }
-        for (int64_t i = 0; i < l && kmode; i++)   /* beta_m = sum_k lambda (q_k o c)'s_k */
-            for (int64_t s = tf.ptr[co[i].t]; s < tf.ptr[co[i].t + 1]; s++) {
-                const km_mtmkl_factor *F = &k->f[tf.fac[s]];
-                beta[F->m] += F->lambda * tf.q[s] * co[i].y * co[i].alpha *
-                              S[(int64_t)tf.fac[s] * l + i];
+        exact_eval(P, k, &tf, co, l, d, g, S, kmode, theta, beta, par, r, &Ls, &As);
+        int walked = 0;
+        if (r->gap > par->eps && p == 1 && !par->fixed && !kmode && M > 1 && !par->no_walk &&
+            ++checkpoints >= walk_next) {
+            /* p = 1: the active-set Newton walk (walk_p1), kept when it lowers the gap;
+             * after a walk that did not halve it, the next waits twice as long */
+            double gap0 = r->gap, primal0 = r->primal, dual0 = r->dual;
+            for (int64_t i = 0; i < l; i++)
+                save_alpha[i] = co[i].alpha;
+            memcpy(save_theta, theta, (size_t)M * sizeof *theta);
+            int moved = 0;
+            if ((rc = walk_p1(P, k, &tf, co, l, d, C, g, theta, beta, &moved, err)))
+                goto done;
+            if (moved) {
+                g_from_alpha(P, &tf, co, l, d, k->nf, g);
+                tf_weigh(k, &tf, theta);
+                exact_eval(P, k, &tf, co, l, d, g, S, kmode, theta, beta, par, r, &Ls, &As);
             }
-        double reg = 0, loss = 0, sa = 0;
-        for (int m = 0; m < M; m++)
-            reg += theta[m] * beta[m];
-        for (int64_t i = 0; i < l; i++) {
-            int64_t b = P->row_ptr[i];
-            double z = kmode ? s_z(&tf, S, l, co[i].t, i)
-                             : row_z(&tf, g, d, co[i].t, P->index + b, P->value + b,
-                                     P->row_ptr[i + 1] - b);
-            double xi = 1 - co[i].y * z;
-            co[i].xi = xi > 0 ? xi : 0;
-            loss += co[i].xi;
-            sa += co[i].alpha;
+            walks++;
+            if (moved && r->gap < gap0) {
+                walked = 1;   /* the next walk at the next checkpoint when this one at
+                                 least halved the gap, else twice as late: walks that
+                                 keep the gap about the same are not worth their cost */
+                walk_wait = r->gap <= gap0 / 2 ? 1 : 2 * walk_wait;
+                if (r->gap > par->eps) {   /* E.1 keeps a zero weight at zero: a floor */
+                    double top = 0, ts = 0;
+                    for (int m = 0; m < M; m++)
+                        top = fmax(top, theta[m]);
+                    for (int m = 0; m < M; m++)
+                        ts += (theta[m] = fmax(theta[m], 1e-6 * top));
+                    for (int m = 0; m < M; m++)
+                        theta[m] /= ts;
+                    tf_weigh(k, &tf, theta);
+                    exact_eval(P, k, &tf, co, l, d, g, S, kmode, theta, beta, par, r, &Ls, &As);
+                }
+            } else {   /* back to the state before the walk */
+                for (int64_t i = 0; i < l; i++)
+                    co[i].alpha = save_alpha[i];
+                memcpy(theta, save_theta, (size_t)M * sizeof *theta);
+                g_from_alpha(P, &tf, co, l, d, k->nf, g);
+                tf_weigh(k, &tf, theta);
+                exact_eval(P, k, &tf, co, l, d, g, S, kmode, theta, beta, par, r, &Ls, &As);
+                (void)primal0;
+                (void)dual0;
+                walk_wait *= 2;
+            }
+            walk_next = checkpoints + walk_wait;
         }
-        Ls = loss;   /* the sums made exact */
-        As = sa;
-        r->primal = reg / 2 + C * loss;
-        r->dual = sa - (par->fixed ? reg : dual_norm(beta, M, p)) / 2;
-        r->gap = r->primal > 0 ? (r->primal - r->dual) / r->primal : 0;
         if (par->progress)
             par->progress(par->user, r->passes, r->primal, r->gap);
         if (r->gap <= par->eps) {
@@ -824,7 +1290,11 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
                         kept while theta stays (the checkpoint saw every row), else dropped */
         /* the theta step (E.1) corrected, after a checkpoint that lowered the primal:
          * a_m = theta_m^2 beta_m, theta_m = a_m^{1/(p+1)} / (sum a^{p/(p+1)})^{1/p} */
-        if (!par->fixed && r->primal < prev_primal) {
+        if (walked) {   /* theta and alpha moved: the shrinking rule's bounds go */
+            pgmax_old = INFINITY;
+            pgmin_old = -INFINITY;
+        }
+        if (!par->fixed && !walked && r->primal < prev_primal) {
             double norm = 0;
             for (int m = 0; m < M; m++)
                 norm += pow(theta[m] * theta[m] * beta[m], p / (p + 1));
@@ -846,6 +1316,8 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
     for (int64_t i = 0; i < l; i++)
         r->alpha[i] = co[i].alpha;
 done:
+    free(save_alpha);
+    free(save_theta);
     free(co);
     free(perm);
     free(S);

@@ -85,6 +85,8 @@ typedef struct km_mtmkl_param {
     int own_cd;          /* 1: always this module's passes; 0: one task kernel that is a
                             multiple of 11' (Union, or T = M = 1) is the l1svm problem and
                             goes to cd.c's linear solver (km_cd_linear; doc/mtmkl.md) */
+    int no_walk;         /* 1: p = 1 by E.1's theta steps alone, without the Newton walk
+                            (doc/mtmkl.md; for comparisons) */
 } km_mtmkl_param;
 
 typedef struct km_mtmkl_result {

@@ -25,6 +25,7 @@
 #   mtmkl-figure1b.svg for s = sqrt(20) and mtmkl-figure1b-sS.svg for any other s),
 #   DRAW_FIRST (1: the draws are DRAW_FIRST .. DRAWS, e.g. to split a run in two
 #   processes whose files are joined and reported by REPORT_ONLY),
+#   METHODS (a subset of "individual union vanilla mtmkl1 mtmkl2 mtmkl3", the default),
 #   REPORT_ONLY (1: no runs; the tables and figures from OUT_DIR's files of an earlier or
 #   interrupted run, its finished draws).
 # Files in OUT_DIR per s: auc-S.tsv (method, draw, C, AUC), valid-S.tsv (method, draw, C,
@@ -94,7 +95,8 @@ roc() {
     END { fill(); flush(); for (j = 0; j <= G; j++) printf "%s%.6f", j ? " " : "", acc[j] / tasks; printf "\n" }'
 }
 
-methods=(individual union vanilla mtmkl1 mtmkl2 mtmkl3)
+# shellcheck disable=SC2206
+methods=(${METHODS:-individual union vanilla mtmkl1 mtmkl2 mtmkl3})
 label() {
     case $1 in
     individual) echo "Individual" ;; union) echo "Union" ;; vanilla) echo "Vanilla" ;;
@@ -110,15 +112,11 @@ style() {   # colour, line and marker: close curves stay visible (dashes, later 
 }
 # train's options for method $1, groups file $2, C = $3. The stopping gap is relative to
 # the primal, about C n at small C, while the part of the objective that theta changes is
-# O(C^2): -e scales with C below C = 0.01 (min(1e-5, C / 1000); p = 1, slow to converge:
-# min(1e-4, C / 100)), else theta would stop near its start, and MT-MKL at small C would be
-# Vanilla.
+# O(C^2): -e scales with C below C = 0.01 (min(1e-5, C / 1000), p = 1 too since its Newton
+# walk), else theta would stop near its start, and MT-MKL at small C would be Vanilla.
 opts() {
     local e
-    case $1 in
-    mtmkl1) e=$(awk -v c="$3" 'BEGIN { printf "%.3g", c / 100 < 1e-4 ? c / 100 : 1e-4 }') ;;
-    *)      e=$(awk -v c="$3" 'BEGIN { printf "%.3g", c / 1000 < 1e-5 ? c / 1000 : 1e-5 }') ;;
-    esac
+    e=$(awk -v c="$3" 'BEGIN { printf "%.3g", c / 1000 < 1e-5 ? c / 1000 : 1e-5 }')
     case $1 in
     individual) echo "--baseline individual -e $e" ;;
     union)      echo "--baseline union -e $e" ;;

@@ -192,7 +192,7 @@ static void test_against_independent(const km_kernel *kern)
     const double ps[] = {1.5, 2, 3};
     for (int q = 0; q < 3; q++) {
         double p = ps[q], C = 1;
-        km_mtmkl_param par = {C, p, 1e-11, 200000, 1, 0, NULL, NULL, kern, 1 << 20, 0};
+        km_mtmkl_param par = {C, p, 1e-11, 200000, 1, 0, NULL, NULL, kern, 1 << 20, 0, 0};
         km_mtmkl_result r;
         km_error err;
         int rc = km_mtmkl_train(P, P->y, &k, &par, &r, &err);
@@ -237,6 +237,181 @@ static void test_against_independent(const km_kernel *kern)
     km_mtmkl_tasks_free(&k);
     km_problem_free(P);
     input_kernel = NULL;
+}
+
+/* J(theta) = max_{0 <= a <= C} 1'a - 1/2 a'Y K_theta Y a (the SVM dual at fixed theta, the
+ * inner problem of Problem 2 at p = 1), by dual coordinate ascent with exact coordinate steps
+ * on the dense K_theta = sum_m theta_m K_m, warm-started from a, to a projected gradient of
+ * 1e-13. */
+static double svm_dual(double *const *K, int M, const double *theta, int64_t n, const double *y,
+                       double C, double *a)
+{
+    double *Kt = calloc((size_t)(n * n), sizeof *Kt), *G = malloc((size_t)n * sizeof *G);
+    for (int m = 0; m < M; m++)
+        for (int64_t q = 0; q < n * n; q++)
+            Kt[q] += theta[m] * K[m][q];
+    for (int64_t i = 0; i < n; i++) {   /* G_i = 1 - y_i (K_theta Y a)_i */
+        double s = 0;
+        for (int64_t j = 0; j < n; j++)
+            s += Kt[i * n + j] * y[j] * a[j];
+        G[i] = 1 - y[i] * s;
+    }
+    for (int pass = 0; pass < 1000000; pass++) {
+        double viol = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double kii = Kt[i * n + i];
+            double an = kii > 0 ? fmin(C, fmax(0, a[i] + G[i] / kii)) : G[i] > 0 ? C : a[i];
+            double pg = a[i] == 0 ? fmax(G[i], 0) : a[i] == C ? fmin(G[i], 0) : G[i];
+            viol = fmax(viol, fabs(pg));
+            double h = an - a[i];
+            if (h == 0)
+                continue;
+            a[i] = an;
+            for (int64_t j = 0; j < n; j++)
+                G[j] -= y[j] * Kt[j * n + i] * y[i] * h;
+        }
+        if (viol <= 1e-13)
+            break;
+    }
+    double sa = 0, q = 0;
+    for (int64_t i = 0; i < n; i++) {
+        sa += a[i];
+        q += a[i] * (1 - G[i]);   /* a_i y_i (K_theta Y a)_i */
+    }
+    free(Kt);
+    free(G);
+    return sa - q / 2;
+}
+
+/* min over the simplex of 3 weights of J (Problem 2 at p = 1), J convex: nested golden-section
+ * searches, theta = (s, (1 - s) r, (1 - s)(1 - r)), each to a bracket of 1e-5. */
+static double *const *gs_K;   /* the kernels and problem of gs_J */
+static const double *gs_y;
+static int64_t gs_n;
+static double gs_C, *gs_a;
+
+static double gs_J(double s, double r)
+{
+    double theta[3] = {s, (1 - s) * r, (1 - s) * (1 - r)};
+    return svm_dual(gs_K, 3, theta, gs_n, gs_y, gs_C, gs_a);
+}
+
+static double golden(double (*f)(double, double), double fixed, int inner, double *arg)
+{
+    const double phi = (sqrt(5) - 1) / 2;
+    double lo = 0, hi = 1, x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
+    double f1 = inner ? f(fixed, x1) : golden(f, x1, 1, NULL);
+    double f2 = inner ? f(fixed, x2) : golden(f, x2, 1, NULL);
+    while (hi - lo > 1e-5) {
+        if (f1 <= f2) {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - phi * (hi - lo);
+            f1 = inner ? f(fixed, x1) : golden(f, x1, 1, NULL);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + phi * (hi - lo);
+            f2 = inner ? f(fixed, x2) : golden(f, x2, 1, NULL);
+        }
+    }
+    if (arg)
+        *arg = (lo + hi) / 2;
+    double e0 = inner ? f(fixed, 0) : golden(f, 0, 1, NULL);   /* the ends: J may be least */
+    double e1 = inner ? f(fixed, 1) : golden(f, 1, 1, NULL);   /* on the simplex's edge */
+    return fmin(fmin(f1, f2), fmin(e0, e1));
+}
+
+/* p = 1 (linear mode, where the walk of mtmkl.c runs): the gap, the primal and the dual
+ * recomputed densely, theta on the simplex and its optimality (weight only where beta is
+ * largest), and the objective against min_theta J(theta) by the nested golden-section
+ * searches above, an independent solve of Problem 2. */
+static void test_p1(void)
+{
+    const double Cs[] = {0.01, 1, 100};
+    const int64_t ns[] = {40, 90, 30};
+    const int32_t ds[] = {4, 4, 1};   /* d = 1: K~_theta on the free rows is singular (rank
+                                         <= 3), the walk's ridge and least-squares paths */
+    for (int q = 0; q < 3; q++) {
+        km_problem *P = make(ns[q], ds[q], 3, 7 + q);
+        km_mtmkl_tasks k;
+        three_groups(P, &k);
+        double *K[3];
+        for (int m = 0; m < 3; m++)
+            K[m] = dense_kernel(P, &k, m);
+        for (int c = 0; c < 3; c++) {
+            double C = Cs[c];
+            km_mtmkl_param par = {C, 1, 1e-11, 100000, 1, 0, NULL, NULL, NULL, 0, 0, 0};
+            km_mtmkl_result r;
+            km_error err;
+            int rc = km_mtmkl_train(P, P->y, &k, &par, &r, &err);
+            CHECK(rc == KM_OK && r.converged && r.gap <= 1e-11, "p = 1, %lld rows, C = %g: "
+                  "converged to gap %.3g <= 1e-11 in %lld passes", (long long)P->l, C, r.gap,
+                  (long long)r.passes);
+            /* E.1's theta steps alone (no walk) to the same gap: never fewer passes; many
+             * more at C >= 1, where theta is inside the simplex (at C = 0.01 it is a corner,
+             * (1, 0, 0), which E.1 reaches as fast) */
+            km_mtmkl_param par1 = par;
+            par1.no_walk = 1;
+            par1.max_iter = 20000;
+            km_mtmkl_result r1;
+            rc = km_mtmkl_train(P, P->y, &k, &par1, &r1, &err);
+            CHECK(rc == KM_OK && r1.passes >= r.passes &&
+                  (C < 1 || r1.passes > 5 * r.passes || !r1.converged) &&
+                  (!r1.converged || fabs(r1.primal - r.primal) <= 1e-10 * r.primal),
+                  "p = 1, %lld rows, C = %g: E.1 alone takes %lld passes (gap %.2g), the walk "
+                  "%lld; the same objective when both converge", (long long)P->l, C,
+                  (long long)r1.passes, r1.gap, (long long)r.passes);
+            if (rc == KM_OK)
+                km_mtmkl_result_free(&r1);
+            double beta[3], loss = 0, reg = 0, tsum = 0, tmin = INFINITY, bmax = 0, slack = 0;
+            double D = dual_value(K, 3, P->l, P->y, r.alpha, 1, beta);
+            for (int64_t i = 0; i < P->l; i++) {
+                double z = 0;
+                for (int m = 0; m < 3; m++)
+                    for (int64_t j = 0; j < P->l; j++)
+                        z += r.theta[m] * K[m][i * P->l + j] * P->y[j] * r.alpha[j];
+                loss += fmax(0, 1 - P->y[i] * z);
+            }
+            for (int m = 0; m < 3; m++) {
+                reg += r.theta[m] * beta[m];
+                tsum += r.theta[m];
+                tmin = fmin(tmin, r.theta[m]);
+                bmax = fmax(bmax, beta[m]);
+            }
+            for (int m = 0; m < 3; m++)   /* sum_m theta_m (max beta - beta_m) = 0 */
+                slack += r.theta[m] * (bmax - beta[m]);
+            double Pr = reg / 2 + C * loss;
+            CHECK(fabs(Pr - r.primal) <= 1e-9 * Pr && fabs(D - r.dual) <= 1e-9 * fabs(D) &&
+                  (Pr - D) / Pr <= 1e-10, "p = 1, %lld rows, C = %g: primal %.12g and dual "
+                  "%.12g recomputed densely (gap %.3g)", (long long)P->l, C, Pr, D,
+                  (Pr - D) / Pr);
+            CHECK(fabs(tsum - 1) <= 1e-12 && tmin >= 0 && slack <= 1e-9 * bmax, "p = 1, %lld "
+                  "rows, C = %g: theta (%.6g %.6g %.6g) on the simplex (sum - 1 = %.2g), weight "
+                  "only where beta is largest (sum theta_m (max beta - beta_m) = %.2g of max "
+                  "beta)", (long long)P->l, C, r.theta[0], r.theta[1], r.theta[2], tsum - 1,
+                  slack / bmax);
+            gs_K = K;
+            gs_y = P->y;
+            gs_n = P->l;
+            gs_C = C;
+            gs_a = calloc((size_t)P->l, sizeof *gs_a);
+            double s;
+            double J = golden(gs_J, 0, 0, &s);
+            free(gs_a);
+            CHECK(fabs(J - r.primal) <= 1e-6 * r.primal, "p = 1, %lld rows, C = %g: the "
+                  "objective %.10g = min over the simplex of the SVM dual J(theta) by golden "
+                  "sections %.10g (rel %.2g)", (long long)P->l, C, r.primal, J,
+                  fabs(J - r.primal) / r.primal);
+            km_mtmkl_result_free(&r);
+        }
+        for (int m = 0; m < 3; m++)
+            free(K[m]);
+        km_mtmkl_tasks_free(&k);
+        km_problem_free(P);
+    }
 }
 
 /* Algorithm E.1 with (E.3) as printed: numerator 1 - y_i sum_m theta_m <w_mt, x_i> with
@@ -295,7 +470,7 @@ static void test_printed_step(void)
     double *K[3];
     for (int m = 0; m < 3; m++)
         K[m] = dense_kernel(P, &k, m);
-    km_mtmkl_param par = {1, 2, 1e-11, 200000, 1, 0, NULL, NULL, NULL, 0, 0};
+    km_mtmkl_param par = {1, 2, 1e-11, 200000, 1, 0, NULL, NULL, NULL, 0, 0, 0};
     km_mtmkl_result r;
     km_error err;
     km_mtmkl_train(P, P->y, &k, &par, &r, &err);
@@ -384,7 +559,7 @@ static void test_reductions(void)
         }
         double fo[2], gap[2];
         for (int own = 0; own < 2; own++) {
-            km_mtmkl_param par = {1, 2, 1e-12, 100000, 1, 0, NULL, NULL, NULL, 0, own};
+            km_mtmkl_param par = {1, 2, 1e-12, 100000, 1, 0, NULL, NULL, NULL, 0, own, 0};
             km_mtmkl_result r;
             km_mtmkl_train(P, P->y, &k, &par, &r, &err);
             fo[own] = r.primal;
@@ -449,7 +624,7 @@ static void test_model_round_trip(void)
     km_mtmkl_add_group(&k, all, 3, "all", &err);
     for (int64_t t = 1; t <= 3; t++)
         km_mtmkl_add_group(&k, &t, 1, "one", &err);
-    km_mtmkl_param par = {1, 2, 1e-9, 10000, 1, 0, NULL, NULL, NULL, 0, 0};
+    km_mtmkl_param par = {1, 2, 1e-9, 10000, 1, 0, NULL, NULL, NULL, 0, 0, 0};
     km_mtmkl_result r;
     km_mtmkl_train(P, P->y, &k, &par, &r, &err);
     double *K[4], *dec = malloc((size_t)P->l * sizeof *dec), dev = 0, scale = 0;
@@ -520,6 +695,7 @@ int main(void)
     static const km_kernel rbf = {KM_KERNEL_RBF, 0.3, 0, 3, 0};
     test_against_independent(&rbf);
     test_kernel_mode();
+    test_p1();
     test_printed_step();
     test_reductions();
     test_model_round_trip();
