@@ -64,14 +64,23 @@ static int job(km_dist *d, void *arg)
     double *pred = NULL;
     km_cli_progress prog = {km_cli_now(), km_cli_now(), PTHREAD_MUTEX_INITIALIZER};
     int rc = par ? KM_OK : KM_EINTERNAL;
-    /* a method's own output file (-o, the option "path_table" of the path methods): rank
-     * 0's; the other ranks, which run the same chain, write theirs apart and remove it */
-    char scratch[4200] = "";
-    if (rc == KM_OK && d->rank != 0 && km_param_is_set(par, "path_table")) {
+    /* the method's own output files (KM_OPT_OUTPUT options: a path table) are rank 0's; the
+     * other ranks, which train the same, write theirs apart and remove them */
+    enum { MAX_OUT = 8 };
+    char scratch[MAX_OUT][4200];
+    int nscratch = 0;
+    for (int k = 0; rc == KM_OK && d->rank != 0 && o->m->options[k]; k++) {
+        const km_option *opt = o->m->options[k];
+        if (opt->type != KM_OPT_OUTPUT || !km_param_is_set(par, opt->name))
+            continue;
+        if (nscratch == MAX_OUT) {
+            rc = km_error_set(&err, KM_EINTERNAL, "more than %d output options", MAX_OUT);
+            break;
+        }
         const char *tmp = getenv("TMPDIR");
-        snprintf(scratch, sizeof scratch, "%s/kmtk-train-mpi.%ld.%d", tmp && *tmp ? tmp : "/tmp",
-                 (long)getpid(), d->rank);
-        rc = km_params_set(par, "path_table", scratch, &err);
+        snprintf(scratch[nscratch], sizeof scratch[nscratch], "%s/kmtk-train-mpi.%ld.%d.%d",
+                 tmp && *tmp ? tmp : "/tmp", (long)getpid(), d->rank, k);
+        rc = km_params_set(par, opt->name, scratch[nscratch++], &err);
     }
     rc = km_dist_agree(d, rc, &err);
     if (rc)
@@ -173,8 +182,8 @@ static int job(km_dist *d, void *arg)
         free(all);
     }
 out:
-    if (scratch[0])
-        unlink(scratch);
+    for (int k = 0; k < nscratch; k++)
+        unlink(scratch[k]);
     if (rc && root)
         fprintf(stderr, "train-mpi: %s\n", err.msg);
     km_report_free(&rep);

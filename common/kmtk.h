@@ -268,7 +268,9 @@ typedef enum {
     KM_OPT_TEXT,     /* any text (a file name) */
     KM_OPT_SWITCH,   /* no value */
     KM_OPT_RANGE,    /* MIN:MAX:COUNT, 0 < MIN <= MAX */
-    KM_OPT_WEIGHT    /* LABEL:W, W > 0, repeatable (-wLABEL W) */
+    KM_OPT_WEIGHT,   /* LABEL:W, W > 0, repeatable (-wLABEL W) */
+    KM_OPT_OUTPUT    /* a file the method writes besides the model (a path table); where
+                      * several processes train the same (train-mpi), one writes it */
 } km_opt_type;
 
 typedef struct km_option {

@@ -23,7 +23,7 @@ static const km_option opt_lambdas = {"lambdas", "-L", "MIN:MAX:N", KM_OPT_RANGE
 static const km_option opt_valid = {"valid", "--valid", "FILE", KM_OPT_TEXT, 0, 0, 0, NULL, NULL,
                                     "validation data: MSE per lambda; the model takes the best "
                                     "lambda (without it: the smallest)"};
-static const km_option opt_csv = {"path_table", "-o", "FILE", KM_OPT_TEXT, 0, 0, 0, NULL, NULL,
+static const km_option opt_csv = {"path_table", "-o", "FILE", KM_OPT_OUTPUT, 0, 0, 0, NULL, NULL,
                                   "the path table (CSV): lambda, objective, rank, iterations, "
                                   "seconds, train_mse, valid_mse, chosen"};
 static const km_option opt_identity = {"identity", "--identity", NULL, KM_OPT_SWITCH, 0, 0, 0,

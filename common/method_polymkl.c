@@ -49,7 +49,7 @@ static const km_option opt_tol = {"tolerance", "-e", "delta", KM_OPT_NUMBER, 0, 
 static const km_option opt_raw = {"no_standardize", "--no-standardize", NULL, KM_OPT_SWITCH, 0,
                                   0, 0, NULL, NULL, "features and y as they are (no centering "
                                   "or scaling)"};
-static const km_option opt_trace = {"path_table", "-o", "FILE", KM_OPT_TEXT, 0, 0, 0, NULL,
+static const km_option opt_trace = {"path_table", "-o", "FILE", KM_OPT_OUTPUT, 0, 0, 0, NULL,
                                     NULL, "the trace (CSV): iteration, seconds, J, active, "
                                     "g1, gap; with -L the path: lambda, iterations, seconds, "
                                     "J, gap, active, valid_mse, chosen"};

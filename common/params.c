@@ -336,6 +336,7 @@ int km_option_check(const km_option *o, const char *v, km_error *err)
     }
     case KM_OPT_SWITCH:
     case KM_OPT_TEXT:
+    case KM_OPT_OUTPUT:
         return KM_OK;
     }
     return KM_OK;
