@@ -139,13 +139,23 @@ static void barrier_wait(barrier *b, int *local, int n)
 
 /* ---- the team: how many workers work, as the machine's load asks ----
  * Every KM_KCD_CHECK steps worker 0 times the window just run (wall clock, steps per
- * second). The team runs at its best size, and every TEAM_PROBE windows runs one window at
- * the other size (all workers, or one): the faster one stays. Workers outside the team
- * sleep on a condition variable (a loaded machine gets its core back). */
+ * second). The team runs at its best size, and after `interval` windows (at once when two
+ * windows run 30% below the best size's recent rate: the load changed) runs TEAM_TRIAL
+ * windows at the other size (all workers, or one); the faster size stays, compared by
+ * rates averaged over windows (one window is noisy on a loaded machine). A trial that
+ * keeps the size doubles the interval (TEAM_PROBE up to TEAM_PROBE_MAX): a window at the
+ * losing size can cost several at the best one (2 workers while another process holds a
+ * core: 1/10 to 1/3 of one worker's rate). So one worker tries all of them only when the
+ * machine had idle CPU since the last look (/proc/stat: at least a quarter of its CPUs'
+ * time), and the first trial comes after TEAM_FIRST windows. Workers outside
+ * the team sleep on a condition variable (a loaded machine gets its core back). */
 #include <pthread.h>
 #include <time.h>
 
 #define TEAM_PROBE 16
+#define TEAM_PROBE_MAX 512
+#define TEAM_FIRST 2
+#define TEAM_TRIAL 2
 
 typedef struct loop_state {   /* what every working worker keeps the same */
     int64_t steps, since_shrink;
@@ -161,8 +171,13 @@ typedef struct loop_state {   /* what every working worker keeps the same */
 typedef struct team {
     int T;                     /* workers at most */
     int next;                  /* the size worker 0 chose at the last check */
-    int best, probing, windows;
-    double t_last, rate_best;
+    int best, probing, windows;   /* probing: windows of the trial still to run */
+    int interval;                 /* windows at the best size between trials */
+    int slow;                     /* windows in a row far below the best size's rate */
+    unsigned long long idle, total;   /* /proc/stat at the last look (0: unknown) */
+    double t_last;
+    double rate[2];               /* steps per second at one worker [0] and at T [1]:
+                                   * a running mean of the last windows at that size */
     int64_t steps_last;
     /* parking */
     pthread_mutex_t mu;
@@ -183,6 +198,7 @@ static void team_init(team *tm, int T)
     memset(tm, 0, sizeof *tm);
     tm->T = T;
     tm->next = tm->best = tm->size = T;
+    tm->interval = TEAM_FIRST;
     tm->t_last = now_s();
     pthread_mutex_init(&tm->mu, NULL);
     pthread_cond_init(&tm->cv, NULL);
@@ -192,6 +208,30 @@ static void team_destroy(team *tm)
 {
     pthread_mutex_destroy(&tm->mu);
     pthread_cond_destroy(&tm->cv);
+}
+
+/* 1 when the machine's CPUs were idle at least a quarter of their time since the last call
+ * that could tell (0 at the first call and when too little time has passed; 1 without
+ * /proc/stat). */
+static int machine_idle(team *tm)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int got = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                         &v[3], &v[4], &v[5], &v[6], &v[7]) : 0;
+    if (f)
+        fclose(f);
+    if (got < 5)
+        return 1;
+    unsigned long long idle = v[3] + v[4], total = 0;
+    for (int i = 0; i < 8; i++)
+        total += v[i];
+    if (tm->total && total - tm->total < 20)   /* ticks (1/100 s) of all CPUs: too short */
+        return 0;
+    int yes = tm->total && 4 * (idle - tm->idle) >= total - tm->total;
+    tm->idle = idle;
+    tm->total = total;
+    return yes;
 }
 
 /* Worker 0 at a check, the team of size nw having run since the last: sets tm->next. */
@@ -206,18 +246,31 @@ static void team_decide(team *tm, int64_t steps, int nw)
     if (ds < KM_KCD_CHECK / 2 || dt <= 0)   /* a short window (an early check): no verdict */
         return;
     double rate = (double)ds / dt;
-    int other = tm->best == tm->T ? 1 : tm->T;
-    if (tm->probing) {   /* the window just run was at the other size */
-        if (rate > 1.1 * tm->rate_best)
-            tm->best = nw;
-        tm->probing = 0;
+    int k = nw == tm->T, kb = tm->best == tm->T, other = tm->best == tm->T ? 1 : tm->T;
+    /* two windows in a row 30% below the best size's recent rate: the load changed */
+    int slow = !tm->probing && k == kb && tm->rate[kb] > 0 && rate < 0.7 * tm->rate[kb];
+    tm->slow = slow ? tm->slow + 1 : 0;
+    int sudden = tm->slow >= 2;
+    tm->rate[k] = tm->rate[k] > 0 ? 0.5 * tm->rate[k] + 0.5 * rate : rate;
+    if (tm->probing) {   /* a window of the trial at the other size */
+        if (--tm->probing > 0) {
+            tm->next = nw;
+            return;
+        }
+        int keep = !(tm->rate[k] > 1.1 * tm->rate[kb]);
+        tm->best = keep ? tm->best : nw;
+        tm->interval = keep && tm->interval < TEAM_PROBE_MAX ? 2 * tm->interval : TEAM_PROBE;
         tm->windows = 0;
         tm->next = tm->best;
         return;
     }
-    tm->rate_best = nw == tm->best ? rate : tm->rate_best;
-    if (++tm->windows >= TEAM_PROBE) {
-        tm->probing = 1;
+    if ((++tm->windows >= tm->interval || sudden) && tm->best == 1 && !machine_idle(tm)) {
+        tm->windows = 0;   /* no core to spare: no trial of all workers */
+        tm->next = tm->best;
+    } else if (tm->windows >= tm->interval || sudden) {
+        tm->probing = TEAM_TRIAL;
+        tm->slow = 0;
+        tm->rate[!kb] = 0;   /* the trial measures afresh */
         tm->next = other;
     } else {
         tm->next = tm->best;
