@@ -449,34 +449,6 @@ static inline __attribute__((always_inline)) void linear_lines(void *ctx, const 
 
 /* ---- the subspace step (face.h) for the linear kernel ---- */
 
-/* A breakpoint of the projected path: coefficient k reaches its bound at t. */
-typedef struct face_bp {
-    double t;
-    int64_t k;
-} face_bp;
-
-/* A min-heap of breakpoints on (t, k): a fixed order for ties. */
-static int bp_less(const face_bp *a, const face_bp *b)
-{
-    return a->t < b->t || (a->t == b->t && a->k < b->k);
-}
-
-static void bp_down(face_bp *h, int64_t n, int64_t i)
-{
-    for (;;) {
-        int64_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && bp_less(&h[l], &h[m]))
-            m = l;
-        if (r < n && bp_less(&h[r], &h[m]))
-            m = r;
-        if (m == i)
-            return;
-        face_bp t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
 
 /*
  * The state of the walk: the coefficients W[0..nw) that move, their rows as a dense nw x nd
@@ -493,7 +465,7 @@ typedef struct face_state {
     double *c, *lo, *hi, *a, *d, *e, *g, *s, *tk;
     char *on;
     double *wc, *L, *b, *v, *A, *B, *u;
-    face_bp *bp;
+    km_face_bp *bp;
 } face_state;
 
 /* x_k'v over the compact features. */
@@ -583,13 +555,13 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
         DS += F->d[k] * sk * sk;
         face_rowaxpy(F, k, sk, F->A);
         if (isfinite(F->tk[k]))
-            F->bp[nb++] = (face_bp){F->tk[k], k};
+            F->bp[nb++] = (km_face_bp){F->tk[k], k};
     }
     if (!(G1 < 0))   /* no descent without those that left: ask again */
         return out ? 2 : 0;
     *passed = out;
     for (int64_t i = nb / 2 - 1; i >= 0; i--)
-        bp_down(F->bp, nb, i);
+        km_face_bp_down(F->bp, nb, i);
     double t = 0, f = 0, tbest = 0;
     for (;;) {   /* f(t) = G(P[c + t s]) - G(c), quadratic up to the next breakpoint */
         double AA = 0, BA = 0;
@@ -615,7 +587,7 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
         t = tn;
         int64_t k = F->bp[0].k;   /* k stops on its bound */
         F->bp[0] = F->bp[--nb];
-        bp_down(F->bp, nb, 0);
+        km_face_bp_down(F->bp, nb, 0);
         ++*passed;
         double bk = F->s[k] > 0 ? F->hi[k] : F->lo[k];
         face_rowaxpy(F, k, -F->s[k], F->A);

@@ -104,27 +104,22 @@ int km_face_chol_downdate(double *L, int n, double *x)
 
 /* ---- the kernel solver's walk (face.h: km_face_kwalk) ---- */
 
-typedef struct kbp {   /* a breakpoint of the projected path: coefficient k stops at t */
-    double t;
-    int64_t k;
-} kbp;
-
-static int kbp_less(const kbp *x, const kbp *y)
+static int bp_less(const km_face_bp *x, const km_face_bp *y)
 {
     return x->t < y->t || (x->t == y->t && x->k < y->k);
 }
 
-static void kbp_down(kbp *h, int64_t n, int64_t i)
+void km_face_bp_down(km_face_bp *h, int64_t n, int64_t i)
 {
     for (;;) {
         int64_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && kbp_less(&h[l], &h[m]))
+        if (l < n && bp_less(&h[l], &h[m]))
             m = l;
-        if (r < n && kbp_less(&h[r], &h[m]))
+        if (r < n && bp_less(&h[r], &h[m]))
             m = r;
         if (m == i)
             return;
-        kbp t = h[i];
+        km_face_bp t = h[i];
         h[i] = h[m];
         h[m] = t;
         i = m;
@@ -142,7 +137,7 @@ int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *h
     size_t n = (size_t)nw;
     char *on = malloc(n);
     int64_t *O = malloc(n * sizeof *O);
-    kbp *bp = malloc(n * sizeof *bp);
+    km_face_bp *bp = malloc(n * sizeof *bp);
     double *M = malloc(n * n * sizeof *M), *v = malloc(7 * n * sizeof *v);
     int rc = 0;
     if (!on || !O || !bp || !M || !v) {
@@ -213,7 +208,7 @@ int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *h
             G1 += g[k] * sk;
             DS += d[k] * sk * sk;
             if (isfinite(tk[k]))
-                bp[nb++] = (kbp){tk[k], k};
+                bp[nb++] = (km_face_bp){tk[k], k};
         }
         fresh = out > 0;
         if (!(G1 < 0)) {   /* no descent without those that left: a new direction, or done */
@@ -225,7 +220,7 @@ int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *h
         cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nw, (int)nw, 1, K, (int)nw, S, 1, 0, KA,
                     1);   /* KA = K A: A (= S) the moving part of the step, B the stopped */
         for (int64_t i = nb / 2 - 1; i >= 0; i--)
-            kbp_down(bp, nb, i);
+            km_face_bp_down(bp, nb, i);
         double t = 0, f = 0, tbest = 0;
         int apply = 1;
         for (;;) {   /* f(t) = G(P[c + t s]) - G(c): f' = G1 + (DS + A'KA) t + B'KA */
@@ -255,7 +250,7 @@ int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *h
             t = tn;
             int64_t k = bp[0].k;   /* k stops on its bound */
             bp[0] = bp[--nb];
-            kbp_down(bp, nb, 0);
+            km_face_bp_down(bp, nb, 0);
             passed++;
             double bk = S[k] > 0 ? hi[k] : lo[k], sk = S[k];
             const double *Kk = K + (size_t)k * n;   /* column k = row k */

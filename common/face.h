@@ -27,6 +27,14 @@
 #define KM_FACE_MAXDIM 512
 #endif
 
+/* A breakpoint of a projected path: coefficient k reaches its bound at t. Both walks keep
+ * them in a min-heap on (t, k) (a fixed order for ties); km_face_bp_down sifts h[i] down. */
+typedef struct km_face_bp {
+    double t;
+    int64_t k;
+} km_face_bp;
+void km_face_bp_down(km_face_bp *h, int64_t n, int64_t i);
+
 /*
  * The solvers minimize G(c) = c'Kc/2 + sum_i phi_i(c_i), phi_i(c) = C_i L*(y_i, -c/C_i) (-D,
  * see km_loss_conj). Every loss of Table 2.1 has a phi_i that is quadratic on each of at
