@@ -467,6 +467,23 @@ static inline double dot(const double *g, int32_t d, const int32_t *ix, const do
     return s;
 }
 
+/* x_i'g for a training row (every index below d): four chains, not latency-bound (cd.c). */
+static inline double row_dot(const double *restrict g, const int32_t *restrict ix,
+                             const double *restrict v, int64_t nnz)
+{
+    double d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    int64_t j = 0;
+    for (; j + 4 <= nnz; j += 4) {
+        d0 += v[j] * g[ix[j]];
+        d1 += v[j + 1] * g[ix[j + 1]];
+        d2 += v[j + 2] * g[ix[j + 2]];
+        d3 += v[j + 3] * g[ix[j + 3]];
+    }
+    for (; j < nnz; j++)
+        d0 += v[j] * g[ix[j]];
+    return (d0 + d1) + (d2 + d3);
+}
+
 /* z_i = x_i'U[:, t] for a training row (every index below d). */
 static inline __attribute__((always_inline)) double row_z(const task_factors *tf, const double *restrict g, int32_t d,
                            int32_t t, const int32_t *restrict ix, const double *restrict v,
@@ -474,18 +491,7 @@ static inline __attribute__((always_inline)) double row_z(const task_factors *tf
 {
     double z = 0;
     for (int64_t s = tf->ptr[t]; s < tf->ptr[t + 1]; s++) {
-        const double *restrict gk = g + (int64_t)tf->fac[s] * d;
-        double d0 = 0, d1 = 0, d2 = 0, d3 = 0;   /* four chains: not latency-bound (cd.c) */
-        int64_t j = 0;
-        for (; j + 4 <= nnz; j += 4) {
-            d0 += v[j] * gk[ix[j]];
-            d1 += v[j + 1] * gk[ix[j + 1]];
-            d2 += v[j + 2] * gk[ix[j + 2]];
-            d3 += v[j + 3] * gk[ix[j + 3]];
-        }
-        for (; j < nnz; j++)
-            d0 += v[j] * gk[ix[j]];
-        z += tf->w[s] * ((d0 + d1) + (d2 + d3));
+        z += tf->w[s] * row_dot(g + (int64_t)tf->fac[s] * d, ix, v, nnz);
     }
     return z;
 }
@@ -653,23 +659,6 @@ static void beta_from_g(const km_mtmkl_tasks *k, const double *g, int32_t d, dou
             s += gk[j] * gk[j];
         beta[k->f[f].m] += k->f[f].lambda * s;
     }
-}
-
-/* x_i'g for a training row (every index below d), four chains as row_z. */
-static inline double row_dot(const double *restrict g, const int32_t *restrict ix,
-                             const double *restrict v, int64_t nnz)
-{
-    double d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-    int64_t j = 0;
-    for (; j + 4 <= nnz; j += 4) {
-        d0 += v[j] * g[ix[j]];
-        d1 += v[j + 1] * g[ix[j + 1]];
-        d2 += v[j + 2] * g[ix[j + 2]];
-        d3 += v[j + 3] * g[ix[j + 3]];
-    }
-    for (; j < nnz; j++)
-        d0 += v[j] * g[ix[j]];
-    return (d0 + d1) + (d2 + d3);
 }
 
 /* z_i = sum_m theta_m (K~_m c)_i for row i of task t (theta given, not tf's weights). */
