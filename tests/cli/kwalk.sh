@@ -5,24 +5,8 @@
 . "$(dirname "$0")/lib.bash"
 T=$BIN/train
 
-gen() {  # gen SEED ROWS class|reg: a Park-Miller generator, the same numbers in any awk
-    awk -v seed="$1" -v n="$2" -v task="$3" '
-    function u() { s = (s * 16807) % 2147483647; return s / 2147483647 }
-    BEGIN {
-        s = seed
-        for (i = 0; i < n; i++) {
-            a = u(); b = u(); c = u(); d = u(); e = u()
-            if (task == "class")
-                y = a - b + 0.5 * (c - 0.5) + 0.2 * (u() - 0.5) < 0 ? 1 : -1
-            else
-                y = sprintf("%.4f", 3 + 2 * (a - b) + 4 * c + 0.3 * (u() - 0.5))
-            printf "%s 1:%.2f 2:%.2f 3:%.2f 4:%.2f 5:%.1f\n", y, 120 + 8 * a, 120 + 8 * b,
-                   120 + 8 * c, 120 + 8 * d, 1000 + 20 * e
-        }
-    }'
-}
-gen 7 500 class >"$TMP/cls"
-gen 8 400 reg >"$TMP/reg"
+gen_unscaled 7 500 class2 >"$TMP/cls"
+gen_unscaled 8 400 reg >"$TMP/reg"
 
 converged() {  # converged OUT ERR: the gap line <= 1e-5, no warning about the cap
     awk '/^gap = / { g = $3 } END { exit !(g != "" && g + 0 <= 1e-5) }' "$1" &&

@@ -38,3 +38,24 @@ man_examples() {  # the shell lines of a man page's EXAMPLES (.nf/.fi blocks), u
     awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { on = 1; next }
          ex && /^\.fi/ { on = 0; next } ex && on' "$1" | sed -e 's/\\-/-/g' -e 's/\\e/\\/g'
 }
+
+# gen_unscaled SEED ROWS class2|class3|reg: unscaled, badly conditioned rows near (120, 120,
+# 120, 120, 1000), labels from small deviations (2 or 3 classes, or a real target); a
+# Park-Miller generator, the same numbers in any awk (unscaled.sh, kwalk.sh)
+gen_unscaled() {
+    awk -v seed="$1" -v n="$2" -v task="$3" '
+    function u() { s = (s * 16807) % 2147483647; return s / 2147483647 }
+    BEGIN {
+        s = seed
+        for (i = 0; i < n; i++) {
+            a = u(); b = u(); c = u(); d = u(); e = u()
+            if (task != "reg") {
+                t = a - b + 0.5 * (c - 0.5) + 0.2 * (u() - 0.5)
+                y = task == "class2" ? (t < 0 ? 1 : -1) : t < -0.2 ? 1 : t < 0.2 ? 2 : 3
+            } else
+                y = sprintf("%.4f", 3 + 2 * (a - b) + 4 * c + 0.3 * (u() - 0.5))
+            printf "%s 1:%.2f 2:%.2f 3:%.2f 4:%.2f 5:%.1f\n", y, 120 + 8 * a, 120 + 8 * b,
+                   120 + 8 * c, 120 + 8 * d, 1000 + 20 * e
+        }
+    }'
+}
