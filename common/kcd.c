@@ -15,6 +15,7 @@
 struct km_kcd {
     int64_t m;
     int T;
+    km_team_policy team;   /* km_kcd_set_team */
     km_kernel k;        /* for the walk's K_WW (km_kernel_block) */
     const km_kdata *X;
     km_kmatrix **K;   /* K[t]: the rows over the columns [lo[t], lo[t + 1]) */
@@ -30,6 +31,11 @@ void km_kcd_free(km_kcd *W)
     free(W->K);
     free(W->lo);
     free(W);
+}
+
+void km_kcd_set_team(km_kcd *W, km_team_policy policy)
+{
+    W->team = policy;
 }
 
 km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, int threads,
@@ -145,11 +151,14 @@ static void barrier_wait(barrier *b, int *local, int n)
  * rates averaged over windows (one window is noisy on a loaded machine). A trial that
  * keeps the size doubles the interval (TEAM_PROBE up to TEAM_PROBE_MAX): a window at the
  * losing size can cost several at the best one (2 workers while another process holds a
- * core: 1/10 to 1/3 of one worker's rate). So one worker tries all of them only when the
- * machine had idle CPU since the last look (/proc/stat: at least a quarter of its CPUs'
- * time), and the first trial comes after TEAM_FIRST windows. Workers outside
+ * core: 1/10 to 1/3 of one worker's rate). So the team starts at one worker, and one worker
+ * tries all of them only when the machine had CPU to spare since the last look (/proc/stat:
+ * idle, or niced work, at least a quarter of its CPUs' time; the first look is at the start,
+ * the first trial after TEAM_FIRST windows and at least 0.1 s of a 2-CPU machine). Workers outside
  * the team sleep on a condition variable (a loaded machine gets its core back). */
+#include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define TEAM_PROBE 16
@@ -170,6 +179,7 @@ typedef struct loop_state {   /* what every working worker keeps the same */
 
 typedef struct team {
     int T;                     /* workers at most */
+    km_team_policy policy;
     int next;                  /* the size worker 0 chose at the last check */
     int best, probing, windows;   /* probing: windows of the trial still to run */
     int interval;                 /* windows at the best size between trials */
@@ -193,26 +203,16 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void team_init(team *tm, int T)
-{
-    memset(tm, 0, sizeof *tm);
-    tm->T = T;
-    tm->next = tm->best = tm->size = T;
-    tm->interval = TEAM_FIRST;
-    tm->t_last = now_s();
-    pthread_mutex_init(&tm->mu, NULL);
-    pthread_cond_init(&tm->cv, NULL);
-}
-
 static void team_destroy(team *tm)
 {
     pthread_mutex_destroy(&tm->mu);
     pthread_cond_destroy(&tm->cv);
 }
 
-/* 1 when the machine's CPUs were idle at least a quarter of their time since the last call
- * that could tell (0 at the first call and when too little time has passed; 1 without
- * /proc/stat). */
+/* 1 when the machine's CPUs were free for us at least a quarter of their time since the
+ * last call that could tell (0 at the first call and when too little time has passed; 1
+ * without /proc/stat). Free: idle, or running niced work (nice > 0) while we are not niced
+ * ourselves, which a second worker would take over. */
 static int machine_idle(team *tm)
 {
     FILE *f = fopen("/proc/stat", "r");
@@ -223,7 +223,9 @@ static int machine_idle(team *tm)
         fclose(f);
     if (got < 5)
         return 1;
-    unsigned long long idle = v[3] + v[4], total = 0;
+    errno = 0;
+    int prio = getpriority(PRIO_PROCESS, 0);
+    unsigned long long idle = v[3] + v[4] + (prio <= 0 && errno == 0 ? v[1] : 0), total = 0;
     for (int i = 0; i < 8; i++)
         total += v[i];
     if (tm->total && total - tm->total < 20)   /* ticks (1/100 s) of all CPUs: too short */
@@ -234,11 +236,28 @@ static int machine_idle(team *tm)
     return yes;
 }
 
+static void team_init(team *tm, int T, km_team_policy policy)
+{
+    memset(tm, 0, sizeof *tm);
+    tm->T = T;
+    tm->policy = policy;
+    tm->next = tm->best = tm->size = policy == KM_TEAM_AUTO ? 1 : T;
+    tm->interval = TEAM_FIRST;
+    tm->t_last = now_s();
+    machine_idle(tm);   /* the first look: the first trial compares with it */
+    pthread_mutex_init(&tm->mu, NULL);
+    pthread_cond_init(&tm->cv, NULL);
+}
+
 /* Worker 0 at a check, the team of size nw having run since the last: sets tm->next. */
 static void team_decide(team *tm, int64_t steps, int nw)
 {
-    if (tm->T == 1)
+    if (tm->T == 1 || tm->policy == KM_TEAM_ALL)
         return;
+    if (tm->policy == KM_TEAM_CHURN) {
+        tm->next = nw == 1 ? tm->T : 1;
+        return;
+    }
     double t = now_s(), dt = t - tm->t_last;
     int64_t ds = steps - tm->steps_last;
     tm->t_last = t;
@@ -906,7 +925,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     if (rc)
         goto out;
     team tm;
-    team_init(&tm, T);
+    team_init(&tm, T, W->team);
     for (int b = 0; b < T; b++) {
         na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b], out_of);
         pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
@@ -922,7 +941,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
         loop_state L = {0, 0, 1, 0, 0, KM_FACE_EVERY * m, KM_FACE_EVERY, 0, INFINITY, 0, 0,
                         0, 0};
         /* (the same in every working worker) */
-        int nw = T;
+        int nw = tm.size;   /* one worker until a trial finds a free core (team_decide) */
         km_error e = {0};
         for (;;) {
             if (w >= nw) {   /* parked: sleep until the team grows again or ends */

@@ -26,6 +26,12 @@ km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, in
                    km_error *err);
 void km_kcd_free(km_kcd *W);
 
+/* How km_kcd_solve sizes its team of workers: KM_TEAM_AUTO (the default) by measurement and
+ * the machine's load; KM_TEAM_ALL every worker throughout; KM_TEAM_CHURN all and one in turn
+ * at every check (tests: the bits do not depend on who works). */
+typedef enum { KM_TEAM_AUTO, KM_TEAM_ALL, KM_TEAM_CHURN } km_team_policy;
+void km_kcd_set_team(km_kcd *W, km_team_policy policy);
+
 /*
  * Minimizes F(c) = sum_i C[i] L(y[i], (Kc)_i) + c'Kc/2 as km_cd_kernel does, from c = 0,
  * by exact coordinate steps c_i = S_i(.) (Table 2.1's resolvent with alpha = 1/k_ii), each

@@ -49,6 +49,8 @@ typedef struct solved {
     int rc;
 } solved;
 
+static km_team_policy team_policy = KM_TEAM_AUTO;   /* how solve's team is sized */
+
 static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, double C,
                     double eps, km_rule rule, km_stop stop, double delta, int shrinking,
                     int threads, size_t cache)
@@ -58,6 +60,8 @@ static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, doubl
     km_error err;
     km_kdata *X = km_kdata_new(P, NULL, l, &err);
     km_kcd *W = X ? km_kcd_new(k, X, cache, threads, &err) : NULL;
+    if (W)
+        km_kcd_set_team(W, team_policy);
     double *Cv = malloc((size_t)l * sizeof *Cv);
     for (int64_t i = 0; i < l; i++)
         Cv[i] = C;
@@ -208,21 +212,29 @@ static void test_shrinking_step_rule_rls(void)
 }
 
 /* One thread or two: the same bits (the team splits the columns of K; the selection and
- * the gap do not depend on the split). */
+ * the gap do not depend on the split), whether the team sizes itself (auto: one worker
+ * on a busy machine), keeps both workers throughout, or changes size at every check. */
 static void test_threads_bit_identical(void)
 {
     km_kernel k = {KM_KERNEL_RBF, 0.5, 0, 3, 0};
     km_problem *P = random_problem(KM_KCD_PAR_MIN + 500, 5, 0.8, 1, 97);
+    static const char *names[] = {"auto", "all", "churn"};
     for (int loss = 0; loss < 2; loss++) {
         solved a = solve(P, &k, loss, 2, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-4, 1, 1, 16 << 20);
-        solved b = solve(P, &k, loss, 2, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-4, 1, 2, 16 << 20);
-        CHECK(a.rc == KM_OK && b.rc == KM_OK &&
-              memcmp(a.c, b.c, (size_t)P->l * sizeof *a.c) == 0 &&
-              memcmp(a.z, b.z, (size_t)P->l * sizeof *a.z) == 0 && a.res.iter == b.res.iter,
-              "%s, %lld rows: -n 1 and -n 2 give the same bits (gap %.3g)",
-              km_loss_name(loss), (long long)P->l, a.res.gap);
+        for (km_team_policy t = KM_TEAM_AUTO; t <= KM_TEAM_CHURN; t++) {
+            team_policy = t;
+            solved b = solve(P, &k, loss, 2, 0, KM_RULE_GREEDY, KM_STOP_GAP, 1e-4, 1, 2,
+                             16 << 20);
+            team_policy = KM_TEAM_AUTO;
+            CHECK(a.rc == KM_OK && b.rc == KM_OK &&
+                  memcmp(a.c, b.c, (size_t)P->l * sizeof *a.c) == 0 &&
+                  memcmp(a.z, b.z, (size_t)P->l * sizeof *a.z) == 0 &&
+                  a.res.iter == b.res.iter,
+                  "%s, %lld rows: -n 1 and -n 2 (team %s) give the same bits (gap %.3g)",
+                  km_loss_name(loss), (long long)P->l, names[t], a.res.gap);
+            release(&b);
+        }
         release(&a);
-        release(&b);
     }
     km_problem_free(P);
 }
