@@ -127,10 +127,12 @@ int km_expansion_cols(const km_expansion *e, int32_t n, int nw, const km_problem
         memset(dec, 0, (size_t)(count * nw) * sizeof *dec);
         return KM_OK;
     }
-    /* a block of kernel values of at most 16 MB, no more rows than asked for: glibc keeps
-     * such a buffer in its heap from call to call (a larger one is mapped and faulted in
-     * afresh at every call: predict's 1,024-row batches spent 40% of their time so) */
-    int64_t bs = (int64_t)((16 << 20) / 8) / nsv;
+    /* a block of kernel values of at most 2 MB, no more rows than asked for: the kernel
+     * products, exp and the product with sv_coef then run in the core's cache (a9a.t and
+     * ijcnn1.t: a third less CPU than 16 MB blocks), and glibc keeps the buffer in its heap
+     * from call to call (a 64 MB one was mapped and faulted in afresh at every 1,024-row
+     * batch: 40% of predict's time) */
+    int64_t bs = (int64_t)((2 << 20) / 8) / nsv;
     bs = bs < 1 ? 1 : bs > 1024 ? 1024 : bs;
     bs = bs < count ? bs : count;
     km_problem B = {0};
