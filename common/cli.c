@@ -41,14 +41,20 @@ void km_cli_init(const char *prog)
     }
 }
 
+/* "PROG: KIND message" and a line end on stderr. */
+static void say(const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: %s", prog_name, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void km_cli_die(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", prog_name);
-    vfprintf(stderr, fmt, ap);
+    say("", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     if (status == 1)
         fprintf(stderr, "Try '%s -h' for help.\n", prog_name);
     exit(status);
@@ -58,10 +64,8 @@ void km_cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: warning: ", prog_name);
-    vfprintf(stderr, fmt, ap);
+    say("warning: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 double km_cli_number(const char *opt, const char *s)

@@ -194,45 +194,45 @@ static void sim_wait(sim_shared *S)
     pthread_barrier_wait(&S->bar);
 }
 
-/* t = op(t, x) elementwise, for doubles and for int64s. */
-static void combine_d(void *t_, const void *x_, int64_t n, km_dist_op op)
+/* t = op(t, x) for one element: the sum and the max, for doubles and for int64s. */
+typedef void elem_op(void *t, const void *x);
+
+static void sum_d(void *t, const void *x)
 {
-    double *t = t_;
-    const double *x = x_;
-    if (op == KM_DIST_SUM)
-        for (int64_t i = 0; i < n; i++)
-            t[i] += x[i];
-    else
-        for (int64_t i = 0; i < n; i++)
-            t[i] = x[i] > t[i] ? x[i] : t[i];
+    *(double *)t += *(const double *)x;
 }
 
-static void combine_i(void *t_, const void *x_, int64_t n, km_dist_op op)
+static void max_d(void *t, const void *x)
 {
-    int64_t *t = t_;
-    const int64_t *x = x_;
-    if (op == KM_DIST_SUM)
-        for (int64_t i = 0; i < n; i++)
-            t[i] += x[i];
-    else
-        for (int64_t i = 0; i < n; i++)
-            t[i] = x[i] > t[i] ? x[i] : t[i];
+    if (*(const double *)x > *(double *)t)
+        *(double *)t = *(const double *)x;
 }
 
-/* Reduces the R vectors of n elements of size bytes in rank order 0, 1, ..., R-1 (the same
- * bits on every rank). */
-static int sim_reduce(void *impl, void *buf, int64_t n, size_t size, km_dist_op op,
-                      void (*combine)(void *, const void *, int64_t, km_dist_op))
+static void sum_i(void *t, const void *x)
+{
+    *(int64_t *)t += *(const int64_t *)x;
+}
+
+static void max_i(void *t, const void *x)
+{
+    if (*(const int64_t *)x > *(int64_t *)t)
+        *(int64_t *)t = *(const int64_t *)x;
+}
+
+/* Reduces the R vectors of n elements of size bytes by f in rank order 0, 1, ..., R-1 (the
+ * same bits on every rank). */
+static int sim_reduce(void *impl, void *buf, int64_t n, size_t size, elem_op *f)
 {
     sim_rank *me = impl;
     sim_shared *S = me->S;
     S->send[me->rank] = buf;
     sim_wait(S);
-    void *t = malloc((size_t)(n > 0 ? n : 1) * size);
+    char *t = malloc((size_t)(n > 0 ? n : 1) * size);
     if (t) {
         memcpy(t, S->send[0], (size_t)n * size);
         for (int r = 1; r < S->R; r++)
-            combine(t, S->send[r], n, op);
+            for (int64_t i = 0; i < n; i++)
+                f(t + (size_t)i * size, (const char *)S->send[r] + (size_t)i * size);
     }
     sim_wait(S);
     if (t)
@@ -243,12 +243,12 @@ static int sim_reduce(void *impl, void *buf, int64_t n, size_t size, km_dist_op 
 
 static int sim_reduce_d(void *impl, double *buf, int64_t n, km_dist_op op)
 {
-    return sim_reduce(impl, buf, n, sizeof *buf, op, combine_d);
+    return sim_reduce(impl, buf, n, sizeof *buf, op == KM_DIST_SUM ? sum_d : max_d);
 }
 
 static int sim_reduce_i(void *impl, int64_t *buf, int64_t n, km_dist_op op)
 {
-    return sim_reduce(impl, buf, n, sizeof *buf, op, combine_i);
+    return sim_reduce(impl, buf, n, sizeof *buf, op == KM_DIST_SUM ? sum_i : max_i);
 }
 
 static int sim_exscan(void *impl, int64_t *value)

@@ -10,19 +10,6 @@ uint64_t km_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-int64_t km_imap_get(const km_imap *m, int64_t key)
-{
-    if (!m->size)
-        return -1;
-    uint64_t mask = (uint64_t)(m->size - 1);
-    for (uint64_t i = km_mix64((uint64_t)key) & mask;; i = (i + 1) & mask) {
-        if (!m->val[i])
-            return -1;
-        if (m->key[i] == key)
-            return m->val[i] - 1;
-    }
-}
-
 /* The slot of key, or -1. */
 static int64_t slot_of(const km_imap *m, int64_t key)
 {
@@ -35,6 +22,12 @@ static int64_t slot_of(const km_imap *m, int64_t key)
         if (m->key[i] == key)
             return (int64_t)i;
     }
+}
+
+int64_t km_imap_get(const km_imap *m, int64_t key)
+{
+    int64_t at = slot_of(m, key);
+    return at < 0 ? -1 : m->val[at] - 1;
 }
 
 void km_imap_del(km_imap *m, int64_t key)

@@ -415,24 +415,12 @@ void km_mtlp_close(km_mtlp_conn *c)
     }
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
+/* All n bytes at p sent (out) or received on the socket fd, retried on EINTR and short
+ * counts; 0, or -1 (an error, errno, or the peer gone). */
+static int transfer_all(int fd, unsigned char *p, size_t n, int out)
 {
     while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int read_all(int fd, unsigned char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = recv(fd, p, n, 0);
+        ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -448,7 +436,7 @@ int km_mtlp_write(km_mtlp_conn *c, const km_buf *req, km_error *err)
     c->retryable = 0;
     if (req->failed)
         return km_error_nomem(err, "request");
-    if (write_all(c->fd, req->p, req->len) && (c->retryable = 1))
+    if (transfer_all(c->fd, req->p, req->len, 1) && (c->retryable = 1))
         return km_error_set(err, KM_EINPUT, "server: send failed: %s",
                             errno ? strerror(errno) : "connection closed");
     return KM_OK;
@@ -460,7 +448,7 @@ int km_mtlp_read(km_mtlp_conn *c, int (*reply)(void *ctx, unsigned type, km_rd *
 {
     unsigned char h[KM_MTLP_HEADER];
     c->retryable = 0;
-    if (read_all(c->fd, h, sizeof h) && (c->retryable = 1))
+    if (transfer_all(c->fd, h, sizeof h, 0) && (c->retryable = 1))
         return km_error_set(err, KM_EINPUT, "server closed the connection");
     uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
                    (uint32_t)h[3] << 24;
@@ -484,7 +472,7 @@ int km_mtlp_read(km_mtlp_conn *c, int (*reply)(void *ctx, unsigned type, km_rd *
             cap = nc;
         }
         size_t k = cap - have < want - have ? cap - have : want - have;
-        if (read_all(c->fd, body + have, k)) {
+        if (transfer_all(c->fd, body + have, k, 0)) {
             free(body);
             c->retryable = 1;
             return km_error_set(err, KM_EINPUT, "server closed the connection");

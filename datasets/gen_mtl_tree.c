@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-#define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
+#define NEXT() km_cli_value(argc, argv, &i)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage();
             return 0;

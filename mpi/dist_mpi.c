@@ -53,29 +53,30 @@ static int sum_in_rank_order(double *buf, int64_t n, int R, int rank)
     return st;
 }
 
+/* buf = op over ranks of buf, by MPI's own reduction (any grouping of the operands). */
+static int allreduce(void *buf, int64_t n, MPI_Datatype type, km_dist_op op)
+{
+    if (!fits(n))
+        return KM_EINTERNAL;
+    return MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, type, op == KM_DIST_SUM ? MPI_SUM : MPI_MAX,
+                         MPI_COMM_WORLD) == MPI_SUCCESS ? KM_OK : KM_EINTERNAL;
+}
+
 static int mpi_reduce_d(void *impl, double *buf, int64_t n, km_dist_op op)
 {
     (void)impl;
     int R, rank;
     MPI_Comm_size(MPI_COMM_WORLD, &R);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (!fits(n))
-        return KM_EINTERNAL;
-    if (op == KM_DIST_SUM && R > 2)   /* MAX and a + b = b + a: any order is exact */
+    if (op == KM_DIST_SUM && R > 2 && fits(n))   /* MAX and a + b = b + a: any order is exact */
         return sum_in_rank_order(buf, n, R, rank);
-    return MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE,
-                         op == KM_DIST_SUM ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS
-           ? KM_OK : KM_EINTERNAL;
+    return allreduce(buf, n, MPI_DOUBLE, op);
 }
 
 static int mpi_reduce_i(void *impl, int64_t *buf, int64_t n, km_dist_op op)
 {
     (void)impl;
-    if (!fits(n))
-        return KM_EINTERNAL;
-    return MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_INT64_T,
-                         op == KM_DIST_SUM ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS
-           ? KM_OK : KM_EINTERNAL;
+    return allreduce(buf, n, MPI_INT64_T, op);
 }
 
 static int mpi_exscan(void *impl, int64_t *value)

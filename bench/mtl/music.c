@@ -334,7 +334,7 @@ int main(int argc, char **argv)
     double lmin = 1e-7, lmax = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-#define NEXT() (i + 1 < argc ? argv[++i] : (km_cli_die(1, "option %s needs a value", a), ""))
+#define NEXT() km_cli_value(argc, argv, &i)
         if (!strcmp(a, "-h")) {
             fputs(usage, stdout);
             return 0;

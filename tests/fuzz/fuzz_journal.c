@@ -30,21 +30,6 @@ static unsigned char *head;   /* a journal with no records, as the server writes
 static size_t headlen;
 static km_buf hdr;            /* the server's header bytes (km_journal_open's hdr) */
 
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    FZ_CHECK(f, "%s: cannot open", path);
-    size_t cap = 4096, len = 0, k;
-    unsigned char *s = malloc(cap);
-    while (s && (k = fread(s + len, 1, cap - len, f)) > 0)
-        if ((len += k) == cap)
-            s = realloc(s, cap *= 2);
-    FZ_CHECK(s, "out of memory");
-    fclose(f);
-    *n = len;
-    return s;
-}
-
 static int run_server(const char *journal, km_error *err)
 {
     volatile sig_atomic_t stop = 1;
@@ -73,7 +58,7 @@ static void init(void)
     fz_path(path, "head");
     unlink(path);
     FZ_CHECK(run_server(path, &err) == KM_OK, "a new journal: %s", err.msg);
-    head = slurp(path, &headlen);
+    head = fz_slurp(path, &headlen);
     km_mtl_param p = km_mtl_param_default();
     km_mtlp_put_param(&hdr, &p, NFEAT);
     atexit(drop_head);
@@ -122,7 +107,7 @@ static unsigned char *build(const char *path, const uint8_t *data, size_t size, 
     }
     FZ_CHECK(km_journal_commit(j, 0, &err) == KM_OK, "commit: %s", err.msg);
     km_journal_close(j);
-    return slurp(path, flen);
+    return fz_slurp(path, flen);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -161,12 +146,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(!j || how == 0 || how == KM_JOURNAL_CONVERTED, "how %u of an existing file", how);
     if (how == KM_JOURNAL_CONVERTED) {   /* the original is kept whole */
         size_t vlen;
-        unsigned char *orig = slurp(v1, &vlen);
+        unsigned char *orig = fz_slurp(v1, &vlen);
         FZ_CHECK(vlen == flen && !memcmp(orig, file, flen), "PATH.v1 is not the original");
         free(orig);
     }
     size_t after;
-    unsigned char *now = slurp(path, &after);
+    unsigned char *now = fz_slurp(path, &after);
     if (rc) {
         km_journal_close(j);
         FZ_CHECK(how == KM_JOURNAL_CONVERTED || (after == flen && !memcmp(now, file, flen)),

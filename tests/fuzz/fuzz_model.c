@@ -28,23 +28,6 @@ static void drop_rows(void)
     km_problem_free(rows);
 }
 
-/* The whole of a file (caller frees), its length in *n. */
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    FZ_CHECK(f, "%s: cannot open", path);
-    size_t cap = 4096, len = 0;
-    char *s = malloc(cap);
-    size_t k;
-    while (s && (k = fread(s + len, 1, cap - len, f)) > 0)
-        if ((len += k) == cap)
-            s = realloc(s, cap *= 2);
-    FZ_CHECK(s, "out of memory");
-    fclose(f);
-    *n = len;
-    return s;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!rows) {
@@ -97,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rc = km_model_write_liblinear(m3, out2, &err);
             FZ_CHECK(rc == KM_OK, "write as LIBLINEAR again: %s", err.msg);
             size_t n1, n2;
-            char *t1 = slurp(out1, &n1), *t2 = slurp(out2, &n2);
+            char *t1 = fz_slurp(out1, &n1), *t2 = fz_slurp(out2, &n2);
             FZ_CHECK(n1 == n2 && !memcmp(t1, t2, n1), "LIBLINEAR text changes on a round trip");
             free(t1);
             free(t2);
@@ -114,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = km_model_write(m2, out2, &err);
     FZ_CHECK(rc == KM_OK, "write: %s", err.msg);
     size_t n1, n2;
-    char *t1 = slurp(out1, &n1), *t2 = slurp(out2, &n2);
+    char *t1 = fz_slurp(out1, &n1), *t2 = fz_slurp(out2, &n2);
     FZ_CHECK(n1 == n2 && !memcmp(t1, t2, n1), "model text changes on a round trip");
     free(t1);
     free(t2);

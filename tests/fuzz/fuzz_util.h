@@ -100,4 +100,20 @@ static inline char *fz_str(const uint8_t *data, size_t size)
         }                                                                                    \
     } while (0)
 
+/* The whole of a file (caller frees), its length in *n. */
+static inline void *fz_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    FZ_CHECK(f, "%s: cannot open", path);
+    size_t cap = 4096, len = 0, k;
+    unsigned char *s = malloc(cap);
+    while (s && (k = fread(s + len, 1, cap - len, f)) > 0)
+        if ((len += k) == cap)
+            s = realloc(s, cap *= 2);
+    FZ_CHECK(s, "out of memory");
+    fclose(f);
+    *n = len;
+    return s;
+}
+
 #endif

@@ -29,6 +29,7 @@
 #include "mtl.h"
 #include "mtlproto.h"
 #include "rng.h"
+#include "server.h"
 #include "test.h"
 #include "testutil.h"
 
@@ -632,18 +633,9 @@ static void state_snapshots(void)
 static pid_t spid = -1;
 static int port;
 
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
 static void cleanup(void)
 {
-    if (spid > 0) {
-        kill(spid, SIGKILL);
-        waitpid(spid, NULL, 0);
-    }
+    server_kill(&spid);
     if (getenv("KMTK_KEEP_TMP")) {   /* for a look at the servers' logs */
         fprintf(stderr, "kept %s\n", dir);
         return;
@@ -666,49 +658,15 @@ static int start(const char *jname, const char *extra, const char *log, int wait
     snprintf(cmd, sizeof cmd, "exec '%s' --port 0 --port-file '%s' --secrets '%s/secrets' "
              "--journal '%s/%s' " SERVER_PARAMS " %s 2>'%s/%s'", server_bin, pf, dir, dir,
              jname, extra, dir, log);
-    spid = fork();
-    if (spid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    if (!wait)
-        return 0;
-    for (int k = 0; k < 3000; k++) {   /* up to 60 s (a sanitizer build replays slowly) */
-        FILE *f = fopen(pf, "r");
-        if (f) {
-            int ok = fscanf(f, "%d", &port) == 1;
-            fclose(f);
-            if (ok)
-                return 0;
-        }
-        int st;
-        if (waitpid(spid, &st, WNOHANG) == spid) {
-            spid = -1;
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-        }
-        sleep_ms(20);
-    }
-    return -1;
+    server_spawn(cmd, &spid);
+    /* up to 60 s (a sanitizer build replays slowly) */
+    return wait ? server_wait_port(pf, &spid, &port, 3000) : 0;
 }
 
 /* Sends sig and waits (up to 60 s, then SIGKILL: -1); the exit status. */
 static int stop(int sig)
 {
-    if (spid < 0)
-        return -2;
-    kill(spid, sig);
-    for (int k = 0; k < 3000; k++) {
-        int st;
-        if (waitpid(spid, &st, WNOHANG) == spid) {
-            spid = -1;
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        sleep_ms(20);
-    }
-    kill(spid, SIGKILL);
-    waitpid(spid, NULL, 0);
-    spid = -1;
-    return -1;
+    return server_stop(&spid, sig, 3000);
 }
 
 static int log_has(const char *log, const char *what)

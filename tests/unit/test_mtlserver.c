@@ -24,6 +24,7 @@
 #include "mtl.h"
 #include "mtlproto.h"
 #include "rng.h"
+#include "server.h"
 #include "test.h"
 #include "testutil.h"
 
@@ -31,28 +32,13 @@ static char server_bin[4096], dir[256];
 static pid_t server_pid = -1;
 static int port;
 
-static void kill_server(void)
-{
-    if (server_pid > 0) {
-        kill(server_pid, SIGKILL);
-        waitpid(server_pid, NULL, 0);
-        server_pid = -1;
-    }
-}
-
 static void cleanup(void)
 {
-    kill_server();
+    server_kill(&server_pid);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (dir[0] && system(cmd) != 0)
         fprintf(stderr, "cannot remove %s\n", dir);
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
 }
 
 /* Starts mtl-server with the common options plus extra; returns 0 once it listens. */
@@ -66,45 +52,24 @@ static int start_server(const char *extra)
              "--lambda 0.5 --features 5 --auth-delay 0 --max-auth-failures 1000000 "
              "--max-message 100000 %s 2>>'%s/server.log'", server_bin, pf, dir, dir, extra,
              dir);
-    server_pid = fork();
-    if (server_pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    for (int k = 0; k < 500; k++) {   /* up to 10 s */
-        FILE *f = fopen(pf, "r");
-        if (f) {
-            int ok = fscanf(f, "%d", &port) == 1;
-            fclose(f);
-            if (ok)
-                return 0;
-        }
-        int st;
-        if (waitpid(server_pid, &st, WNOHANG) == server_pid) {
-            server_pid = -1;
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-        }
-        sleep_ms(20);
-    }
-    return -1;
+    server_spawn(cmd, &server_pid);
+    return server_wait_port(pf, &server_pid, &port, 500);   /* up to 10 s */
 }
 
 /* SIGTERM; the exit status (or -1 if it had to be killed after 10 s). */
 static int stop_server(void)
 {
-    if (server_pid < 0)
-        return -2;
-    kill(server_pid, SIGTERM);
-    for (int k = 0; k < 500; k++) {
-        int st;
-        if (waitpid(server_pid, &st, WNOHANG) == server_pid) {
-            server_pid = -1;
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        sleep_ms(20);
-    }
-    kill_server();
-    return -1;
+    return server_stop(&server_pid, SIGTERM, 500);
+}
+
+/* 127.0.0.1 at port p. */
+static struct sockaddr_in local_addr(int p)
+{
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)p);
+    sa.sin_addr.s_addr = htonl(0x7f000001);
+    return sa;
 }
 
 static km_mtlp_conn *conn(void)
@@ -133,6 +98,18 @@ static double pool[NPOOL][D];
 static triple data[L];
 static const char *secret[M] = {"alpha0-secret-000", "b-1-secret-one-1", "c.2.secret.two.2",
                                 "d_3_secret_three", "e4e4e4e4e4e4e4e4e4"};
+
+/* count GET requests of task 1 (every version from 0) appended to b. */
+static void put_gets(km_buf *b, int count)
+{
+    for (int k = 0; k < count; k++) {
+        size_t fr = km_buf_begin(b, KM_MTLP_GET);
+        km_mtlp_put_auth(b, 1, secret[1]);
+        km_buf_u64(b, UINT64_MAX);
+        km_buf_u64(b, 0);
+        km_buf_end(b, fr);
+    }
+}
 
 static void make_data(uint64_t seed)
 {
@@ -504,9 +481,7 @@ static void kill9(const km_mtl_param *p)
                 inflight--;
             }
         }
-        kill(server_pid, SIGKILL);
-        waitpid(server_pid, NULL, 0);
-        server_pid = -1;
+        server_kill(&server_pid);
         km_mtlp_close(c);
         if (start_server(""))
             break;
@@ -622,21 +597,12 @@ static void privacy_and_bad_input(void)
     /* a client stalled in the middle of a frame, and one that asks for 200 disclosures
      * without reading them, do not hold up a third */
     int stall = socket(AF_INET, SOCK_STREAM, 0), flood = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa0 = {0};
-    sa0.sin_family = AF_INET;
-    sa0.sin_port = htons((uint16_t)port);
-    sa0.sin_addr.s_addr = htonl(0x7f000001);
+    struct sockaddr_in sa0 = local_addr(port);
     int up = connect(stall, (struct sockaddr *)&sa0, sizeof sa0) == 0 &&
              connect(flood, (struct sockaddr *)&sa0, sizeof sa0) == 0 &&
              send(stall, "\x20\x00\x00", 3, MSG_NOSIGNAL) == 3;
     b.len = 0;
-    for (int k = 0; k < 200; k++) {
-        size_t fr = km_buf_begin(&b, KM_MTLP_GET);
-        km_mtlp_put_auth(&b, 1, secret[1]);
-        km_buf_u64(&b, UINT64_MAX);
-        km_buf_u64(&b, 0);
-        km_buf_end(&b, fr);
-    }
+    put_gets(&b, 200);
     struct timeval tv0 = {2, 0};
     setsockopt(flood, SOL_SOCKET, SO_SNDTIMEO, &tv0, sizeof tv0);
     up = up && send(flood, b.p, b.len, MSG_NOSIGNAL) > 0;
@@ -653,10 +619,7 @@ static void privacy_and_bad_input(void)
     int sent = 0;
     for (int round = 0; round < 200; round++) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in sa = {0};
-        sa.sin_family = AF_INET;
-        sa.sin_port = htons((uint16_t)port);
-        sa.sin_addr.s_addr = htonl(0x7f000001);
+        struct sockaddr_in sa = local_addr(port);
         if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
             close(fd);
             break;
@@ -717,36 +680,14 @@ static int start_plain(const char *opts)
     unlink(pf);
     snprintf(cmd, sizeof cmd, "exec '%s' -q --port 0 --port-file '%s' --secrets '%s/secrets' %s "
              "2>>'%s/server.log'", server_bin, pf, dir, opts, dir);
-    server_pid = fork();
-    if (server_pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    for (int k = 0; k < 500; k++) {
-        FILE *f = fopen(pf, "r");
-        if (f) {
-            int ok = fscanf(f, "%d", &port) == 1;
-            fclose(f);
-            if (ok)
-                return 0;
-        }
-        int st;
-        if (waitpid(server_pid, &st, WNOHANG) == server_pid) {
-            server_pid = -1;
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-        }
-        sleep_ms(20);
-    }
-    return -1;
+    server_spawn(cmd, &server_pid);
+    return server_wait_port(pf, &server_pid, &port, 500);
 }
 
 static int raw_connect(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr.s_addr = htonl(0x7f000001);
+    struct sockaddr_in sa = local_addr(port);
     struct timeval tv = {20, 0};   /* a safety net only: no test depends on it */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
@@ -998,20 +939,11 @@ static void hostile_connections(void)
     setsockopt(fl, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);   /* the replies back up */
     struct timeval tv20 = {20, 0};
     setsockopt(fl, SOL_SOCKET, SO_RCVTIMEO, &tv20, sizeof tv20);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr.s_addr = htonl(0x7f000001);
+    struct sockaddr_in sa = local_addr(port);
     if (connect(fl, (struct sockaddr *)&sa, sizeof sa) != 0)
         printf("# connect failed\n");
     km_buf b = {0};
-    for (int k = 0; k < 200; k++) {
-        size_t fr = km_buf_begin(&b, KM_MTLP_GET);
-        km_mtlp_put_auth(&b, 1, secret[1]);
-        km_buf_u64(&b, UINT64_MAX);
-        km_buf_u64(&b, 0);
-        km_buf_end(&b, fr);
-    }
+    put_gets(&b, 200);
     int ok = send(fl, b.p, b.len, MSG_NOSIGNAL) == (ssize_t)b.len;
     km_buf_free(&b);
     sleep_ms(1500);   /* not reading, for 5 times --io-timeout */
@@ -1113,9 +1045,7 @@ static void hostile_server(void)
           "a feature index 2^31 - 1: refused before any allocation");
     /* a fake server answers GET with the first of those (the row's nnz beyond the bytes) */
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(0x7f000001);
+    struct sockaddr_in sa = local_addr(0);
     socklen_t sl = sizeof sa;
     int up = bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 4) == 0 &&
              getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0;

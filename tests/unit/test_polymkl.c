@@ -36,6 +36,101 @@ static km_polymkl *new_solver(int64_t n, int r, int D, uint64_t seed, const doub
     return km_polymkl_new(n, r, X, NULL, y, D, rho2, lam, err);
 }
 
+/* The rows of X (n x r column-major) and labels y as a problem: row i has the r features
+ * a x_ij + shift j. */
+static int problem_of(int64_t n, int r, const double *X, double a, int shift, const double *y,
+                      km_problem **P, km_error *err)
+{
+    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
+    int32_t *ix = malloc((size_t)(n * r) * sizeof *ix);
+    double *v = malloc((size_t)(n * r) * sizeof *v);
+    int rc = rp && ix && v ? KM_OK : km_error_nomem(err, "test rows");
+    for (int64_t i = 0; rc == KM_OK && i <= n; i++)
+        rp[i] = i * r;
+    for (int64_t i = 0; rc == KM_OK && i < n; i++)
+        for (int j = 0; j < r; j++) {
+            ix[i * r + j] = j;
+            v[i * r + j] = shift ? a * X[j * n + i] + j : a * X[j * n + i];
+        }
+    if (rc == KM_OK)
+        rc = km_problem_from_csr(n, r, rp, ix, v, y, NULL, P, err);
+    free(rp);
+    free(ix);
+    free(v);
+    return rc;
+}
+
+/* The position of the tuple (d, idx) in S's order: the sum_{e<d} r^e tuples of lower degree,
+ * then idx as a number in base r. */
+static int64_t tuple_pos(int r, int d, const int32_t *idx)
+{
+    int64_t t = 0, p = 1, w = 0;
+    for (int e = 0; e < d; e++) {
+        t += p;
+        p *= r;
+    }
+    for (int e = 0; e < d; e++)
+        w = w * r + idx[e];
+    return t + w;
+}
+
+/* Every tuple of S in order: tuple t of degree dd[t], its indices at ii + t D. */
+static void all_tuples(km_polymkl *S, int D, int64_t m, int *dd, int32_t *ii)
+{
+    for (int64_t t = 0; t < m; t++)
+        km_polymkl_tuple(S, t, &dd[t], ii + t * D);
+}
+
+/* The mean over seeds 1, 2, 3 of J(theta_T) - J* for Algorithm 2 (unit step, the literal
+ * rule 2) with the sampler; *bad set if a run fails or ends below J* (1 - 1e-12). */
+static double mean_excess(km_polymkl *S, int64_t T, int sampler, double Jstar, int *bad)
+{
+    double e = 0;
+    *bad = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        km_polymkl_param par = {.iters = T, .step = 1, .literal_step = 2, .sampler = sampler,
+                                .seed = seed};
+        km_polymkl_info info;
+        km_error err;
+        int rc = km_polymkl_run(S, &par, &info, &err);
+        e += (info.J - Jstar) / 3;
+        if (rc || info.J < Jstar * (1 - 1e-12))
+            *bad = 1;
+    }
+    return e;
+}
+
+/* max_i |dec_i - (y_i - y_scale lambda c_i)| over the n training rows P of the polymkl model
+ * M (the c-step's equation), dec its decision values. */
+static double cstep_dev(km_model *M, const km_problem *P, int64_t n, const double *y,
+                        double *dec, km_error *err)
+{
+    km_model_decision_rows(M, P, NULL, n, dec, 1, err);
+    const km_polymkl_body *b = M->body;
+    double dev = 0;
+    for (int64_t i = 0; i < n; i++)
+        dev = fmax(dev, fabs(dec[i] - (y[i] - b->y_scale * b->lambda * b->c[i])));
+    return dev;
+}
+
+/* sv = the decision values of M on the n rows of Q in the support vector form; returns
+ * max_i |sv_i - poly_i| against the polynomial form's poly, *range = max_i |poly_i|. */
+static double sv_form_dev(km_model *M, const km_problem *Q, int64_t n, const double *poly,
+                          double *sv, double *range, km_error *err)
+{
+    km_polymkl_body *b = M->body;
+    b->use_sv = 1;
+    km_model_decision_rows(M, Q, NULL, n, sv, 1, err);
+    b->use_sv = 0;
+    double dev = 0;
+    *range = 0;
+    for (int64_t i = 0; i < n; i++) {
+        dev = fmax(dev, fabs(sv[i] - poly[i]));
+        *range = fmax(*range, fabs(poly[i]));
+    }
+    return dev;
+}
+
 /* Dense base kernels: K_j = exp(-|x_ij - x_kj|^2 / 2) per column j (Gaussian on one
  * feature). */
 static double **dense_kernels(int64_t n, int r, const double *X)
@@ -113,15 +208,7 @@ static void test_sampler(int dense, int64_t n)
         int d;
         int32_t idx[8];
         km_polymkl_sample(S, &g, &d, idx, &err);
-        int64_t t = 0, p = 1;
-        for (int e = 0; e < d; e++) {
-            t += p;
-            p *= r;
-        }
-        int64_t w = 0;
-        for (int e = 0; e < d; e++)
-            w = w * r + idx[e];
-        cnt[t + w]++;
+        cnt[tuple_pos(r, d, idx)]++;
     }
     /* chi-square over the cells with expected count >= 5 (the rest pooled) */
     double chi = 0, pool_o = 0, pool_e = 0;
@@ -170,10 +257,9 @@ static void test_gradient(void)
     int32_t *ii = calloc((size_t)m * D, sizeof *ii);
     km_rng g;
     km_rng_seed(&g, 5);
-    for (int64_t t = 0; t < m; t++) {
+    all_tuples(S, D, m, dd, ii);
+    for (int64_t t = 0; t < m; t++)
         theta[t] = 0.05 + 0.1 * km_rng_uniform(&g);
-        km_polymkl_tuple(S, t, &dd[t], ii + t * D);
-    }
     km_polymkl_set_theta(S, m, dd, ii, theta, &err);
     km_polymkl_beta(S, beta, &err);
     double worst = 0, worst_paper = 0;
@@ -262,15 +348,7 @@ static void test_solvers(void)
         int d;
         int32_t idx[8];
         double th = km_polymkl_theta_at(S, t, &d, idx);
-        int64_t at = 0, p = 1;
-        for (int e = 0; e < d; e++) {
-            at += p;
-            p *= r;
-        }
-        int64_t w = 0;
-        for (int e = 0; e < d; e++)
-            w = w * r + idx[e];
-        worst = fmax(worst, fabs(th - beta[at + w] / nb));
+        worst = fmax(worst, fabs(th - beta[tuple_pos(r, d, idx)] / nb));
     }
     CHECK(worst <= 1e-4, "Kloft: theta = |g| / ||g||_2 (max deviation %.2g)", worst);
     free(beta);
@@ -291,15 +369,10 @@ static void test_rate(void)
     km_polymkl_run(S, &kp, &info, &err);
     double Jstar = info.J, e[2][2] = {{0, 0}, {0, 0}};
     int64_t Ts[2] = {300, 3000};
+    int bad;
     for (int smp = 0; smp < 2; smp++)
         for (int a = 0; a < 2; a++)
-            for (uint64_t seed = 1; seed <= 3; seed++) {
-                km_polymkl_param par = {.iters = Ts[a], .step = 1, .literal_step = 2,
-                                        .sampler = smp ? KM_POLY_UNIFORM : KM_POLY_ALG3,
-                                        .seed = seed};
-                km_polymkl_run(S, &par, &info, &err);
-                e[smp][a] += (info.J - Jstar) / 3;
-            }
+            e[smp][a] = mean_excess(S, Ts[a], smp ? KM_POLY_UNIFORM : KM_POLY_ALG3, Jstar, &bad);
     CHECK(e[0][1] <= 0.5 * e[0][0] && e[0][1] > 0, "Algorithm 3: J(theta_T) - J* = %.4g at T = "
           "300, %.4g at T = 3000 (ratio %.3f; 1/sqrt(10) = 0.316), mean of 3 seeds", e[0][0],
           e[0][1], e[0][1] / e[0][0]);
@@ -329,8 +402,7 @@ static void test_average(void)
             int d;
             int32_t idx[8];
             double th = km_polymkl_theta_at(S, t, &d, idx);
-            int64_t at = d == 0 ? 0 : d == 1 ? 1 + idx[0] : 1 + r + idx[0] * r + idx[1];
-            to[at] += th;
+            to[tuple_pos(r, d, idx)] += th;
         }
     }
     double worst = 0;
@@ -456,46 +528,27 @@ static void test_monomial(void)
           "error %.2g)", spread, worst);
     double gapJ[2];
     for (int k = 0; k < 2; k++) {
-        gapJ[k] = 0;
-        for (uint64_t seed = 1; seed <= 3; seed++) {
-            km_polymkl_param ps = {.iters = k ? 3000 : 300, .step = 1, .literal_step = 2,
-                                   .seed = seed};
-            rc = km_polymkl_run(S, &ps, &info, &err);
-            gapJ[k] += (info.J - Jstar) / 3;
-            if (rc || info.J < Jstar * (1 - 1e-12))
-                gapJ[k] = NAN;
-        }
+        int bad;
+        gapJ[k] = mean_excess(S, k ? 3000 : 300, KM_POLY_ALG3, Jstar, &bad);
+        if (bad)
+            gapJ[k] = NAN;
     }
     CHECK(gapJ[0] >= 0 && gapJ[1] >= 0 && gapJ[1] < gapJ[0], "--rho-monomial: Algorithm 2's J - "
           "J* (mean of 3 seeds) %.3g at T = 300, %.3g at T = 3000", gapJ[0], gapJ[1]);
     km_polymkl_free(S);
     /* through the method table */
-    int64_t rp[31];
-    int32_t ix[90];
-    double v[90];
-    for (int64_t i = 0; i <= n; i++)
-        rp[i] = i * r;
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < r; j++) {
-            ix[i * r + j] = j;
-            v[i * r + j] = X[j * n + i];
-        }
     km_problem *P = NULL;
     km_model *M = NULL;
     km_params *pp = km_params_new();
-    rc = km_problem_from_csr(n, r, rp, ix, v, y, NULL, &P, &err) ||
-         km_params_set(pp, "lambda", "0.1", &err) || km_params_set(pp, "iters", "100", &err) ||
+    rc = problem_of(n, r, X, 1, 0, y, &P, &err) || km_params_set(pp, "lambda", "0.1", &err) ||
+         km_params_set(pp, "iters", "100", &err) ||
          km_params_set(pp, "rho_monomial", "", &err) ||
          km_method_train(km_method_find("polymkl"), P, pp, &M, NULL, &err);
     double dev = NAN;
     if (rc == KM_OK) {
         double dec[30];
-        const km_polymkl_body *b = M->body;
-        km_model_decision_rows(M, P, NULL, n, dec, 1, &err);
-        dev = 0;
-        for (int64_t i = 0; i < n; i++)
-            dev = fmax(dev, fabs(dec[i] - (y[i] - b->y_scale * b->lambda * b->c[i])));
-        if (!b->mono)
+        dev = cstep_dev(M, P, n, y, dec, &err);
+        if (!((const km_polymkl_body *)M->body)->mono)
             dev = NAN;
     }
     CHECK(rc == KM_OK && dev <= 1e-8, "train --rho-monomial: decision values on the training "
@@ -519,28 +572,16 @@ static void test_poly_equivalence(void)
     int *dd = malloc((size_t)m * sizeof *dd);
     int32_t *ii = calloc((size_t)m * D, sizeof *ii);
     static const double binom[4] = {1, 3, 3, 1};
-    for (int64_t t = 0; t < m; t++) {
-        km_polymkl_tuple(S, t, &dd[t], ii + t * D);
+    all_tuples(S, D, m, dd, ii);
+    for (int64_t t = 0; t < m; t++)
         theta[t] = binom[dd[t]] * rho2[dd[t]];
-    }
     int rc = km_polymkl_set_theta(S, m, dd, ii, theta, &err);
-    /* the same rows as a problem for train -s rls */
-    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
-    int32_t *ix = malloc((size_t)(n * r) * sizeof *ix);
-    double *v = malloc((size_t)(n * r) * sizeof *v);
-    for (int64_t i = 0; i <= n; i++)
-        rp[i] = i * r;
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < r; j++) {
-            ix[i * r + j] = j;
-            v[i * r + j] = X[j * n + i];
-        }
-    km_problem *P = NULL;
+    km_problem *P = NULL;   /* the same rows as a problem for train -s rls */
     km_model *M = NULL;
     km_params *par = km_params_new();
     char C[64];
     snprintf(C, sizeof C, "%.17g", 1 / lam);
-    rc = rc || km_problem_from_csr(n, r, rp, ix, v, y, NULL, &P, &err) ||
+    rc = rc || problem_of(n, r, X, 1, 0, y, &P, &err) ||
          km_params_set(par, "kernel", "poly", &err) || km_params_set(par, "gamma", "1", &err) ||
          km_params_set(par, "coef0", "1", &err) || km_params_set(par, "degree", "3", &err) ||
          km_params_set(par, "C", C, &err) || km_params_set(par, "tolerance", "1e-15", &err) ||
@@ -563,9 +604,6 @@ static void test_poly_equivalence(void)
     km_model_free(M);
     km_params_free(par);
     km_problem_free(P);
-    free(rp);
-    free(ix);
-    free(v);
     free(theta);
     free(dd);
     free(ii);
@@ -581,21 +619,11 @@ static void test_model(void)
     const int r = 3;
     double X[40 * 3], y[40];
     make_xy(n, r, 21, X, y);
-    int64_t rp[41];
-    int32_t ix[120];
-    double v[120];
-    for (int64_t i = 0; i <= n; i++)
-        rp[i] = i * r;
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < r; j++) {
-            ix[i * r + j] = j;
-            v[i * r + j] = 2 * X[j * n + i] + j;
-        }
     km_problem *P = NULL;
     km_model *M = NULL, *back = NULL;
     km_params *par = km_params_new();
     km_error err;
-    int rc = km_problem_from_csr(n, r, rp, ix, v, y, NULL, &P, &err) ||
+    int rc = problem_of(n, r, X, 2, 1, y, &P, &err) ||
              km_params_set(par, "lambda", "0.1", &err) ||
              km_params_set(par, "iters", "50", &err) ||
              km_params_set(par, "rho2", "1,1,1,4", &err) ||
@@ -604,47 +632,25 @@ static void test_model(void)
     if (rc)
         return;
     double *d1 = malloc((size_t)n * sizeof *d1), *d2 = malloc((size_t)n * sizeof *d2);
-    km_model_decision_rows(M, P, NULL, n, d1, 1, &err);
-    const km_polymkl_body *b = M->body;
-    double worst = 0;
-    for (int64_t i = 0; i < n; i++)
-        worst = fmax(worst, fabs(d1[i] - (y[i] - b->y_scale * b->lambda * b->c[i])));
-    CHECK(b->sv->l == n && worst <= 1e-8, "decision values on the training rows = y - "
-          "y_scale lambda c (max error %.2g)", worst);
+    double worst = cstep_dev(M, P, n, y, d1, &err);
     km_polymkl_body *wb = M->body;
-    double *d3 = malloc((size_t)n * sizeof *d3), dev = 0, range = 0;
-    wb->use_sv = 1;
-    km_model_decision_rows(M, P, NULL, n, d3, 1, &err);
-    wb->use_sv = 0;
-    for (int64_t i = 0; i < n; i++) {
-        dev = fmax(dev, fabs(d3[i] - d1[i]));
-        range = fmax(range, fabs(d1[i]));
-    }
+    CHECK(wb->sv->l == n && worst <= 1e-8, "decision values on the training rows = y - "
+          "y_scale lambda c (max error %.2g)", worst);
+    double *d3 = malloc((size_t)n * sizeof *d3), range;
+    double dev = sv_form_dev(M, P, n, d1, d3, &range, &err);
     CHECK(wb->poly != NULL && dev <= 1e-10 * range, "the explicit polynomial form (%lld tuples) "
           "= the support vector form (max difference %.2g of %.3g)", (long long)wb->nt, dev,
           range);
     /* held-out rows: 30 rows of another draw */
-    double Xq[30 * 3], yq[30], vq[90];
-    int64_t rq[31];
+    double Xq[30 * 3], yq[30];
     make_xy(30, r, 77, Xq, yq);
-    for (int64_t i = 0; i <= 30; i++)
-        rq[i] = i * r;
-    for (int64_t i = 0; i < 30; i++)
-        for (int j = 0; j < r; j++)
-            vq[i * r + j] = 2.5 * Xq[j * 30 + i] + j;
     km_problem *Q = NULL;
     double q1[30], q2[30];
-    rc = km_problem_from_csr(30, r, rq, ix, vq, yq, NULL, &Q, &err);
+    rc = problem_of(30, r, Xq, 2.5, 1, yq, &Q, &err);
     dev = range = 0;
     if (rc == KM_OK) {
         km_model_decision_rows(M, Q, NULL, 30, q1, 1, &err);
-        wb->use_sv = 1;
-        km_model_decision_rows(M, Q, NULL, 30, q2, 1, &err);
-        wb->use_sv = 0;
-        for (int64_t i = 0; i < 30; i++) {
-            dev = fmax(dev, fabs(q1[i] - q2[i]));
-            range = fmax(range, fabs(q1[i]));
-        }
+        dev = sv_form_dev(M, Q, 30, q1, q2, &range, &err);
     }
     CHECK(rc == KM_OK && dev <= 1e-10 * range, "held-out rows: the polynomial form = the "
           "support vector form (max difference %.2g of %.3g)", dev, range);
@@ -659,14 +665,9 @@ static void test_model(void)
     CHECK(rc == KM_OK && bb->poly && memcmp(bb->poly, wb->poly, (size_t)wb->nt * sizeof *bb->poly)
           == 0, "the file stores the polynomial form (poly_form 1): read back bit for bit");
     if (rc == KM_OK && Q) {   /* the stored form against the read model's support vectors */
-        km_polymkl_body *wbb = back->body;
+        double range_back;
         km_model_decision_rows(back, Q, NULL, 30, q1, 1, &err);
-        wbb->use_sv = 1;
-        km_model_decision_rows(back, Q, NULL, 30, q2, 1, &err);
-        wbb->use_sv = 0;
-        dev = 0;
-        for (int64_t i = 0; i < 30; i++)
-            dev = fmax(dev, fabs(q1[i] - q2[i]));
+        dev = sv_form_dev(back, Q, 30, q1, q2, &range_back, &err);
         CHECK(dev <= 1e-10 * range, "held-out rows, the model read back: the stored polynomial "
               "form = the support vector form (max difference %.2g)", dev);
     }
