@@ -43,7 +43,7 @@ for h in "$@"; do
     # libFuzzer's -timeout watchdog is a SIGALRM that lands in any blocking call now and then
     # (once in ~10^5 inputs a poll(2) of fuzz_wire): 5 s of its corpus under a storm of them
     "$bin" -max_len="$(max_len "$h")" -max_total_time=5 -timeout=30 \
-        -artifact_prefix="$build/artifacts/$h-alarm-" "${dirs[@]}" >"$log" 2>&1 &
+        -artifact_prefix="$build/artifacts/$h-alarm-" "$work/$h" "${dirs[@]}" >"$log" 2>&1 &
     pid=$!
     sleep 1   # its SIGALRM handler is in place by then
     while kill -ALRM $pid 2>/dev/null; do sleep 0.002; done
