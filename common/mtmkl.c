@@ -780,8 +780,10 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
                     XX[b * ldx + a] = XX[a * ldx + b];
             nX = nF;
         }
-        g_from_alpha(P, tf, co, l, d, nf, g);
-        beta_from_g(k, g, d, beta);
+        if (gapc == INFINITY) {   /* else walk_gap computed them at this point */
+            g_from_alpha(P, tf, co, l, d, nf, g);
+            beta_from_g(k, g, d, beta);
+        }
         /* A[a, s] = (K~_m c)_i = sum_{k in m} lambda_k q_k[t_i] x_i'g_k; the residuals */
         memset(A, 0, (size_t)nF * (size_t)nS * sizeof *A);
         double rn = 0, ts = 0;
@@ -878,7 +880,8 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
             dmax = fmax(dmax, Lr[a]);
         }
         /* (row-major lower = column-major upper: no transposition in LAPACKE) */
-        lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L, (lapack_int)nF);
+        lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L,
+                                              (lapack_int)nF);   /* (no NaN scan) */
         if (info != 0) {   /* singular on F: a ridge of 1e-10 of the diagonal */
             for (int64_t a = 0; a < nF; a++) {
                 const double *Gr = Gt + (int64_t)tF[a] * T, *Xr = XX + a * ldx;
@@ -887,7 +890,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
                     Lr[b] = Gr[tF[b]] * Xr[b];
                 Lr[a] += 1e-10 * dmax;
             }
-            if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L, (lapack_int)nF))
+            if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L, (lapack_int)nF))
                 break;
         }
         /* Schur complement over (dtheta, du): W = L^{-1} A, w1 = L^{-1} b1, H = W'W;
