@@ -619,10 +619,11 @@ out:
  *   [0          -1/2 1'   0   ] [du   ]   [(sum theta_S - 1) / 2]
  * with A[i, m] = (K~_m c)_i (symmetric indefinite: LAPACK dsysv). Between Newton solves the
  * sets change as in an active-set method: a coefficient that left [0, C] is put on the bound
- * it crossed and leaves F, a weight below 0 is set to 0 and leaves S; when all are inside,
- * a kernel with beta_m > u joins S and a row at a bound whose gradient points inward joins
- * F. The result is a candidate only: the caller computes its primal and dual exactly and
- * keeps it when the duality gap went down (else the state before the walk comes back).
+ * it crossed and leaves F, a weight below 0 is set to 0 and leaves S (within the step: the
+ * Schur system is solved again without it); when the system is solved or a step was cut by
+ * a bound, a kernel with beta_m > u joins S and a row at a bound whose gradient points
+ * inward joins F. The result is a candidate only: the caller computes its primal and dual exactly and
+ * keeps it when the duality gap at least halved (else the state before the walk comes back).
  * Linear mode, K~_m(i, j) = G_m[t_i, t_j] x_i'x_j from the dense Gram matrix of F's rows.
  */
 /* the most rows in F (a dense WALK_MAXN^2 system) and task kernels (the Schur complement) */
@@ -849,7 +850,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
                 continue;
         }
         /* a walk that improves neither the gap nor the residual in WALK_STALL iterations in
-         * a row is left (the caller keeps its best point only if the gap went down) */
+         * a row is left (the caller keeps its end point only if the gap at least halved) */
         double gnow = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g, beta, theta);
         gapc = gnow;
         if (gnow < (1 - 1e-3) * best_gap || rn < (1 - 1e-3) * best_rn)
