@@ -29,7 +29,7 @@ check "-n 1 and -n 2: the same model file" cmp -s "$TMP/n1.model" "$TMP/n2.model
 # p = 1 on the 32-task tree of the experiment (640 rows, 63 groups), where the Newton walk
 # runs: a gap of 1e-6 within 100 passes (E.1's theta steps alone take thousands here,
 # doc/mtmkl.md) at a small and a large C, and the same model bits at -n 1 and -n 2
-$G --sigma 20 "$TMP/t32"
+$G --sigma 20 --test 1 "$TMP/t32"
 for c in 0.001 1; do
     $T -n 1 -s mtmkl -c $c --mkl-norm 1 -e 1e-6 --task-groups "$TMP/t32.groups" "$TMP/t32.train" "$TMP/p1n1.model" >"$TMP/p1.out"
     $T -q -n 2 -s mtmkl -c $c --mkl-norm 1 -e 1e-6 --task-groups "$TMP/t32.groups" "$TMP/t32.train" "$TMP/p1n2.model"
