@@ -414,6 +414,88 @@ static void test_p1(void)
     }
 }
 
+/* p = 1 with many kernels, as in the tree experiment: 8 tasks, the 15 nodes of a binary tree
+ * as groups (the walk starts with S = the kernels whose beta is at least half the largest,
+ * and its Newton steps drop weights from S within a step). The certificate is computed here
+ * from the dense K~_m: the primal at (theta, c) and the dual of Problem 3 at alpha (weak
+ * duality: their relative difference bounds the distance to the optimum), theta on the
+ * simplex with weight only where beta is largest; the objective equals (E.1)'s alone when
+ * that converges, and the walk takes fewer passes. */
+static void test_p1_tree(void)
+{
+    const double Cs[] = {0.01, 1, 100};
+    km_problem *P = make(112, 5, 8, 21);
+    km_mtmkl_tasks k;
+    km_error err;
+    km_mtmkl_tasks_init(&k, P, NULL, 0, &err);
+    for (int w = 8; w >= 1; w /= 2)   /* widths 8, 4, 2, 1: 1 + 2 + 4 + 8 groups */
+        for (int a = 1; a <= 8; a += w) {
+            int64_t S[8];
+            char name[16];
+            for (int b = 0; b < w; b++)
+                S[b] = a + b;
+            snprintf(name, sizeof name, "%d-%d", a, a + w - 1);
+            km_mtmkl_add_group(&k, S, w, name, &err);
+        }
+    const int M = k.M;
+    double *K[15];
+    for (int m = 0; m < M; m++)
+        K[m] = dense_kernel(P, &k, m);
+    for (int c = 0; c < 3; c++) {
+        double C = Cs[c];
+        km_mtmkl_param par = {C, 1, 1e-11, 100000, 3, 0, NULL, NULL, NULL, 0, 0, 0};
+        km_mtmkl_result r;
+        int rc = km_mtmkl_train(P, P->y, &k, &par, &r, &err);
+        CHECK(rc == KM_OK && r.converged && r.gap <= 1e-11, "p = 1, 15 tree groups, C = %g: "
+              "converged to gap %.3g <= 1e-11 in %lld passes", C, r.gap, (long long)r.passes);
+        if (rc != KM_OK)
+            continue;
+        double beta[15], loss = 0, reg = 0, tsum = 0, tmin = INFINITY, bmax = 0, slack = 0;
+        double D = dual_value(K, M, P->l, P->y, r.alpha, 1, beta);
+        for (int64_t i = 0; i < P->l; i++) {
+            double z = 0;
+            for (int m = 0; m < M; m++)
+                for (int64_t j = 0; j < P->l; j++)
+                    z += r.theta[m] * K[m][i * P->l + j] * P->y[j] * r.alpha[j];
+            loss += fmax(0, 1 - P->y[i] * z);
+        }
+        int nz = 0;
+        for (int m = 0; m < M; m++) {
+            reg += r.theta[m] * beta[m];
+            tsum += r.theta[m];
+            tmin = fmin(tmin, r.theta[m]);
+            bmax = fmax(bmax, beta[m]);
+            nz += r.theta[m] > 0;
+        }
+        for (int m = 0; m < M; m++)
+            slack += r.theta[m] * (bmax - beta[m]);
+        double Pr = reg / 2 + C * loss;
+        CHECK((Pr - D) / Pr <= 1e-10 && fabs(Pr - r.primal) <= 1e-9 * Pr, "p = 1, 15 tree "
+              "groups, C = %g: the dense primal %.12g and dual %.12g certify the optimum "
+              "(relative gap %.2g)", C, Pr, D, (Pr - D) / Pr);
+        CHECK(fabs(tsum - 1) <= 1e-12 && tmin >= 0 && slack <= 1e-9 * bmax, "p = 1, 15 tree "
+              "groups, C = %g: theta on the simplex, %d weights > 0, only where beta is largest "
+              "(sum theta_m (max beta - beta_m) = %.2g of max beta)", C, nz, slack / bmax);
+        km_mtmkl_param par1 = par;
+        par1.no_walk = 1;
+        par1.max_iter = 30000;
+        km_mtmkl_result r1;
+        if (km_mtmkl_train(P, P->y, &k, &par1, &r1, &err) == KM_OK) {
+            CHECK(r1.passes >= r.passes && (!r1.converged ||
+                  fabs(r1.primal - r.primal) <= 1e-9 * r.primal), "p = 1, 15 tree groups, "
+                  "C = %g: (E.1) alone %lld passes (gap %.2g), the walk %lld; the same "
+                  "objective when both converge", C, (long long)r1.passes, r1.gap,
+                  (long long)r.passes);
+            km_mtmkl_result_free(&r1);
+        }
+        km_mtmkl_result_free(&r);
+    }
+    for (int m = 0; m < M; m++)
+        free(K[m]);
+    km_mtmkl_tasks_free(&k);
+    km_problem_free(P);
+}
+
 /* Algorithm E.1 with (E.3) as printed: numerator 1 - y_i sum_m theta_m <w_mt, x_i> with
  * w_mt carrying theta_m already (so theta_m twice), denominator sum_m theta_m k~_m(x_i,
  * x_i); the theta step as corrected. Returns the final primal. */
@@ -696,6 +778,7 @@ int main(void)
     test_against_independent(&rbf);
     test_kernel_mode();
     test_p1();
+    test_p1_tree();
     test_printed_step();
     test_reductions();
     test_model_round_trip();
