@@ -92,8 +92,9 @@ typedef struct cd_ops {
  * not when a check sweep came between: the estimate jumps there); mu = KM_FACE_MU times the
  * mean k_ii; a step does at most KM_FACE_SWEEPS (1 - h/h0) sweeps' worth of work (at least
  * 1; none if its first factorization alone is over that), h < h0 = 1/4 the halvings of the
- * gap estimate since the last try, and only when the rows it moves touch at most
- * KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
+ * gap estimate since the last try. Newton directions in the features (Woodbury) when the
+ * rows it moves touch at most KM_FACE_MAXDIM features, else in the coefficients
+ * (linear_kside). Measured: doc/linear-solver.md. */
 #ifndef KM_CD_PREFETCH
 #define KM_CD_PREFETCH 24
 #endif
@@ -620,6 +621,211 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
     return 0;
 }
 
+/*
+ * The coefficient side of the walk, for W's rows touching more than KM_FACE_MAXDIM
+ * features (doc/linear-solver.md): the Newton directions of linear_face_step in the
+ * coefficients instead of the features, s = -(K_WW + E)^-1 g with K_WW = X_W X_W' (the
+ * bias column included), by the kernel solver's walk km_face_kwalk (face.h) on an ns x ns
+ * factor. W: at most KM_LWALK_MAXW = 1000 coefficients, those inside a piece first, then
+ * the largest |gradient| (kcd.c's rule: a walk on part of W still minimizes G along paths
+ * from c, the others held). K_WW: by BLAS (dsyrk) from W's rows as a dense matrix over the
+ * features they touch when at least 1/KM_LWALK_DENSE of it is non-zero (and it has at most
+ * KM_LWALK_DENSEMAX entries), else row by row (x_k scattered, sparse dots).
+ * Work, in multiply-adds of row entries as the rest of the step: a dense flop (dsyrk, and
+ * km_face_kwalk's count) 1/KM_LWALK_FLOP, a sparse dot's multiply-add KM_LWALK_GATHER
+ * (measured, AMD EPYC: CD's multiply-add 0.3-1.5 ns, dsyrk/dpotrf 0.05 ns, a sparse dot's
+ * 1.2 ns on reuters; KM_LWALK_FLOP = 64 charges the dense walk about 1/2-1/6 of its time:
+ * with the measured 16 the walks on 1,000 x 700 unscaled l1svm are cut before they pay and
+ * CD needs 5,251 sweeps, with 64: 71). No walk when building K_WW and its first factor
+ * alone would pass the budget `limit`. The walk runs in chunks of the budget (km_face_kwalk
+ * refactors K_OO whenever O changes): another chunk, at most KM_LWALK_CHUNKS, while the
+ * last one ended on the budget and paid (its decrease of G per work >= rate, CD's). Then
+ * w += (c_k new - c_k old) x_k over the coefficients it changed (linear_update, in index
+ * order): w = X'c as CD keeps it.
+ * k: W's coefficients (index order), i = W[k], with their pieces, c and z (all of length
+ * nw). Adds its work to *work, its decrease of G to *gain.
+ */
+#ifndef KM_LWALK_MAXW
+#define KM_LWALK_MAXW 1000
+#endif
+#ifndef KM_LWALK_FLOP
+#define KM_LWALK_FLOP 64
+#endif
+#ifndef KM_LWALK_GATHER
+#define KM_LWALK_GATHER 4
+#endif
+#ifndef KM_LWALK_CHUNKS
+#define KM_LWALK_CHUNKS 16
+#endif
+#ifndef KM_LWALK_DENSE
+#define KM_LWALK_DENSE 8
+#endif
+#ifndef KM_LWALK_DENSEMAX
+#define KM_LWALK_DENSEMAX (1 << 22)
+#endif
+
+typedef struct lw_cand {
+    int in;       /* inside its piece */
+    double key;   /* |gradient| */
+    int64_t k;
+} lw_cand;
+
+static int lw_by_key(const void *p, const void *q)   /* inside first, key down, k up */
+{
+    const lw_cand *u = p, *v = q;
+    if (u->in != v->in)
+        return u->in ? -1 : 1;
+    if (u->key != v->key)
+        return u->key > v->key ? -1 : 1;
+    return (u->k > v->k) - (u->k < v->k);
+}
+
+static int lw_by_k(const void *p, const void *q)
+{
+    const lw_cand *u = p, *v = q;
+    return (u->k > v->k) - (u->k < v->k);
+}
+
+static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_t *W,
+                        const double *plo, const double *phi, const double *pa,
+                        const double *pd, const double *pc, const double *pz, double limit,
+                        double rate, double *work, double *gain, km_error *err)
+{
+    const km_problem *P = x->P;
+    int64_t n1 = (int64_t)x->n + 1;
+    lw_cand *cd = malloc((size_t)nw * sizeof *cd);
+    double *v = NULL, *K = NULL, *Xd = NULL, *acc = NULL;
+    int32_t *pos = malloc((size_t)n1 * sizeof *pos);
+    int rc = KM_OK;
+    if (!cd || !pos) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    for (int64_t k = 0; k < nw; k++) {
+        cd[k].k = k;
+        cd[k].in = plo[k] < pc[k] && pc[k] < phi[k];
+        cd[k].key = fabs(pz[k] + pa[k] + pd[k] * pc[k]);
+    }
+    int64_t ns = nw < KM_LWALK_MAXW ? nw : KM_LWALK_MAXW;
+    size_t n = (size_t)ns;
+    if (nw > ns) {   /* the inside ones, then the steepest; in index order */
+        qsort(cd, (size_t)nw, sizeof *cd, lw_by_key);
+        qsort(cd, n, sizeof *cd, lw_by_k);
+    }
+    v = malloc(7 * n * sizeof *v);
+    if (!v) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    double *lo = v, *hi = lo + n, *a = hi + n, *d = a + n, *c = d + n, *zW = c + n,
+           *c0 = zW + n;
+    double tr = 0, nnz = 0;
+    int64_t nd = 0;
+    for (int64_t j = 0; j < n1; j++)
+        pos[j] = -1;
+    for (int64_t s = 0; s < ns; s++) {
+        int64_t k = cd[s].k;
+        const cd_coord *r = &coord[W[k]];
+        lo[s] = plo[k];
+        hi[s] = phi[k];
+        a[s] = pa[k];
+        d[s] = pd[k];
+        c[s] = c0[s] = pc[k];
+        zW[s] = pz[k];
+        tr += 1 / r->alpha;
+        nnz += (double)(r->e - r->b);
+        for (int64_t q = r->b; q < r->e; q++)
+            if (pos[P->index[q]] < 0)
+                pos[P->index[q]] = (int32_t)nd++;
+    }
+    if (x->bias != 0) {   /* the bias column: a constant, folded into K_WW below */
+        nnz += (double)ns;
+        nd++;
+    }
+    double nn = (double)ns * (double)ns;
+    int dense = (double)KM_LWALK_DENSE * nnz >= (double)ns * (double)nd &&
+                (double)ns * (double)nd <= KM_LWALK_DENSEMAX;
+    double build = dense ? nnz + nn * (double)nd / 2 / KM_LWALK_FLOP
+                         : nnz + KM_LWALK_GATHER * (double)ns * nnz / 2;   /* K_WW's */
+    if (*work + build + (nn * (double)ns / 3 + 5 * nn) / KM_LWALK_FLOP > limit)
+        goto out;   /* K_WW and the first factor alone are over the budget: no step */
+    K = malloc(n * n * sizeof *K);
+    if (!K) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    double b2 = x->bias * x->bias;
+    if (dense) {   /* K = Xd Xd' + b^2 by dsyrk (lower), mirrored */
+        size_t ndz = (size_t)(x->bias != 0 ? nd - 1 : nd);
+        Xd = calloc(n * (ndz > 0 ? ndz : 1), sizeof *Xd);
+        if (!Xd) {
+            rc = km_error_nomem(err, "subspace step");
+            goto out;
+        }
+        for (int64_t s = 0; s < ns; s++) {
+            const cd_coord *r = &coord[W[cd[s].k]];
+            for (int64_t q = r->b; q < r->e; q++)
+                Xd[(size_t)s * ndz + (size_t)pos[P->index[q]]] = P->value[q];
+        }
+        cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)ns, (int)ndz, 1, Xd,
+                    (int)(ndz > 0 ? ndz : 1), 0, K, (int)ns);
+        for (size_t p = 0; p < n; p++)
+            for (size_t q = 0; q <= p; q++)
+                K[q * n + p] = K[p * n + q] += b2;
+    } else {   /* row by row: x_p scattered, then its dot with each x_q, q <= p */
+        acc = calloc((size_t)n1, sizeof *acc);
+        if (!acc) {
+            rc = km_error_nomem(err, "subspace step");
+            goto out;
+        }
+        for (int64_t p = 0; p < ns; p++) {
+            const cd_coord *r = &coord[W[cd[p].k]];
+            for (int64_t q = r->b; q < r->e; q++)
+                acc[P->index[q]] = P->value[q];
+            for (int64_t q = 0; q <= p; q++) {
+                const cd_coord *rq = &coord[W[cd[q].k]];
+                K[(size_t)q * n + (size_t)p] = K[(size_t)p * n + (size_t)q] =
+                    km_sparse_dot(P->index, P->value, rq->b, rq->e, acc) + b2;
+            }
+            for (int64_t q = r->b; q < r->e; q++)
+                acc[P->index[q]] = 0;
+        }
+    }
+    *work += build;
+    /* the walk in chunks of `chunk` sweeps' worth: another while the last paid */
+    double chunk = limit - *work;
+    for (int t = 0; t < KM_LWALK_CHUNKS; t++) {
+        double kgain = 0, kwork = 0;
+        if (km_face_kwalk(ns, K, lo, hi, a, d, KM_FACE_MU * tr / (double)ns,
+                          chunk * KM_LWALK_FLOP, c, zW, &kgain, &kwork)) {
+            rc = km_error_nomem(err, "subspace step");
+            goto out;
+        }
+        *work += kwork / KM_LWALK_FLOP;
+        *gain += kgain;
+        /* ended by itself (W's optimum, no descent left: budget to spare), or did not pay */
+        if (kwork + nn * (double)ns / 3 + 5 * nn <= chunk * KM_LWALK_FLOP || !(kgain > 0) ||
+            kgain < rate * kwork / KM_LWALK_FLOP)
+            break;
+        chunk = limit;
+    }
+    for (int64_t s = 0; s < ns; s++) {   /* w += (change) x_i, c_i: w = X'c */
+        if (c[s] == c0[s])
+            continue;
+        int64_t i = W[cd[s].k];
+        linear_update(x, i, &coord[i], c[s] - c0[s], err);
+        coord[i].c = c[s];
+    }
+out:
+    free(cd);
+    free(v);
+    free(pos);
+    free(K);
+    free(Xd);
+    free(acc);
+    return rc;
+}
+
 /* G(c) = ||w||^2/2 + sum_i phi_i(c_i) (the dual objective, minimized: -D). */
 static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km_loss loss,
                        double eps)
@@ -639,7 +845,8 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
  * regularized by mu = KM_FACE_MU times the mean k_ii (finite where the curvature is 0 and
  * K_WW singular: there it runs along K's null space), computed in the span of the data by
  * Woodbury (a dense nd x nd Cholesky factor, nd = the features W's rows touch, at most
- * KM_FACE_MAXDIM); the step is the exact minimizer of G along its projected path, and the
+ * KM_FACE_MAXDIM; beyond it, on the coefficient side: linear_kside, K_WW = X_W X_W' and
+ * km_face_kwalk); the step is the exact minimizer of G along its projected path, and the
  * coefficients it puts on a bound leave W. G never increases: each step minimizes it along
  * a path from c; c and w are updated together at the end.
  * It ends at W's optimum, or after `budget` sweeps' worth of work (multiply-adds of row
@@ -697,12 +904,15 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     x->rate = rate1;
     *Glast = G0;
     F.rp[0] = 0;
+    double *zk = F.tk + m;   /* z_i of W's coefficients (the coefficient side's) */
     for (int64_t i = 0; i < m; i++) {   /* W and its features */
         cd_coord *c = &coord[i];
         int64_t k = F.nw;
-        if (!(c->alpha > 0) ||
-            !km_face_piece(loss, c->y, c->C, eps, c->c, linear_dot(x, i, c), &F.lo[k], &F.hi[k],
-                           &F.a[k], &F.d[k]))
+        if (!(c->alpha > 0))
+            continue;
+        zk[k] = linear_dot(x, i, c);
+        if (!km_face_piece(loss, c->y, c->C, eps, c->c, zk[k], &F.lo[k], &F.hi[k], &F.a[k],
+                           &F.d[k]))
             continue;
         W[F.nw++] = i;
         F.c[k] = c->c;
@@ -712,8 +922,6 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
                 continue;
             int32_t j = q < c->e ? P->index[q] : x->n;
             if (pos[j] < 0) {
-                if (F.nd == KM_FACE_MAXDIM)
-                    goto done;   /* too many features for the dense system: no step */
                 pos[j] = F.nd;
                 feat[F.nd++] = j;
             }
@@ -723,6 +931,14 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     }
     if (F.nw == 0)
         goto done;
+    if (F.nd > KM_FACE_MAXDIM) {   /* too many features for the dense system: K_WW */
+        double work = (double)m * rowcost;
+        rc = linear_kside(x, coord, F.nw, W, F.lo, F.hi, F.a, F.d, F.c, zk,
+                          budget * (double)m * rowcost, rate, &work, gain, err);
+        *Glast = G0 - *gain;
+        *paid = *gain >= rate * work;
+        goto done;
+    }
     int nd = F.nd;
     F.ri = malloc((size_t)nnz * sizeof *F.ri);
     F.rv = malloc((size_t)nnz * sizeof *F.rv);
