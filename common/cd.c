@@ -694,7 +694,8 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
     const km_problem *P = x->P;
     int64_t n1 = (int64_t)x->n + 1;
     lw_cand *cd = malloc((size_t)nw * sizeof *cd);
-    double *v = NULL, *K = NULL, *Xd = NULL, *acc = NULL;
+    double *v = NULL, *K = NULL, *Xd = NULL, *cv = NULL;
+    int64_t *cp = NULL, *dz = NULL, *cr = NULL;
     int32_t *pos = malloc((size_t)n1 * sizeof *pos);
     int rc = KM_OK;
     if (!cd || !pos) {
@@ -720,7 +721,7 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
     double *lo = v, *hi = lo + n, *a = hi + n, *d = a + n, *c = d + n, *zW = c + n,
            *c0 = zW + n;
     double tr = 0, nnz = 0;
-    int64_t nd = 0;
+    int64_t nd = 0;   /* the features W's rows touch, compact: pos[j] */
     for (int64_t j = 0; j < n1; j++)
         pos[j] = -1;
     for (int64_t s = 0; s < ns; s++) {
@@ -738,59 +739,74 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
             if (pos[P->index[q]] < 0)
                 pos[P->index[q]] = (int32_t)nd++;
     }
-    if (x->bias != 0) {   /* the bias column: a constant, folded into K_WW below */
-        nnz += (double)ns;
-        nd++;
-    }
-    double nn = (double)ns * (double)ns;
-    int dense = (double)KM_LWALK_DENSE * nnz >= (double)ns * (double)nd &&
-                (double)ns * (double)nd <= KM_LWALK_DENSEMAX;
-    double build = dense ? nnz + nn * (double)nd / 2 / KM_LWALK_FLOP
-                         : nnz + KM_LWALK_GATHER * (double)ns * nnz / 2;   /* K_WW's */
-    if (*work + build + (nn * (double)ns / 3 + 5 * nn) / KM_LWALK_FLOP > limit)
-        goto out;   /* K_WW and the first factor alone are over the budget: no step */
-    K = malloc(n * n * sizeof *K);
-    if (!K) {
+    /* a feature in at least ns / KM_LWALK_DENSE of the rows is dense (a column of Xd, at
+     * most KM_LWALK_DENSEMAX entries in all), the others sparse (columns of a CSC) */
+    cp = calloc((size_t)nd + 1, sizeof *cp);
+    dz = malloc(((size_t)nd + 1) * sizeof *dz);
+    if (!cp || !dz) {
         rc = km_error_nomem(err, "subspace step");
         goto out;
     }
-    double b2 = x->bias * x->bias;
-    if (dense) {   /* K = Xd Xd' + b^2 by dsyrk (lower), mirrored */
-        size_t ndz = (size_t)(x->bias != 0 ? nd - 1 : nd);
-        Xd = calloc(n * (ndz > 0 ? ndz : 1), sizeof *Xd);
-        if (!Xd) {
-            rc = km_error_nomem(err, "subspace step");
-            goto out;
-        }
-        for (int64_t s = 0; s < ns; s++) {
-            const cd_coord *r = &coord[W[cd[s].k]];
-            for (int64_t q = r->b; q < r->e; q++)
-                Xd[(size_t)s * ndz + (size_t)pos[P->index[q]]] = P->value[q];
-        }
-        cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)ns, (int)ndz, 1, Xd,
-                    (int)(ndz > 0 ? ndz : 1), 0, K, (int)ns);
-        for (size_t p = 0; p < n; p++)
-            for (size_t q = 0; q <= p; q++)
-                K[q * n + p] = K[p * n + q] += b2;
-    } else {   /* row by row: x_p scattered, then its dot with each x_q, q <= p */
-        acc = calloc((size_t)n1, sizeof *acc);
-        if (!acc) {
-            rc = km_error_nomem(err, "subspace step");
-            goto out;
-        }
-        for (int64_t p = 0; p < ns; p++) {
-            const cd_coord *r = &coord[W[cd[p].k]];
-            for (int64_t q = r->b; q < r->e; q++)
-                acc[P->index[q]] = P->value[q];
-            for (int64_t q = 0; q <= p; q++) {
-                const cd_coord *rq = &coord[W[cd[q].k]];
-                K[(size_t)q * n + (size_t)p] = K[(size_t)p * n + (size_t)q] =
-                    km_sparse_dot(P->index, P->value, rq->b, rq->e, acc) + b2;
-            }
-            for (int64_t q = r->b; q < r->e; q++)
-                acc[P->index[q]] = 0;
+    for (int64_t s = 0; s < ns; s++) {
+        const cd_coord *r = &coord[W[cd[s].k]];
+        for (int64_t q = r->b; q < r->e; q++)
+            cp[pos[P->index[q]] + 1]++;
+    }
+    int64_t ndz = 0, nsp = 0;
+    double pairs = 0;   /* the sparse columns' products */
+    for (int64_t f = 0; f < nd; f++) {
+        int64_t cf = cp[f + 1];
+        if (cf * KM_LWALK_DENSE >= ns && (double)(ndz + 1) * (double)ns <= KM_LWALK_DENSEMAX) {
+            dz[f] = ndz++;
+            cp[f + 1] = 0;
+        } else {
+            dz[f] = -1;
+            nsp += cf;
+            pairs += (double)cf * (double)(cf + 1) / 2;
         }
     }
+    for (int64_t f = 0; f < nd; f++)
+        cp[f + 1] += cp[f];
+    double nn = (double)ns * (double)ns;
+    double build = nnz + nn * (double)ndz / 2 / KM_LWALK_FLOP + KM_LWALK_GATHER * pairs;
+    if (*work + build + (nn * (double)ns / 3 + 5 * nn) / KM_LWALK_FLOP > limit)
+        goto out;   /* K_WW and the first factor alone are over the budget: no step */
+    K = calloc(n * n, sizeof *K);
+    Xd = calloc(n * (size_t)(ndz > 0 ? ndz : 1), sizeof *Xd);
+    cr = malloc((size_t)(nsp > 0 ? nsp : 1) * sizeof *cr);
+    cv = malloc((size_t)(nsp > 0 ? nsp : 1) * sizeof *cv);
+    if (!K || !Xd || !cr || !cv) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    for (int64_t s = 0; s < ns; s++) {   /* Xd, and the CSC (rows increasing) */
+        const cd_coord *r = &coord[W[cd[s].k]];
+        for (int64_t q = r->b; q < r->e; q++) {
+            int64_t f = pos[P->index[q]];
+            if (dz[f] >= 0) {
+                Xd[(size_t)s * (size_t)ndz + (size_t)dz[f]] = P->value[q];
+            } else {
+                cr[cp[f]] = s;
+                cv[cp[f]++] = P->value[q];
+            }
+        }
+    }
+    for (int64_t f = nd; f > 0; f--)   /* back to the starts */
+        cp[f] = cp[f - 1];
+    cp[0] = 0;
+    if (ndz > 0)   /* the dense columns: K = Xd Xd' (lower) */
+        cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)ns, (int)ndz, 1, Xd,
+                    (int)ndz, 0, K, (int)ns);
+    for (int64_t f = 0; f < nd; f++)   /* the sparse ones: K_pq += x_pf x_qf, p >= q */
+        for (int64_t u = cp[f]; u < cp[f + 1]; u++) {
+            double *Kp = K + (size_t)cr[u] * n, vu = cv[u];
+            for (int64_t t = cp[f]; t <= u; t++)
+                Kp[cr[t]] += vu * cv[t];
+        }
+    double b2 = x->bias * x->bias;   /* the bias column, and the upper triangle */
+    for (size_t p = 0; p < n; p++)
+        for (size_t q = 0; q <= p; q++)
+            K[q * n + p] = K[p * n + q] += b2;
     *work += build;
     /* the walk in chunks of `chunk` sweeps' worth: another while the last paid */
     double chunk = limit - *work;
@@ -822,7 +838,10 @@ out:
     free(pos);
     free(K);
     free(Xd);
-    free(acc);
+    free(cp);
+    free(dz);
+    free(cr);
+    free(cv);
     return rc;
 }
 
