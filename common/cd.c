@@ -628,13 +628,13 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
  * bias column included), by the kernel solver's walk km_face_kwalk (face.h) on an ns x ns
  * factor. W: at most KM_LWALK_MAXW = 1000 coefficients, those inside a piece first, then
  * the largest |gradient| (kcd.c's rule: a walk on part of W still minimizes G along paths
- * from c, the others held). K_WW: by BLAS (dsyrk) from W's rows as a dense matrix over the
- * features they touch when at least 1/KM_LWALK_DENSE of it is non-zero (and it has at most
- * KM_LWALK_DENSEMAX entries), else row by row (x_k scattered, sparse dots).
+ * from c, the others held). K_WW = X_W X_W': the features in at least ns/KM_LWALK_DENSE of
+ * the rows as dense columns by BLAS (dsyrk; at most KM_LWALK_DENSEMAX entries), the others
+ * as sparse columns, each adding the products of its entries (sum of count^2/2).
  * Work, in multiply-adds of row entries as the rest of the step: a dense flop (dsyrk, and
- * km_face_kwalk's count) 1/KM_LWALK_FLOP, a sparse dot's multiply-add KM_LWALK_GATHER
- * (measured, AMD EPYC: CD's multiply-add 0.3-1.5 ns, dsyrk/dpotrf 0.05 ns, a sparse dot's
- * 1.2 ns on reuters; KM_LWALK_FLOP = 64 charges the dense walk about 1/2-1/6 of its time:
+ * km_face_kwalk's count) 1/KM_LWALK_FLOP, a sparse column's product KM_LWALK_GATHER
+ * (measured, AMD EPYC: CD's multiply-add 0.3-1.5 ns, dsyrk/dpotrf 0.05 ns, a scattered
+ * product ~1.2 ns; KM_LWALK_FLOP = 64 charges the dense walk about 1/2-1/6 of its time:
  * with the measured 16 the walks on 1,000 x 700 unscaled l1svm are cut before they pay and
  * CD needs 5,251 sweeps, with 64: 71). No walk when building K_WW and its first factor
  * alone would pass the budget `limit`. The walk runs in chunks of the budget (km_face_kwalk
