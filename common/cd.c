@@ -625,12 +625,11 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
  * The coefficient side of the walk, for W's rows touching more than KM_FACE_MAXDIM
  * features (doc/linear-solver.md): the Newton directions of linear_face_step in the
  * coefficients instead of the features, s = -(K_WW + E)^-1 g with K_WW = X_W X_W' (the
- * bias column included), by the kernel solver's walk km_face_kwalk (face.h) on an ns x ns
- * factor. W: at most KM_LWALK_MAXW = 1000 coefficients, those inside a piece first, then
- * the largest |gradient| (kcd.c's rule: a walk on part of W still minimizes G along paths
- * from c, the others held). K_WW = X_W X_W': the features in at least ns/KM_LWALK_DENSE of
- * the rows as dense columns by BLAS (dsyrk; at most KM_LWALK_DENSEMAX entries), the others
- * as sparse columns, each adding the products of its entries (sum of count^2/2).
+ * bias column included), by the kernel solver's walk km_face_kwalk (face.h) on an nw x nw
+ * factor, nw = |W| <= KM_LWALK_MAXW (the caller's test; beyond it no step). K_WW: the
+ * features in at least nw/KM_LWALK_DENSE of the rows as dense columns by BLAS (dsyrk; at
+ * most KM_LWALK_DENSEMAX entries), the others as sparse columns, each adding the products
+ * of its entries (sum of count^2/2).
  * Work, in multiply-adds of row entries as the rest of the step: a dense flop (dsyrk, and
  * km_face_kwalk's count) 1/KM_LWALK_FLOP, a sparse column's product KM_LWALK_GATHER
  * (measured, AMD EPYC: CD's multiply-add 0.3-1.5 ns, dsyrk/dpotrf 0.05 ns, a scattered
@@ -664,28 +663,6 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
 #define KM_LWALK_DENSEMAX (1 << 22)
 #endif
 
-typedef struct lw_cand {
-    int in;       /* inside its piece */
-    double key;   /* |gradient| */
-    int64_t k;
-} lw_cand;
-
-static int lw_by_key(const void *p, const void *q)   /* inside first, key down, k up */
-{
-    const lw_cand *u = p, *v = q;
-    if (u->in != v->in)
-        return u->in ? -1 : 1;
-    if (u->key != v->key)
-        return u->key > v->key ? -1 : 1;
-    return (u->k > v->k) - (u->k < v->k);
-}
-
-static int lw_by_k(const void *p, const void *q)
-{
-    const lw_cand *u = p, *v = q;
-    return (u->k > v->k) - (u->k < v->k);
-}
-
 static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_t *W,
                         const double *plo, const double *phi, const double *pa,
                         const double *pd, const double *pc, const double *pz, double limit,
@@ -693,28 +670,13 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
 {
     const km_problem *P = x->P;
     int64_t n1 = (int64_t)x->n + 1;
-    lw_cand *cd = malloc((size_t)nw * sizeof *cd);
-    double *v = NULL, *K = NULL, *Xd = NULL, *cv = NULL;
+    int64_t ns = nw;
+    size_t n = (size_t)ns;
+    double *v = malloc(7 * n * sizeof *v), *K = NULL, *Xd = NULL, *cv = NULL;
     int64_t *cp = NULL, *dz = NULL, *cr = NULL;
     int32_t *pos = malloc((size_t)n1 * sizeof *pos);
     int rc = KM_OK;
-    if (!cd || !pos) {
-        rc = km_error_nomem(err, "subspace step");
-        goto out;
-    }
-    for (int64_t k = 0; k < nw; k++) {
-        cd[k].k = k;
-        cd[k].in = plo[k] < pc[k] && pc[k] < phi[k];
-        cd[k].key = fabs(pz[k] + pa[k] + pd[k] * pc[k]);
-    }
-    int64_t ns = nw < KM_LWALK_MAXW ? nw : KM_LWALK_MAXW;
-    size_t n = (size_t)ns;
-    if (nw > ns) {   /* the inside ones, then the steepest; in index order */
-        qsort(cd, (size_t)nw, sizeof *cd, lw_by_key);
-        qsort(cd, n, sizeof *cd, lw_by_k);
-    }
-    v = malloc(7 * n * sizeof *v);
-    if (!v) {
+    if (!v || !pos) {
         rc = km_error_nomem(err, "subspace step");
         goto out;
     }
@@ -725,14 +687,13 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
     for (int64_t j = 0; j < n1; j++)
         pos[j] = -1;
     for (int64_t s = 0; s < ns; s++) {
-        int64_t k = cd[s].k;
-        const cd_coord *r = &coord[W[k]];
-        lo[s] = plo[k];
-        hi[s] = phi[k];
-        a[s] = pa[k];
-        d[s] = pd[k];
-        c[s] = c0[s] = pc[k];
-        zW[s] = pz[k];
+        const cd_coord *r = &coord[W[s]];
+        lo[s] = plo[s];
+        hi[s] = phi[s];
+        a[s] = pa[s];
+        d[s] = pd[s];
+        c[s] = c0[s] = pc[s];
+        zW[s] = pz[s];
         tr += 1 / r->alpha;
         nnz += (double)(r->e - r->b);
         for (int64_t q = r->b; q < r->e; q++)
@@ -748,7 +709,7 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
         goto out;
     }
     for (int64_t s = 0; s < ns; s++) {
-        const cd_coord *r = &coord[W[cd[s].k]];
+        const cd_coord *r = &coord[W[s]];
         for (int64_t q = r->b; q < r->e; q++)
             cp[pos[P->index[q]] + 1]++;
     }
@@ -780,7 +741,7 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
         goto out;
     }
     for (int64_t s = 0; s < ns; s++) {   /* Xd, and the CSC (rows increasing) */
-        const cd_coord *r = &coord[W[cd[s].k]];
+        const cd_coord *r = &coord[W[s]];
         for (int64_t q = r->b; q < r->e; q++) {
             int64_t f = pos[P->index[q]];
             if (dz[f] >= 0) {
@@ -828,12 +789,11 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
     for (int64_t s = 0; s < ns; s++) {   /* w += (change) x_i, c_i: w = X'c */
         if (c[s] == c0[s])
             continue;
-        int64_t i = W[cd[s].k];
+        int64_t i = W[s];
         linear_update(x, i, &coord[i], c[s] - c0[s], err);
         coord[i].c = c[s];
     }
 out:
-    free(cd);
     free(v);
     free(pos);
     free(K);
@@ -951,6 +911,8 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     if (F.nw == 0)
         goto done;
     if (F.nd > KM_FACE_MAXDIM) {   /* too many features for the dense system: K_WW */
+        if (F.nw > KM_LWALK_MAXW)
+            goto done;   /* and too many coefficients for K_WW: no step */
         double work = (double)m * rowcost;
         rc = linear_kside(x, coord, F.nw, W, F.lo, F.hi, F.a, F.d, F.c, zk,
                           budget * (double)m * rowcost, rate, &work, gain, err);
