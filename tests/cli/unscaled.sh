@@ -33,7 +33,7 @@ check "l1svm -v 3, unscaled: no fold stops at the cap" bash -c "grep -q '^Cross 
 # More features than the walk's feature side takes (KM_FACE_MAXDIM = 512): rows near
 # (124, ..., 124) in 600 features, labels from small deviations of the first three; the
 # walk then runs on the coefficient side (K_WW = X_W X_W', doc/linear-solver.md).
-gen_wide() {  # gen_wide SEED ROWS FEATURES class3|reg
+gen_wide() {  # gen_wide SEED ROWS FEATURES class2|class3|reg
     awk -v seed="$1" -v n="$2" -v nf="$3" -v task="$4" '
     function u() { s = (s * 16807) % 2147483647; return s / 2147483647 }
     BEGIN {
@@ -46,7 +46,9 @@ gen_wide() {  # gen_wide SEED ROWS FEATURES class3|reg
                 line = line sprintf(" %d:%.2f", j, 120 + 8 * v)
             }
             t += 0.3 * (u() - 0.5) - 0.5
-            y = task == "reg" ? sprintf("%.4f", 3 + 2 * t) : t < -0.2 ? 1 : t < 0.2 ? 2 : 3
+            if (task == "reg") y = sprintf("%.4f", 3 + 2 * t)
+            else if (task == "class2") y = t < 0 ? 1 : -1
+            else y = t < -0.2 ? 1 : t < 0.2 ? 2 : 3
             print y line
         }
     }'
