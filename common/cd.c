@@ -92,8 +92,9 @@ typedef struct cd_ops {
  * not when a check sweep came between: the estimate jumps there); mu = KM_FACE_MU times the
  * mean k_ii; a step does at most KM_FACE_SWEEPS (1 - h/h0) sweeps' worth of work (at least
  * 1; none if its first factorization alone is over that), h < h0 = 1/4 the halvings of the
- * gap estimate since the last try, and only when the rows it moves touch at most
- * KM_FACE_MAXDIM features. Measured: doc/linear-solver.md. */
+ * gap estimate since the last try. Newton directions in the features (Woodbury) when the
+ * rows it moves touch at most KM_FACE_MAXDIM features, else in the coefficients
+ * (linear_kside). Measured: doc/linear-solver.md. */
 #ifndef KM_CD_PREFETCH
 #define KM_CD_PREFETCH 24
 #endif
@@ -620,6 +621,190 @@ static int face_direction(face_state *F, double *gain, int64_t *passed)
     return 0;
 }
 
+/*
+ * The coefficient side of the walk, for W's rows touching more than KM_FACE_MAXDIM
+ * features (doc/linear-solver.md): the Newton directions of linear_face_step in the
+ * coefficients instead of the features, s = -(K_WW + E)^-1 g with K_WW = X_W X_W' (the
+ * bias column included), by the kernel solver's walk km_face_kwalk (face.h) on an nw x nw
+ * factor, nw = |W| <= KM_LWALK_MAXW (the caller's test; beyond it no step). K_WW: the
+ * features in at least nw/KM_LWALK_DENSE of the rows as dense columns by BLAS (dsyrk; at
+ * most KM_LWALK_DENSEMAX entries), the others as sparse columns, each adding the products
+ * of its entries (sum of count^2/2).
+ * Work, in multiply-adds of row entries as the rest of the step: a dense flop (dsyrk, and
+ * km_face_kwalk's count) 1/KM_LWALK_FLOP, a sparse column's product KM_LWALK_GATHER
+ * (measured, AMD EPYC: CD's multiply-add 0.3-1.5 ns, dsyrk/dpotrf 0.05 ns, a scattered
+ * product ~1.2 ns; KM_LWALK_FLOP = 64 charges the dense walk about 1/2-1/6 of its time:
+ * with the measured 16 the walks on 1,000 x 700 unscaled l1svm are cut before they pay and
+ * CD needs 5,251 sweeps, with 64: 71). No walk when building K_WW and its first factor
+ * alone would pass the budget `limit`. The walk runs in chunks of the budget (km_face_kwalk
+ * refactors K_OO whenever O changes): another chunk, at most KM_LWALK_CHUNKS, while the
+ * last one ended on the budget and paid (its decrease of G per work >= rate, CD's). Then
+ * w += (c_k new - c_k old) x_k over the coefficients it changed (linear_update, in index
+ * order): w = X'c as CD keeps it.
+ * k: W's coefficients (index order), i = W[k], with their pieces, c and z (all of length
+ * nw). Adds its work to *work, its decrease of G to *gain.
+ */
+#ifndef KM_LWALK_MAXW
+#define KM_LWALK_MAXW 1000
+#endif
+#ifndef KM_LWALK_FLOP
+#define KM_LWALK_FLOP 64
+#endif
+#ifndef KM_LWALK_GATHER
+#define KM_LWALK_GATHER 4
+#endif
+#ifndef KM_LWALK_CHUNKS
+#define KM_LWALK_CHUNKS 16
+#endif
+#ifndef KM_LWALK_DENSE
+#define KM_LWALK_DENSE 8
+#endif
+#ifndef KM_LWALK_DENSEMAX
+#define KM_LWALK_DENSEMAX (1 << 22)
+#endif
+
+static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_t *W,
+                        const double *plo, const double *phi, const double *pa,
+                        const double *pd, const double *pc, const double *pz, double limit,
+                        double rate, double *work, double *gain, km_error *err)
+{
+    const km_problem *P = x->P;
+    int64_t n1 = (int64_t)x->n + 1;
+    int64_t ns = nw;
+    size_t n = (size_t)ns;
+    double *v = malloc(7 * n * sizeof *v), *K = NULL, *Xd = NULL, *cv = NULL;
+    int64_t *cp = NULL, *dz = NULL, *cr = NULL;
+    int32_t *pos = malloc((size_t)n1 * sizeof *pos);
+    int rc = KM_OK;
+    if (!v || !pos) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    double *lo = v, *hi = lo + n, *a = hi + n, *d = a + n, *c = d + n, *zW = c + n,
+           *c0 = zW + n;
+    double tr = 0, nnz = 0;
+    int64_t nd = 0;   /* the features W's rows touch, compact: pos[j] */
+    for (int64_t j = 0; j < n1; j++)
+        pos[j] = -1;
+    for (int64_t s = 0; s < ns; s++) {
+        const cd_coord *r = &coord[W[s]];
+        lo[s] = plo[s];
+        hi[s] = phi[s];
+        a[s] = pa[s];
+        d[s] = pd[s];
+        c[s] = c0[s] = pc[s];
+        zW[s] = pz[s];
+        tr += 1 / r->alpha;
+        nnz += (double)(r->e - r->b);
+        for (int64_t q = r->b; q < r->e; q++)
+            if (pos[P->index[q]] < 0)
+                pos[P->index[q]] = (int32_t)nd++;
+    }
+    /* a feature in at least ns / KM_LWALK_DENSE of the rows is dense (a column of Xd, at
+     * most KM_LWALK_DENSEMAX entries in all), the others sparse (columns of a CSC) */
+    cp = calloc((size_t)nd + 1, sizeof *cp);
+    dz = malloc(((size_t)nd + 1) * sizeof *dz);
+    if (!cp || !dz) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    for (int64_t s = 0; s < ns; s++) {
+        const cd_coord *r = &coord[W[s]];
+        for (int64_t q = r->b; q < r->e; q++)
+            cp[pos[P->index[q]] + 1]++;
+    }
+    int64_t ndz = 0, nsp = 0;
+    double pairs = 0;   /* the sparse columns' products */
+    for (int64_t f = 0; f < nd; f++) {
+        int64_t cf = cp[f + 1];
+        if (cf * KM_LWALK_DENSE >= ns && (double)(ndz + 1) * (double)ns <= KM_LWALK_DENSEMAX) {
+            dz[f] = ndz++;
+            cp[f + 1] = 0;
+        } else {
+            dz[f] = -1;
+            nsp += cf;
+            pairs += (double)cf * (double)(cf + 1) / 2;
+        }
+    }
+    for (int64_t f = 0; f < nd; f++)
+        cp[f + 1] += cp[f];
+    double nn = (double)ns * (double)ns;
+    double build = nnz + nn * (double)ndz / 2 / KM_LWALK_FLOP + KM_LWALK_GATHER * pairs;
+    if (*work + build + (nn * (double)ns / 3 + 5 * nn) / KM_LWALK_FLOP > limit)
+        goto out;   /* K_WW and the first factor alone are over the budget: no step */
+    K = calloc(n * n, sizeof *K);
+    Xd = calloc(n * (size_t)(ndz > 0 ? ndz : 1), sizeof *Xd);
+    cr = malloc((size_t)(nsp > 0 ? nsp : 1) * sizeof *cr);
+    cv = malloc((size_t)(nsp > 0 ? nsp : 1) * sizeof *cv);
+    if (!K || !Xd || !cr || !cv) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    for (int64_t s = 0; s < ns; s++) {   /* Xd, and the CSC (rows increasing) */
+        const cd_coord *r = &coord[W[s]];
+        for (int64_t q = r->b; q < r->e; q++) {
+            int64_t f = pos[P->index[q]];
+            if (dz[f] >= 0) {
+                Xd[(size_t)s * (size_t)ndz + (size_t)dz[f]] = P->value[q];
+            } else {
+                cr[cp[f]] = s;
+                cv[cp[f]++] = P->value[q];
+            }
+        }
+    }
+    for (int64_t f = nd; f > 0; f--)   /* back to the starts */
+        cp[f] = cp[f - 1];
+    cp[0] = 0;
+    if (ndz > 0)   /* the dense columns: K = Xd Xd' (lower) */
+        cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)ns, (int)ndz, 1, Xd,
+                    (int)ndz, 0, K, (int)ns);
+    for (int64_t f = 0; f < nd; f++)   /* the sparse ones: K_pq += x_pf x_qf, p >= q */
+        for (int64_t u = cp[f]; u < cp[f + 1]; u++) {
+            double *Kp = K + (size_t)cr[u] * n, vu = cv[u];
+            for (int64_t t = cp[f]; t <= u; t++)
+                Kp[cr[t]] += vu * cv[t];
+        }
+    double b2 = x->bias * x->bias;   /* the bias column, and the upper triangle */
+    for (size_t p = 0; p < n; p++)
+        for (size_t q = 0; q <= p; q++)
+            K[q * n + p] = K[p * n + q] += b2;
+    *work += build;
+    /* the walk in chunks of `chunk` sweeps' worth: another while the last paid */
+    double chunk = limit - *work;
+    for (int t = 0; t < KM_LWALK_CHUNKS; t++) {
+        double kgain = 0, kwork = 0;
+        if (km_face_kwalk(ns, K, lo, hi, a, d, KM_FACE_MU * tr / (double)ns,
+                          chunk * KM_LWALK_FLOP, c, zW, &kgain, &kwork)) {
+            rc = km_error_nomem(err, "subspace step");
+            goto out;
+        }
+        *work += kwork / KM_LWALK_FLOP;
+        *gain += kgain;
+        /* ended by itself (W's optimum, no descent left: budget to spare), or did not pay */
+        if (kwork + nn * (double)ns / 3 + 5 * nn <= chunk * KM_LWALK_FLOP || !(kgain > 0) ||
+            kgain < rate * kwork / KM_LWALK_FLOP)
+            break;
+        chunk = limit;
+    }
+    for (int64_t s = 0; s < ns; s++) {   /* w += (change) x_i, c_i: w = X'c */
+        if (c[s] == c0[s])
+            continue;
+        int64_t i = W[s];
+        linear_update(x, i, &coord[i], c[s] - c0[s], err);
+        coord[i].c = c[s];
+    }
+out:
+    free(v);
+    free(pos);
+    free(K);
+    free(Xd);
+    free(cp);
+    free(dz);
+    free(cr);
+    free(cv);
+    return rc;
+}
+
 /* G(c) = ||w||^2/2 + sum_i phi_i(c_i) (the dual objective, minimized: -D). */
 static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km_loss loss,
                        double eps)
@@ -639,7 +824,8 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
  * regularized by mu = KM_FACE_MU times the mean k_ii (finite where the curvature is 0 and
  * K_WW singular: there it runs along K's null space), computed in the span of the data by
  * Woodbury (a dense nd x nd Cholesky factor, nd = the features W's rows touch, at most
- * KM_FACE_MAXDIM); the step is the exact minimizer of G along its projected path, and the
+ * KM_FACE_MAXDIM; beyond it, on the coefficient side: linear_kside, K_WW = X_W X_W' and
+ * km_face_kwalk); the step is the exact minimizer of G along its projected path, and the
  * coefficients it puts on a bound leave W. G never increases: each step minimizes it along
  * a path from c; c and w are updated together at the end.
  * It ends at W's optimum, or after `budget` sweeps' worth of work (multiply-adds of row
@@ -697,12 +883,15 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     x->rate = rate1;
     *Glast = G0;
     F.rp[0] = 0;
+    double *zk = F.tk + m;   /* z_i of W's coefficients (the coefficient side's) */
     for (int64_t i = 0; i < m; i++) {   /* W and its features */
         cd_coord *c = &coord[i];
         int64_t k = F.nw;
-        if (!(c->alpha > 0) ||
-            !km_face_piece(loss, c->y, c->C, eps, c->c, linear_dot(x, i, c), &F.lo[k], &F.hi[k],
-                           &F.a[k], &F.d[k]))
+        if (!(c->alpha > 0))
+            continue;
+        zk[k] = linear_dot(x, i, c);
+        if (!km_face_piece(loss, c->y, c->C, eps, c->c, zk[k], &F.lo[k], &F.hi[k], &F.a[k],
+                           &F.d[k]))
             continue;
         W[F.nw++] = i;
         F.c[k] = c->c;
@@ -712,8 +901,6 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
                 continue;
             int32_t j = q < c->e ? P->index[q] : x->n;
             if (pos[j] < 0) {
-                if (F.nd == KM_FACE_MAXDIM)
-                    goto done;   /* too many features for the dense system: no step */
                 pos[j] = F.nd;
                 feat[F.nd++] = j;
             }
@@ -723,6 +910,16 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     }
     if (F.nw == 0)
         goto done;
+    if (F.nd > KM_FACE_MAXDIM) {   /* too many features for the dense system: K_WW */
+        if (F.nw > KM_LWALK_MAXW)
+            goto done;   /* and too many coefficients for K_WW: no step */
+        double work = (double)m * rowcost;
+        rc = linear_kside(x, coord, F.nw, W, F.lo, F.hi, F.a, F.d, F.c, zk,
+                          budget * (double)m * rowcost, rate, &work, gain, err);
+        *Glast = G0 - *gain;
+        *paid = *gain >= rate * work;
+        goto done;
+    }
     int nd = F.nd;
     F.ri = malloc((size_t)nnz * sizeof *F.ri);
     F.rv = malloc((size_t)nnz * sizeof *F.rv);
