@@ -215,6 +215,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
     double max_h_old = INFINITY;   /* shrink only what is stuck deeper than last sweep moved */
     int backward = 0;
     int64_t face_every = KM_FACE_EVERY, face_at = face_every;   /* the next stall test */
+    int64_t face_last = 0;        /* the macro-iteration of the last one */
     double face_ref = INFINITY;   /* the gap estimate at the last one */
     double face_G = 0;            /* G after the last subspace step (G(0) = 0 at first) */
     int64_t face_visits = 0;      /* coordinate visits since */
@@ -336,15 +337,18 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
         face_visits += visited;
         /* stalled: a subspace step */
         if (gap_rule && ops->face && !par->no_walk && iter >= face_at) {
-            double r = cd_rel(Fs, Gs);
-            if (r > KM_FACE_STALL * face_ref && !face_checked) {
+            /* stalled: CD made fewer than h0 halvings h of the gap estimate since the last
+             * test, h0 = -log2(KM_FACE_STALL) per KM_FACE_EVERY macro-iterations (a rate:
+             * after walks that did not pay the tests are further apart, and the same rate
+             * still calls for a walk) */
+            double r = cd_rel(Fs, Gs), h = log2(face_ref / r),
+                   h0 = -log2(KM_FACE_STALL) * (double)(iter - face_last) / KM_FACE_EVERY;
+            if (!(h >= h0) && !face_checked) {
                 double gain = 0;
                 int paid = 0;
                 /* the work it may do, in sweeps: all of KM_FACE_SWEEPS when CD has stalled,
-                 * less the more halvings h of the gap CD made since the last try, down to
-                 * none at the stall threshold h0 = -log2(KM_FACE_STALL) */
-                double h = log2(face_ref / r),
-                       budget = KM_FACE_SWEEPS * (h > 0 ? 1 + h / log2(KM_FACE_STALL) : 1);
+                 * less the more of h0 CD made, down to none at h0 */
+                double budget = KM_FACE_SWEEPS * (h > 0 ? 1 - h / h0 : 1);
                 if ((rc = ops->face(ctx, m, coord, loss, par->eps, budget > 1 ? budget : 1,
                                     face_visits, &face_G, &gain, &paid, err)))
                     goto out;
@@ -353,6 +357,7 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
                 face_every = paid ? KM_FACE_EVERY : 2 * face_every;
             }
             face_ref = r;
+            face_last = iter;
             face_at = iter + face_every;
             face_checked = 0;
         }
