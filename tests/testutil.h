@@ -203,7 +203,7 @@ static inline double conj_by_hand(km_loss loss, double y, double c, double C, do
 }
 
 /* The loss L(y, z) written out per loss (not km_loss_value). */
-static inline double loss_by_hand(km_loss loss, double y, double z, double eps)
+static inline double loss_value_by_hand(km_loss loss, double y, double z, double eps)
 {
     double m;
     switch (loss) {
@@ -231,7 +231,7 @@ static inline void primal_dual_dense(km_loss loss, const double *K, const double
         if (z)
             z[i] = zi;
         quad += c[i] * zi;
-        Lsum += C * loss_by_hand(loss, y[i], zi, eps);
+        Lsum += C * loss_value_by_hand(loss, y[i], zi, eps);
         conj += conj_by_hand(loss, y[i], c[i], C, eps);
     }
     *P = Lsum + quad / 2;
