@@ -777,14 +777,17 @@ static int linear_kside(linear_ctx *x, cd_coord *coord, int64_t nw, const int64_
     /* the walk in chunks of `chunk` sweeps' worth: another while the last paid */
     double chunk = limit - *work;
     for (int t = 0; t < KM_LWALK_CHUNKS; t++) {
-        double kgain = 0, kwork = 0;
-        if (km_face_kwalk(ns, K, lo, hi, a, d, KM_FACE_MU * tr / (double)ns,
-                          chunk * KM_LWALK_FLOP, c, zW, &kgain, &kwork)) {
+        double kgain = 0, kwork = 0, curv[2];
+        int kr = km_face_kwalk(ns, K, NULL, lo, hi, a, d, KM_FACE_MU * tr / (double)ns,
+                               chunk * KM_LWALK_FLOP, c, zW, &kgain, &kwork, curv);
+        if (kr < 0) {
             rc = km_error_nomem(err, "subspace step");
             goto out;
         }
         *work += kwork / KM_LWALK_FLOP;
         *gain += kgain;
+        if (kr == 1)   /* X_W X_W' + D not positive definite as computed: CD goes on alone */
+            break;
         /* ended by itself (W's optimum, no descent left: budget to spare), or did not pay */
         if (kwork + nn * (double)ns / 3 + 5 * nn <= chunk * KM_LWALK_FLOP || !(kgain > 0) ||
             kgain < rate * kwork / KM_LWALK_FLOP)

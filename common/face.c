@@ -126,82 +126,236 @@ void km_face_bp_down(km_face_bp *h, int64_t n, int64_t i)
     }
 }
 
-int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *hi,
-                  const double *a, const double *d, double mu, double budget, double *c,
-                  double *zW, double *gain, double *work)
+/* The smallest eigenvalue of K_OO + diag(d) (O = the no coefficients listed), by LAPACK
+ * (dsyevr), and K's and the loss's curvature along its eigenvector v: curv[0] = v'K v,
+ * curv[1] = v'diag(d) v (|v| = 1). Returns the eigenvalue, or NAN if LAPACK fails. */
+static double smallest_curvature(const double *K, size_t n, const int64_t *O, int64_t no,
+                                 const double *d, double curv[2])
+{
+    double *M = malloc((size_t)no * (size_t)no * sizeof *M), *v = malloc((size_t)no * sizeof *v);
+    lapack_int *isup = malloc(2 * sizeof *isup), found = 0;
+    double lam = NAN;
+    if (M && v && isup) {
+        for (int64_t p = 0; p < no; p++)
+            for (int64_t q = 0; q < no; q++)
+                M[p * no + q] = K[(size_t)O[p] * n + (size_t)O[q]] + (p == q ? d[O[p]] : 0);
+        if (LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'I', 'L', (lapack_int)no, M, (lapack_int)no, 0,
+                           0, 1, 1, 0, &found, &lam, v, 1, isup) != 0 || found != 1)
+            lam = NAN;
+        double D = 0;
+        for (int64_t p = 0; found == 1 && p < no; p++)
+            D += d[O[p]] * v[p] * v[p];
+        curv[0] = lam - D;
+        curv[1] = D;
+    }
+    free(M);
+    free(v);
+    free(isup);
+    return lam;
+}
+
+/* K_WW's products and columns: the dense matrix, or the caller's operator (km_face_kop). */
+typedef struct kmat {
+    const double *K;
+    const km_face_kop *op;
+    size_t n;
+    double *col;   /* n: a column from op */
+} kmat;
+
+/* Column k of K_WW (= row k), or NULL (op failed). */
+static const double *kmat_col(const kmat *M, int64_t k, double *work)
+{
+    if (M->K)
+        return M->K + (size_t)k * M->n;
+    return M->op->col(M->op->u, k, M->col, work) ? NULL : M->col;
+}
+
+int km_face_kwalk(int64_t nw, const double *K, const km_face_kop *op, const double *lo,
+                  const double *hi, const double *a, const double *d, double mu, double budget,
+                  double *c, double *zW, double *gain, double *work, double curv[2])
 {
     *gain = 0;
     *work = 0;
+    curv[0] = curv[1] = 0;
     if (nw <= 0)
         return 0;
     size_t n = (size_t)nw;
+    int dense = K != NULL;
     char *on = malloc(n);
     int64_t *O = malloc(n * sizeof *O);
     km_face_bp *bp = malloc(n * sizeof *bp);
-    double *M = malloc(n * n * sizeof *M), *v = malloc(7 * n * sizeof *v);
+    double *M = dense ? malloc(n * n * sizeof *M) : NULL;
+    double *v = malloc((dense ? 7 : 13) * n * sizeof *v);
     int rc = 0;
-    if (!on || !O || !bp || !M || !v) {
+    if (!on || !O || !bp || (dense && !M) || !v) {
         rc = -1;
         goto done;
     }
     double *g = v, *s = g + n, *S = s + n, *tk = S + n, *KA = tk + n, *B = KA + n,
            *u = B + n;
+    /* the CG path: the residual, the direction of CG, K times it, K s, K B (the stopped
+     * part of a step), a column */
+    double *r = dense ? NULL : u + n, *p = dense ? NULL : r + n, *Kp = dense ? NULL : p + n, *KS = dense ? NULL : Kp + n, *KB = dense ? NULL : KS + n;
+    kmat Km = {K, op, n, dense ? NULL : KB + n};
     memset(on, 1, n);
     double nww = (double)nw * (double)nw;
     int64_t no = 0;
     int fresh = 1;   /* O changed: a new factor */
     for (int64_t dir = 0; dir <= 4 * nw; dir++) {
-        if (fresh) {
+        if (dense) {
+            if (fresh) {
+                no = 0;
+                int flat = 0;   /* a coefficient of O without curvature: mu needed */
+                for (int64_t k = 0; k < nw; k++)
+                    if (on[k]) {
+                        O[no++] = k;
+                        flat |= !(d[k] > 0);
+                    }
+                double fw = (double)no * (double)no * (double)no / 3 + (double)no * (double)no;
+                if (no == 0 || *work + fw + 4 * nww > budget)
+                    break;
+                *work += fw;
+                /* M = K_OO + diag(d + mu), lower triangle: mu only where K_OO + D may be
+                 * singular (a zero d), or once the factor without it failed */
+                int ok = 0;
+                for (double rr = flat ? 1 : 0; !ok && rr <= 1e6; rr = rr > 0 ? 100 * rr : 1) {
+                    for (int64_t pp = 0; pp < no; pp++) {
+                        const double *Kp_ = K + (size_t)O[pp] * n;
+                        for (int64_t q = 0; q <= pp; q++)
+                            M[pp * no + q] = Kp_[O[q]];
+                        M[pp * no + pp] += d[O[pp]] + rr * mu;
+                    }
+                    ok = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)no, M,
+                                        (lapack_int)no) == 0;
+                    /* every coefficient has curvature d > 0, yet K_OO + D is not positive
+                     * definite: K is not positive semidefinite at working precision (its
+                     * rounding is more than the loss's curvature). No ridge: stop here. */
+                    if (!ok && rr == 0) {
+                        *work += 10 * (double)no * (double)no * (double)no;
+                        double lam = smallest_curvature(K, n, O, no, d, curv);
+                        if (lam <= 0) {
+                            rc = 1;
+                            goto done;
+                        }
+                        curv[0] = curv[1] = 0;
+                    }
+                }
+                if (!ok)
+                    break;
+                fresh = 0;
+            }
+            if (*work + 4 * nww > budget)
+                break;
+            *work += 4 * nww;   /* KA, the update of zW, the solve */
+            for (int64_t pp = 0; pp < no; pp++) {   /* g on O; s = -M^-1 g */
+                int64_t k = O[pp];
+                g[k] = zW[k] + a[k] + d[k] * c[k];
+                s[pp] = -g[k];
+            }
+            if (LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)no, 1, M, (lapack_int)no, s,
+                               1) != 0)
+                break;
+        } else {
+            /* truncated Newton: s ~ -(K_OO + diag(d + mu))^-1 g_O by conjugate gradients
+             * (Nocedal and Wright, Algorithm 5.2), K s accumulated from the products; stops
+             * at a relative residual of KM_KWALK_CG_TOL, at KM_KWALK_CG_MAX products, or at
+             * the budget. Not preconditioned: K_OO of low numerical rank plus a constant
+             * d + mu has few distinct eigenvalues, which CG needs few products for
+             * (Jacobi's diagonal spreads them: 3.4x the products on unscaled satimage) */
             no = 0;
-            int flat = 0;   /* a coefficient of O without curvature: mu needed */
+            int flat = 0;
             for (int64_t k = 0; k < nw; k++)
                 if (on[k]) {
                     O[no++] = k;
                     flat |= !(d[k] > 0);
                 }
-            double fw = (double)no * (double)no * (double)no / 3 + (double)no * (double)no;
-            if (no == 0 || *work + fw + 4 * nww > budget)
+            double prod = 2 * (double)nw * (double)no + 8 * (double)no;
+            if (no == 0 || *work + prod > budget)
                 break;
-            *work += fw;
-            /* M = K_OO + diag(d + mu), lower triangle: mu only where K_OO + D may be
-             * singular (a zero d), or once the factor without it failed */
-            int ok = 0;
-            for (double r = flat ? 1 : 0; !ok && r <= 1e6; r = r > 0 ? 100 * r : 1) {
-                for (int64_t p = 0; p < no; p++) {
-                    const double *Kp = K + (size_t)O[p] * n;
-                    for (int64_t q = 0; q <= p; q++)
-                        M[p * no + q] = Kp[O[q]];
-                    M[p * no + p] += d[O[p]] + r * mu;
-                }
-                ok = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)no, M,
-                                    (lapack_int)no) == 0;
+            double rmu = flat ? mu : 0, rr0 = 0;
+            memset(p, 0, n * sizeof *p);
+            memset(KS, 0, n * sizeof *KS);
+            for (int64_t pp = 0; pp < no; pp++) {
+                int64_t k = O[pp];
+                g[k] = zW[k] + a[k] + d[k] * c[k];
+                s[pp] = 0;
+                r[pp] = -g[k];
+                p[k] = r[pp];
+                rr0 += r[pp] * r[pp];
             }
-            if (!ok)
+            int iters = 0;
+            double rz = rr0;   /* r'r of the last iteration */
+            for (int it = 0; it < KM_KWALK_CG_MAX && *work + prod <= budget; it++) {
+                if (op->mul(op->u, p, Kp, work)) {
+                    rc = -1;
+                    goto done;
+                }
+                *work += prod;
+                double pq = 0, pkp = 0, pp2 = 0, dp = 0;
+                for (int64_t q = 0; q < no; q++) {
+                    int64_t k = O[q];
+                    pkp += p[k] * Kp[k];
+                    dp += d[k] * p[k] * p[k];
+                    pp2 += p[k] * p[k];
+                }
+                pq = pkp + dp + rmu * pp2;
+                if (!(pq > 0)) {   /* negative curvature along p */
+                    if (!flat) {   /* as in the dense path: K is not PSD at precision */
+                        curv[0] = pkp / pp2;
+                        curv[1] = dp / pp2;
+                        rc = 1;
+                        goto done;
+                    }
+                    if (it == 0) {   /* steepest descent (the line search is exact) */
+                        for (int64_t q = 0; q < no; q++)
+                            s[q] = p[O[q]];
+                        memcpy(KS, Kp, n * sizeof *KS);
+                        iters = 1;
+                    }
+                    break;
+                }
+                double al = rz / pq, rr = 0;
+                for (int64_t k = 0; k < nw; k++)
+                    KS[k] += al * Kp[k];
+                for (int64_t q = 0; q < no; q++) {
+                    int64_t k = O[q];
+                    s[q] += al * p[k];
+                    r[q] -= al * (Kp[k] + (d[k] + rmu) * p[k]);
+                    rr += r[q] * r[q];
+                }
+                iters = it + 1;
+                if (!(rr > KM_KWALK_CG_TOL * KM_KWALK_CG_TOL * rr0))
+                    break;
+                double be = rr / rz;
+                rz = rr;
+                for (int64_t q = 0; q < no; q++)
+                    p[O[q]] = r[q] + be * p[O[q]];
+            }
+            if (iters == 0)
                 break;
-            fresh = 0;
         }
-        if (*work + 4 * nww > budget)
-            break;
-        *work += 4 * nww;   /* KA, the update of zW, the solve */
-        for (int64_t p = 0; p < no; p++) {   /* g on O; s = -M^-1 g */
-            int64_t k = O[p];
-            g[k] = zW[k] + a[k] + d[k] * c[k];
-            s[p] = -g[k];
-        }
-        if (LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)no, 1, M, (lapack_int)no, s, 1)
-            != 0)
-            break;
         int64_t nb = 0, out = 0;
         double G1 = 0, DS = 0;
         memset(S, 0, n * sizeof *S);
         memset(B, 0, n * sizeof *B);
-        for (int64_t p = 0; p < no; p++) {
-            int64_t k = O[p];
-            double sk = s[p];
+        if (!dense)
+            memset(KB, 0, n * sizeof *KB);
+        for (int64_t pp = 0; pp < no; pp++) {
+            int64_t k = O[pp];
+            double sk = s[pp];
             tk[k] = sk > 0 ? (hi[k] - c[k]) / sk : sk < 0 ? (lo[k] - c[k]) / sk : INFINITY;
             if (!(tk[k] > 0)) {   /* on its bound and pointing out: stays, and leaves O */
                 on[k] = 0;
                 out++;
+                if (!dense && sk != 0) {   /* K s without it */
+                    const double *Kk = kmat_col(&Km, k, work);
+                    if (!Kk) {
+                        rc = -1;
+                        goto done;
+                    }
+                    for (int64_t j = 0; j < nw; j++)
+                        KS[j] -= sk * Kk[j];
+                }
                 continue;
             }
             S[k] = sk;
@@ -217,8 +371,11 @@ int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *h
             break;
         }
         int64_t passed = out;
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nw, (int)nw, 1, K, (int)nw, S, 1, 0, KA,
-                    1);   /* KA = K A: A (= S) the moving part of the step, B the stopped */
+        if (dense)   /* KA = K A: A (= S) the moving part of the step, B the stopped */
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nw, (int)nw, 1, K, (int)nw, S, 1, 0,
+                        KA, 1);
+        else
+            memcpy(KA, KS, n * sizeof *KA);
         for (int64_t i = nb / 2 - 1; i >= 0; i--)
             km_face_bp_down(bp, nb, i);
         double t = 0, f = 0, tbest = 0;
@@ -253,22 +410,29 @@ int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *h
             km_face_bp_down(bp, nb, 0);
             passed++;
             double bk = S[k] > 0 ? hi[k] : lo[k], sk = S[k];
-            const double *Kk = K + (size_t)k * n;   /* column k = row k */
-            for (int64_t j = 0; j < nw; j++)
-                KA[j] -= sk * Kk[j];
+            const double *Kk = kmat_col(&Km, k, work);   /* column k = row k */
+            if (!Kk) {
+                rc = -1;
+                goto done;
+            }
             S[k] = 0;
             B[k] = bk - c[k];
+            for (int64_t j = 0; j < nw; j++)
+                KA[j] -= sk * Kk[j];
+            if (!dense)
+                for (int64_t j = 0; j < nw; j++)
+                    KB[j] += B[k] * Kk[j];
             G1 -= g[k] * sk;
             DS -= d[k] * sk * sk;
         }
         if (!apply || !(f < 0))
             break;
         memset(u, 0, n * sizeof *u);
-        for (int64_t p = 0; p < no; p++) {   /* apply: c, and zW by K_WW times the change */
-            int64_t k = O[p];
+        for (int64_t pp = 0; pp < no; pp++) {   /* apply: c, and zW by K_WW times the change */
+            int64_t k = O[pp];
             if (!on[k])
                 continue;
-            double sk = s[p], cn;
+            double sk = s[pp], cn;
             if (tk[k] <= tbest) {   /* on its bound now: leaves O */
                 cn = sk > 0 ? hi[k] : lo[k];
                 on[k] = 0;
@@ -280,8 +444,12 @@ int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *h
             u[k] = cn - c[k];
             c[k] = cn;
         }
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nw, (int)nw, 1, K, (int)nw, u, 1, 1, zW,
-                    1);
+        if (dense)
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nw, (int)nw, 1, K, (int)nw, u, 1, 1,
+                        zW, 1);
+        else   /* K u = tbest K A + K B (A, B at the end of the search) */
+            for (int64_t j = 0; j < nw; j++)
+                zW[j] += tbest * KA[j] + KB[j];
         *gain -= f;
         fresh = passed > 0;
         /* the Newton step landed inside: W's optimum, or up to mu: then the same factor

@@ -69,25 +69,54 @@ int km_face_piece(km_loss loss, double y, double C, double eps, double c, double
  */
 int km_face_chol_downdate(double *L, int n, double *x);
 
-#endif
+/*
+ * K_WW for a walk too large for a dense matrix (km_face_kwalk's conjugate-gradient path):
+ * mul sets y = K_WW x (x, y: nw entries, the coefficients with x_k = 0 may be skipped), col
+ * sets out = column k of K_WW (= row k); both add their flops to *work and return 0, or -1
+ * on failure (the caller keeps the error).
+ */
+typedef struct km_face_kop {
+    int (*mul)(void *u, const double *x, double *y, double *work);
+    int (*col)(void *u, int64_t k, double *out, double *work);
+    void *u;
+} km_face_kop;
 
 /*
  * The active-set walk of the kernel solver (kcd.c) on the coefficients W = 0..nw-1 that
  * can move, on their pieces (km_face_piece: [lo, hi], phi(t) = a t + d t^2/2 + const):
  * each direction is the Newton step s = -(K_OO + diag(d + mu))^-1 g_O on the coefficients
- * O still on (g = z + a + d c the gradient of G = c'Kc/2 + sum phi on the pieces; a dense
- * Cholesky factor of the nw x nw K_WW, row-major, given), mu > 0 a ridge for a singular
- * K_WW (there the step runs along K's null space, where coordinate descent crawls); the
- * step taken is the exact minimizer of G along the projected path P[c + t s] (coefficients
- * stop at their bounds one by one, breakpoints in a heap; between two breakpoints G is a
- * quadratic in t), and those it puts on a bound leave O (as do those on a bound with s
- * pointing out: they stay put). G never increases: each step minimizes it along a path
- * from c (a step whose computed change is not negative is not taken). c and zW = (K c)_W
- * are updated in place (zW by K_WW times the change). It ends when a Newton step lands
- * inside every piece (W's optimum, up to mu), when no descent is left, or before a
- * direction would take the flops done (*work) over budget. *gain: the decrease of G.
- * Returns 0, or -1 when out of memory.
+ * O still on (g = z + a + d c the gradient of G = c'Kc/2 + sum phi on the pieces), mu > 0 a
+ * ridge for a singular K_WW (there the step runs along K's null space, where coordinate
+ * descent crawls) used only where some d is 0. With K (a dense nw x nw K_WW, row-major)
+ * the step is solved by a Cholesky factor; with K NULL, through op's products, by
+ * conjugate gradients (a truncated Newton step: a relative residual of KM_KWALK_CG_TOL, at most KM_KWALK_CG_MAX products; any of its iterates
+ * descends). The step taken is the exact minimizer of G along the projected path
+ * P[c + t s] (coefficients stop at their bounds one by one, breakpoints in a heap; between
+ * two breakpoints G is a quadratic in t), and those it puts on a bound leave O (as do those
+ * on a bound with s pointing out: they stay put). G never increases: each step minimizes
+ * it along a path from c (a step whose computed change is not negative is not taken). c
+ * and zW = (K c)_W are updated in place (zW by K_WW times the change). It ends when a
+ * Newton step lands inside every piece (W's optimum, up to mu), when no descent is left,
+ * or before a direction (a product) would take the flops done (*work) over budget.
+ * *gain: the decrease of G. Returns 0; -1 when out of memory or op failed; 1 when every
+ * coefficient of O has d > 0 and yet K_OO + diag(d) is not positive definite as computed
+ * (the Cholesky factor fails and its smallest eigenvalue is <= 0, or CG meets a p with
+ * p'(K + D)p <= 0): K is not positive semidefinite at working precision, the dual is not
+ * convex as computed, and curv[0] = v'K v / v'v, curv[1] = v'D v / v'v along that
+ * direction v (the walk stops there; c and zW hold the steps before).
  */
-int km_face_kwalk(int64_t nw, const double *K, const double *lo, const double *hi,
-                  const double *a, const double *d, double mu, double budget, double *c,
-                  double *zW, double *gain, double *work);
+/* kcd.c's walk: at most this many coefficients take the dense path (Cholesky), more CG */
+#ifndef KM_KWALK_MAX
+#define KM_KWALK_MAX 1000
+#endif
+#ifndef KM_KWALK_CG_TOL
+#define KM_KWALK_CG_TOL 1e-3
+#endif
+#ifndef KM_KWALK_CG_MAX
+#define KM_KWALK_CG_MAX 200
+#endif
+int km_face_kwalk(int64_t nw, const double *K, const km_face_kop *op, const double *lo,
+                  const double *hi, const double *a, const double *d, double mu, double budget,
+                  double *c, double *zW, double *gain, double *work, double curv[2]);
+
+#endif

@@ -20,6 +20,7 @@ struct km_kcd {
     const km_kdata *X;
     km_kmatrix **K;   /* K[t]: the rows over the columns [lo[t], lo[t + 1]) */
     int64_t *lo;
+    size_t cache_bytes;   /* -m: also the bound of the walk's stored rows (kcd_walk) */
 };
 
 void km_kcd_free(km_kcd *W)
@@ -61,6 +62,7 @@ km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, in
     W->T = T;
     W->k = *k;
     W->X = X;
+    W->cache_bytes = cache_bytes;
     for (int t = 0; t < T; t++)   /* blocks of whole cache lines */
         W->lo[t] = t == 0 ? 0 : (m * t / T) & ~(int64_t)7;
     W->lo[T] = m;
@@ -675,21 +677,18 @@ static void fail_once(atomic_int *failed, km_error *err, const km_error *e)
  * Tested every KM_FACE_EVERY sweeps' worth of steps (m each) under the gap rule: when the
  * gap has not fallen below KM_FACE_STALL = 2^-1/4 of its value at the last test, a walk on
  * W = the active coefficients km_face_piece lets move (inside a piece, or on a bound with
- * the gradient pointing in; at most KM_KWALK_MAX of them: those inside first, then the
- * largest |gradient|) with K_WW computed afresh (km_kernel_block), mu = KM_FACE_MU times
- * the mean k_ii of W, at most KM_FACE_SWEEPS sweeps' worth of flops; then z += K (change)
- * over every block's columns (km_kmatrix_addmul, the compact z while restricted). A walk
- * whose decrease of G per flop is below CD's over the interval before doubles the interval
- * (a paying one resets it). Worker 0 walks while the others wait: the same bits for any
- * team. */
+ * the gradient pointing in): up to KM_KWALK_MAX of them with K_WW copied from the solver's
+ * rows and a Cholesky factor, more through products with K_WW by conjugate gradients (rows
+ * stored up to -m bytes, the rest computed at each product); mu = KM_FACE_MU times the mean
+ * k_ii of W, at most KM_FACE_SWEEPS sweeps' worth of flops; then z += K (change) over every
+ * block's columns (the compact z while restricted). A walk whose decrease of G per flop is
+ * below CD's over the interval before doubles the interval (a paying one resets it).
+ * Worker 0 walks while the others wait: the same bits for any team. */
 #ifndef KM_KWALK_AFTER
 #define KM_KWALK_AFTER 1
 #endif
 #ifndef KM_KWALK_SHARE
 #define KM_KWALK_SHARE 16
-#endif
-#ifndef KM_KWALK_MAX
-#define KM_KWALK_MAX 1000
 #endif
 
 typedef struct wcand {
@@ -711,19 +710,84 @@ static int wcand_by_index(const void *x, const void *y)
     return (p->i > q->i) - (p->i < q->i);
 }
 
+/* K_WW for the conjugate-gradient walk (km_face_kop): the first R rows of K_WW (W in
+ * increasing order) stored, gathered from the solver's rows (at most -m bytes), the others
+ * computed afresh at each product by km_kmatrix_addmul over W's columns of each block (the
+ * exact path: the values of the rows CD adds to z, bit for bit). A product sums the rows in
+ * W's order (y_j += x_k K_kj, k increasing), whatever the blocks: the same bits for any
+ * team. */
+typedef struct wop {
+    const km_kcd *W;
+    const int64_t *Wi;
+    int64_t nw, R;
+    const double *rows;       /* R x nw */
+    const int64_t *bfirst;    /* W's places of block b: [bfirst[b], bfirst[b + 1]) */
+    int64_t *ri;              /* scratch: rows not stored, and their coefficients */
+    double *rc;
+    km_error *err;
+} wop;
+
+static int wop_rest(wop *o, int64_t nr, double *y, double *work)
+{
+    for (int b = 0; b < o->W->T && nr > 0; b++) {
+        int64_t f = o->bfirst[b], nc = o->bfirst[b + 1] - f;
+        if (nc > 0 && km_kmatrix_addmul(o->W->K[b], o->ri, o->rc, nr, o->Wi + f, nc, y + f,
+                                        o->err))
+            return -1;
+    }
+    *work += (double)nr * (double)o->nw;   /* kernel values */
+    return 0;
+}
+
+static int wop_mul(void *u, const double *x, double *y, double *work)
+{
+    wop *o = u;
+    int64_t nw = o->nw, nr = 0;
+    memset(y, 0, (size_t)nw * sizeof *y);
+    for (int64_t k = 0; k < o->R; k++)
+        if (x[k] != 0)
+            axpy_row(y, o->rows + (size_t)k * (size_t)nw, x[k], nw);
+    for (int64_t k = o->R; k < nw; k++)
+        if (x[k] != 0) {
+            o->ri[nr] = o->Wi[k];
+            o->rc[nr++] = x[k];
+        }
+    return wop_rest(o, nr, y, work);
+}
+
+static int wop_col(void *u, int64_t k, double *out, double *work)
+{
+    wop *o = u;
+    if (k < o->R) {
+        memcpy(out, o->rows + (size_t)k * (size_t)o->nw, (size_t)o->nw * sizeof *out);
+        return 0;
+    }
+    memset(out, 0, (size_t)o->nw * sizeof *out);
+    o->ri[0] = o->Wi[k];
+    o->rc[0] = 1;
+    return wop_rest(o, 1, out, work);
+}
+
 /* The walk over the active sets act + lo[b] (z exact there); *gain, *work: its decrease of
- * G and its flops. */
+ * G and its flops. W is every coefficient km_face_piece lets move: at most KM_KWALK_MAX of
+ * them take the dense path (K_WW copied, Cholesky), more the conjugate-gradient one (wop)
+ * when each has curvature d > 0 (rls, l2svm: K_WW + D is then conditioned for CG); without
+ * (l1svm, rla, svr: K_WW + mu I, condition ~1e9 and more) the dense path takes the
+ * KM_KWALK_MAX inside their pieces first, then the steepest.
+ * A K found not positive semidefinite at working precision (km_face_kwalk returns 1, only
+ * for losses with curvature: rls, l2svm) is KM_EINPUT. */
 static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_t *act,
                     const int64_t *na_blk, int restricted, double budget, double *gain,
                     double *work, km_error *err)
 {
     int64_t m = W->m, nc = 0;
+    int flat = 0;   /* a candidate without curvature (d = 0) */
     *gain = 0;
     *work = 0;
     size_t len = (size_t)(m > 0 ? m : 1);
     wcand *cd = malloc(len * sizeof *cd);
     double *pc = malloc(4 * len * sizeof *pc);   /* lo, hi, a, d of each candidate, by i */
-    int64_t *Wi = NULL, *cols = NULL;
+    int64_t *Wi = NULL, *cols = NULL, *ri = NULL;
     double *K = NULL, *v = NULL;
     int rc = KM_OK;
     if (!cd || !pc) {
@@ -741,21 +805,27 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
             cd[nc].i = i;
             cd[nc++].key = plo[i] < ci && ci < phi[i] ? INFINITY
                                                        : fabs(zi + pa[i] + pd[i] * ci);
+            flat |= !(pd[i] > 0);
         }
     if (nc == 0)
         goto out;
     int64_t nw = nc;
-    if (nw > KM_KWALK_MAX) {   /* the inside ones, then the steepest */
+    int dense = nw <= KM_KWALK_MAX || flat;
+    if (nw > KM_KWALK_MAX && flat) {   /* the inside ones, then the steepest */
         qsort(cd, (size_t)nc, sizeof *cd, wcand_cmp);
         nw = KM_KWALK_MAX;
     }
     qsort(cd, (size_t)nw, sizeof *cd, wcand_by_index);
     size_t n = (size_t)nw;
+    /* the CG path stores R rows of K_WW, at most -m bytes */
+    int64_t R = dense ? nw : (int64_t)(W->cache_bytes / (sizeof(double) * n));
+    R = R > nw ? nw : R;
     Wi = malloc(n * sizeof *Wi);
     cols = malloc(len * sizeof *cols);
-    K = malloc(n * n * sizeof *K);
-    v = malloc(8 * n * sizeof *v);
-    if (!Wi || !cols || !K || !v) {
+    K = malloc((size_t)R * n * sizeof *K + 1);
+    v = malloc((dense ? 7 : 8) * n * sizeof *v);
+    ri = dense ? NULL : malloc(n * sizeof *ri);
+    if (!Wi || !cols || !K || !v || (!dense && !ri)) {
         rc = km_error_nomem(err, "kernel walk");
         goto out;
     }
@@ -773,12 +843,15 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
         zW[k] = S->z[i];
         tr += S->kii[i];
     }
-    /* K_WW: the values of the rows CD adds to z (a fresh evaluation may differ in the last
-     * bits, which on badly conditioned kernels is more than the curvature of the dual) */
+    /* rows 0..R-1 of K_WW: the values of the rows CD adds to z (a fresh evaluation by
+     * another path may differ in the last bits, which on badly conditioned kernels is more
+     * than the curvature of the dual) */
+    int64_t bfirst[65];
     for (int b = 0; b < W->T; b++) {
         int64_t lo_b = W->lo[b], hi_b = W->lo[b + 1], k0 = 0, k1, t = 0;
         while (k0 < nw && Wi[k0] < lo_b)
             k0++;
+        bfirst[b] = k0;
         for (k1 = k0; k1 < nw && Wi[k1] < hi_b; k1++) {   /* W's places in the rows */
             if (restricted) {
                 const int64_t *rcb = Bk->rcols + lo_b;
@@ -789,7 +862,7 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
                 cols[k1] = Wi[k1] - lo_b;
             }
         }
-        for (int64_t k = 0; k < nw && k1 > k0; k++) {
+        for (int64_t k = 0; k < R && k1 > k0; k++) {
             const double *row = km_kmatrix_row(W->K[b], Wi[k], err);
             if (!row) {
                 rc = err->code;
@@ -798,11 +871,25 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
             for (int64_t q = k0; q < k1; q++)
                 K[(size_t)k * n + (size_t)q] = row[cols[q]];
         }
-        *work += (double)nw * (double)(restricted ? Bk->nrc[b] : hi_b - lo_b);
+        *work += (double)R * (double)(restricted ? Bk->nrc[b] : hi_b - lo_b);
     }
-    double mu = KM_FACE_MU * tr / (double)nw;
-    if (km_face_kwalk(nw, K, lo, hi, a, d, mu, budget, c, zW, gain, work)) {
-        rc = km_error_nomem(err, "kernel walk");
+    bfirst[W->T] = nw;
+    wop o = {W, Wi, nw, R, K, bfirst, ri, v + 7 * n, err};
+    km_face_kop op = {wop_mul, wop_col, &o};
+    double mu = KM_FACE_MU * tr / (double)nw, curv[2];
+    int kr = km_face_kwalk(nw, dense ? K : NULL, &op, lo, hi, a, d, mu, budget, c, zW, gain,
+                           work, curv);
+    if (kr == 1) {
+        rc = km_error_set(err, KM_EINPUT, "the kernel matrix is not positive semidefinite at "
+                          "working precision: its curvature along a direction of %lld free "
+                          "coefficients is %.3g, against the loss's %.3g (K's rounding "
+                          "errors exceed it; the dual is not convex as computed and cannot "
+                          "converge); scale the features (kmtk-scale), or lower the degree "
+                          "or gamma", (long long)nw, curv[0], curv[1]);
+        goto out;
+    }
+    if (kr) {
+        rc = err->code ? err->code : km_error_nomem(err, "kernel walk");
         goto out;
     }
     int64_t nch = 0;   /* the changes, in increasing order: z += K (change) */
@@ -833,6 +920,7 @@ out:
     free(cols);
     free(K);
     free(v);
+    free(ri);
     return rc;
 }
 

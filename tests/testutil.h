@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cd.h"
+#include "kcd.h"
 #include "kernel.h"
 #include "kmtk.h"
 #include "loss.h"
@@ -198,6 +200,96 @@ static inline double conj_by_hand(km_loss loss, double y, double c, double C, do
     }
     default: return fabs(c) > C + tol ? INFINITY : -y * c + eps * fabs(c);
     }
+}
+
+/* The loss L(y, z) written out per loss (not km_loss_value). */
+static inline double loss_value_by_hand(km_loss loss, double y, double z, double eps)
+{
+    double m;
+    switch (loss) {
+    case KM_LOSS_L1SVM: m = 1 - y * z; return m > 0 ? m : 0;
+    case KM_LOSS_L2SVM: m = 1 - y * z; return m > 0 ? m * m : 0;
+    case KM_LOSS_RLS: return (y - z) * (y - z) / 2;
+    case KM_LOSS_RLA: return fabs(y - z);
+    case KM_LOSS_LOGISTIC: m = -y * z; return m > 0 ? m + log(1 + exp(-m)) : log(1 + exp(m));
+    default: m = fabs(y - z) - eps; return m > 0 ? m : 0;
+    }
+}
+
+/* Primal P(c) = sum_i C L(y_i, (Kc)_i) + c'Kc/2 and dual D(c) = -c'Kc/2 - sum_i C L*(y_i,
+ * -c_i/C), loss and conjugate written out by hand, from a dense K (l x l); z = K c if z is
+ * not NULL. */
+static inline void primal_dual_dense(km_loss loss, const double *K, const double *y,
+                                     const double *c, int64_t l, double C, double eps,
+                                     double *P, double *D, double *z)
+{
+    double quad = 0, Lsum = 0, conj = 0;
+    for (int64_t i = 0; i < l; i++) {
+        double zi = 0;
+        for (int64_t j = 0; j < l; j++)
+            zi += K[i * l + j] * c[j];
+        if (z)
+            z[i] = zi;
+        quad += c[i] * zi;
+        Lsum += C * loss_value_by_hand(loss, y[i], zi, eps);
+        conj += conj_by_hand(loss, y[i], c[i], C, eps);
+    }
+    *P = Lsum + quad / 2;
+    *D = -quad / 2 - conj;
+}
+
+/* A solve of the kernel solvers' tests: c, z = K c (malloc'd), the result, the return code
+ * and its error, and the primal F where a test computes it. */
+typedef struct solved {
+    double *c, *z, F;
+    km_cd_result res;
+    int rc;
+    km_error err;
+} solved;
+
+static inline void release(solved *s)
+{
+    free(s->c);
+    free(s->z);
+}
+
+/* l copies of C. */
+static inline double *const_C(int64_t l, double C)
+{
+    double *Cv = malloc((size_t)(l > 0 ? l : 1) * sizeof *Cv);
+    for (int64_t i = 0; i < l; i++)
+        Cv[i] = C;
+    return Cv;
+}
+
+/* km_kcd_solve on all rows of P with a constant C, threads workers sized by team
+ * (km_kcd_set_team), a row cache of cache bytes, the parameters par; rc -1 if the solver
+ * could not be set up. */
+static inline solved kcd_solve_team(const km_problem *P, const km_kernel *k,
+                                    const km_cd_param *par, double C, int threads,
+                                    size_t cache, km_team_policy team)
+{
+    solved s = {0};
+    int64_t l = P->l;
+    km_kdata *X = km_kdata_new(P, NULL, l, &s.err);
+    km_kcd *W = X ? km_kcd_new(k, X, cache, threads, &s.err) : NULL;
+    if (W)
+        km_kcd_set_team(W, team);
+    double *Cv = const_C(l, C);
+    s.c = malloc((size_t)(l > 0 ? l : 1) * sizeof *s.c);
+    s.z = malloc((size_t)(l > 0 ? l : 1) * sizeof *s.z);
+    s.rc = W ? km_kcd_solve(W, P->y, Cv, par, s.c, s.z, &s.res, &s.err) : -1;
+    km_kcd_free(W);
+    km_kdata_free(X);
+    free(Cv);
+    return s;
+}
+
+/* kcd_solve_team with the team sizing itself (the default). */
+static inline solved kcd_solve(const km_problem *P, const km_kernel *k, const km_cd_param *par,
+                               double C, int threads, size_t cache)
+{
+    return kcd_solve_team(P, k, par, C, threads, cache, KM_TEAM_AUTO);
 }
 
 /* The path of mtl-server beside the test binary argv0 (tests/test_x -> ../mtl-server). */

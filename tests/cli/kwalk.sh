@@ -29,3 +29,16 @@ $T -s l1svm -t linear -n 1 --no-walk --max-iter 100 "$TMP/cls" "$TMP/nw.model" \
     >"$TMP/nw.out" 2>"$TMP/nw.err"
 check "--no-walk: coordinate descent alone stops at the cap of 100 ($(gap "$TMP/nw.out"))" \
     grep -q 'cap' "$TMP/nw.err"
+
+# more free coefficients than the dense walk takes (1,000): rls walks by conjugate gradients
+gen_unscaled 9 1500 reg >"$TMP/reg1500"
+$T -s rls -t linear -n 1 "$TMP/reg1500" "$TMP/cg.model" >"$TMP/cg.out" 2>"$TMP/cg.err"
+check "rls -t linear, 1,500 unscaled rows (the CG walk): converges at the default ($(gap "$TMP/cg.out"))" \
+    converged "$TMP/cg.out" "$TMP/cg.err"
+
+# a degree-3 polynomial kernel on these rows is not positive semidefinite at working
+# precision against rls's curvature 1/C: exit status 2, said so, no model written
+expect_fail "rls -t poly -d 3, unscaled: exit status 2, the kernel matrix not PSD at working precision" \
+    2 'not positive semidefinite at working precision.*scale the features' \
+    $T -s rls -t poly -d 3 -n 1 "$TMP/reg" "$TMP/np.model"
+check "... and no model written" test ! -e "$TMP/np.model"

@@ -10,44 +10,12 @@
 #include "test.h"
 #include "testutil.h"
 
-/* The loss written out again (not km_loss_value). */
-static double loss_of(km_loss loss, double y, double z, double eps)
-{
-    double m;
-    switch (loss) {
-    case KM_LOSS_L1SVM: m = 1 - y * z; return m > 0 ? m : 0;
-    case KM_LOSS_L2SVM: m = 1 - y * z; return m > 0 ? m * m : 0;
-    case KM_LOSS_RLS: return (y - z) * (y - z) / 2;
-    case KM_LOSS_RLA: return fabs(y - z);
-    case KM_LOSS_LOGISTIC: m = -y * z; return m > 0 ? m + log(1 + exp(-m)) : log(1 + exp(m));
-    default: m = fabs(y - z) - eps; return m > 0 ? m : 0;
-    }
-}
-
-/* Primal P(c) = sum_i C L(y_i, (Kc)_i) + c'Kc/2 and dual D(c) = -c'Kc/2 - sum_i C L*(y_i,
- * -c_i/C), the conjugates written out by hand (testutil.h, not km_loss_conj). From a
- * dense K. */
+/* Primal and dual from a dense K (testutil.h: loss and conjugate written out by hand). */
 static void primal_dual(km_loss loss, const double *K, const double *y, const double *c,
                         int64_t l, double C, double eps, double *P, double *D)
 {
-    double quad = 0, Lsum = 0, conj = 0;
-    for (int64_t i = 0; i < l; i++) {
-        double z = 0;
-        for (int64_t j = 0; j < l; j++)
-            z += K[i * l + j] * c[j];
-        quad += c[i] * z;
-        Lsum += C * loss_of(loss, y[i], z, eps);
-        conj += conj_by_hand(loss, y[i], c[i], C, eps);   /* C L*(y_i, -c_i/C) */
-    }
-    *P = Lsum + quad / 2;
-    *D = -quad / 2 - conj;
+    primal_dual_dense(loss, K, y, c, l, C, eps, P, D, NULL);
 }
-
-typedef struct solved {
-    double *c, *z;
-    km_cd_result res;
-    int rc;
-} solved;
 
 static km_team_policy team_policy = KM_TEAM_AUTO;   /* how solve's team is sized */
 
@@ -55,16 +23,6 @@ static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, doubl
                     double eps, km_rule rule, km_stop stop, double delta, int shrinking,
                     int threads, size_t cache)
 {
-    solved s = {0};
-    int64_t l = P->l;
-    km_error err;
-    km_kdata *X = km_kdata_new(P, NULL, l, &err);
-    km_kcd *W = X ? km_kcd_new(k, X, cache, threads, &err) : NULL;
-    if (W)
-        km_kcd_set_team(W, team_policy);
-    double *Cv = malloc((size_t)l * sizeof *Cv);
-    for (int64_t i = 0; i < l; i++)
-        Cv[i] = C;
     km_cd_param par = km_cd_param_default();
     par.loss = loss;
     par.eps = eps;
@@ -73,19 +31,7 @@ static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, doubl
     par.delta = delta;
     par.shrinking = shrinking;
     par.max_iter = 100000;
-    s.c = malloc((size_t)l * sizeof *s.c);
-    s.z = malloc((size_t)l * sizeof *s.z);
-    s.rc = W ? km_kcd_solve(W, P->y, Cv, &par, s.c, s.z, &s.res, &err) : -1;
-    km_kcd_free(W);
-    km_kdata_free(X);
-    free(Cv);
-    return s;
-}
-
-static void release(solved *s)
-{
-    free(s->c);
-    free(s->z);
+    return kcd_solve_team(P, k, &par, C, threads, cache, team_policy);
 }
 
 /* Every loss, both greedy rules: converged with the gap it reports <= delta; that gap is

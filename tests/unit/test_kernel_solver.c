@@ -12,23 +12,16 @@
 #include "test.h"
 #include "testutil.h"
 
-typedef struct solved {
-    double *c, *z, F;
-    km_cd_result res;
-} solved;
-
 /* Solves with CD (fixedpoint = 0) or the fixed point on all rows of P, constant C. */
 static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, double C, double eps,
                     int fixedpoint, km_alpha_rule rule, double delta, size_t cache)
 {
     solved s = {0};
     int64_t l = P->l;
-    km_error err;
-    km_kdata *X = km_kdata_new(P, NULL, l, &err);
-    km_kmatrix *K = X ? km_kmatrix_new(k, X, cache, 1, &err) : NULL;
-    double *Cv = malloc((size_t)l * sizeof *Cv);
-    for (int64_t i = 0; i < l; i++)
-        Cv[i] = C;
+    km_error *err = &s.err;
+    km_kdata *X = km_kdata_new(P, NULL, l, err);
+    km_kmatrix *K = X ? km_kmatrix_new(k, X, cache, 1, err) : NULL;
+    double *Cv = const_C(l, C);
     km_cd_param par = km_cd_param_default();
     par.loss = loss;
     par.eps = eps;
@@ -37,9 +30,9 @@ static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, doubl
     par.max_iter = 200000;
     s.c = malloc((size_t)l * sizeof *s.c);
     s.z = malloc((size_t)l * sizeof *s.z);
-    int rc = !K ? -1 : fixedpoint ? km_fixedpoint(K, P->y, Cv, &par, rule, 2, s.c, s.z, &s.res, &err)
-                                  : km_cd_kernel(K, P->y, Cv, &par, s.c, s.z, &s.res, &err);
-    CHECK(rc == KM_OK && s.res.converged, "%s %s (%s kernel) converges in %lld iterations",
+    s.rc = !K ? -1 : fixedpoint ? km_fixedpoint(K, P->y, Cv, &par, rule, 2, s.c, s.z, &s.res, err)
+                                : km_cd_kernel(K, P->y, Cv, &par, s.c, s.z, &s.res, err);
+    CHECK(s.rc == KM_OK && s.res.converged, "%s %s (%s kernel) converges in %lld iterations",
           km_loss_name(loss), fixedpoint ? "fixed point" : "kernel CD", km_kernel_name(k->type),
           (long long)s.res.iter);
     for (int64_t i = 0; i < l; i++)
@@ -48,12 +41,6 @@ static solved solve(const km_problem *P, const km_kernel *k, km_loss loss, doubl
     km_kdata_free(X);
     free(Cv);
     return s;
-}
-
-static void release(solved *s)
-{
-    free(s->c);
-    free(s->z);
 }
 
 /* RLS: c = (K + I/C)^-1 y by LAPACK dposv, for RBF, polynomial and spline kernels. */
@@ -329,9 +316,7 @@ static km_cd_result solve_stop(const km_problem *P, const km_kernel *k, km_loss 
     km_error err;
     km_kdata *X = km_kdata_new(P, NULL, l, &err);
     km_kmatrix *K = X ? km_kmatrix_new(k, X, (size_t)(6 * l * 8), 1, &err) : NULL;
-    double *Cv = malloc((size_t)l * sizeof *Cv);
-    for (int64_t i = 0; i < l; i++)
-        Cv[i] = C;
+    double *Cv = const_C(l, C);
     km_cd_param par = km_cd_param_default();
     par.loss = loss;
     par.eps = eps;
