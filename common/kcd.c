@@ -11,6 +11,7 @@
 
 #include "face.h"
 #include "simd.h"
+#include "tasks.h"
 
 struct km_kcd {
     int64_t m;
@@ -43,10 +44,10 @@ km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, in
                    km_error *err)
 {
     int64_t m = km_kdata_size(X);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);   /* more workers than cores only wait */
+    int cores = km_cores();   /* more workers than cores only wait */
     int T = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-    if (cores >= 1 && T > cores)
-        T = (int)cores;
+    if (T > cores)
+        T = cores;
     if (m < KM_KCD_PAR_MIN)
         T = 1;
     km_kcd *W = calloc(1, sizeof *W);

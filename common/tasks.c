@@ -2,6 +2,7 @@
 #include "tasks.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -141,10 +142,17 @@ int km_tasks_run(int64_t ntasks, int threads, km_task_fn fn, void *ctx, int64_t 
     return rc;
 }
 
+int km_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 1)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1 << 20 ? 1 << 20 : (int)n;
+}
+
 int km_threads_default(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        return 1;
-    return n > KM_THREADS_DEFAULT_MAX ? KM_THREADS_DEFAULT_MAX : (int)n;
+    int n = km_cores();
+    return n > KM_THREADS_DEFAULT_MAX ? KM_THREADS_DEFAULT_MAX : n;
 }

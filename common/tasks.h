@@ -24,7 +24,11 @@ int km_tasks_run(int64_t ntasks, int threads, km_task_fn fn, void *ctx, int64_t 
 /* Workers km_tasks_run will use for ntasks tasks and threads threads. */
 int km_tasks_workers(int64_t ntasks, int threads);
 
-/* The default number of threads: the online cores, at most KM_THREADS_DEFAULT_MAX. */
+/* The CPUs this process may run on (its affinity mask: taskset, a container's cpuset),
+ * else the online ones; at least 1. */
+int km_cores(void);
+
+/* The default number of threads: km_cores(), at most KM_THREADS_DEFAULT_MAX. */
 #define KM_THREADS_DEFAULT_MAX 16
 int km_threads_default(void);
 

@@ -2,11 +2,13 @@
  * gap as primal - dual written out here, optimality (2.8), the cyclic solver's optimum,
  * RLS by LAPACK; shrinking, threads and the stopping rules. */
 #include <lapacke.h>
+#include <sched.h>
 #include <string.h>
 
 #include "cd.h"
 #include "kcd.h"
 #include "kernel.h"
+#include "tasks.h"
 #include "test.h"
 #include "testutil.h"
 
@@ -216,8 +218,46 @@ static void test_zero_rows(void)
     km_problem_free(P);
 }
 
+/* A process held to one CPU (taskset, a cpuset) counts one core: one worker by default,
+ * and -n 2 takes the one-block path of -n 1 (a team there only waits), the same bits. */
+static void test_affinity(void)
+{
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) != 0) {
+        CHECK(0, "sched_getaffinity");
+        return;
+    }
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    CHECK(km_cores() == CPU_COUNT(&all) && km_cores() >= 1,
+          "km_cores() = %d, the CPUs of the affinity mask (%d)", km_cores(), CPU_COUNT(&all));
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+        CHECK(0, "sched_setaffinity to CPU %d", first);
+        return;
+    }
+    CHECK(km_cores() == 1 && km_threads_default() == 1,
+          "held to CPU %d: km_cores() = %d, km_threads_default() = %d (1, 1)", first,
+          km_cores(), km_threads_default());
+    km_kernel k = {KM_KERNEL_RBF, 0.5, 0, 3, 0};
+    km_problem *P = random_problem(KM_KCD_PAR_MIN + 100, 4, 0.8, 1, 98);
+    km_cd_param par = km_cd_param_default();
+    par.eps = 1e-4;
+    solved a = kcd_solve(P, &k, &par, 1, 1, 8 << 20), b = kcd_solve(P, &k, &par, 1, 2, 8 << 20);
+    CHECK(a.rc == KM_OK && b.rc == KM_OK &&
+              memcmp(a.c, b.c, (size_t)P->l * sizeof *a.c) == 0,
+          "held to one CPU: -n 2 gives -n 1's bits (%lld rows)", (long long)P->l);
+    release(&a);
+    release(&b);
+    km_problem_free(P);
+    sched_setaffinity(0, sizeof all, &all);
+}
+
 int main(void)
 {
+    test_affinity();
     test_zero_rows();
     test_gap_and_optimum();
     test_shrinking_step_rule_rls();
