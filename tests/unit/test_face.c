@@ -61,19 +61,6 @@ static double *dense_X(const km_problem *P, double bias, int dim)
     return X;
 }
 
-/* The loss, written out here (not km_loss_value). */
-static double loss_by_hand(km_loss loss, double y, double z, double eps)
-{
-    double m;
-    switch (loss) {
-    case KM_LOSS_L1SVM: m = 1 - y * z; return m > 0 ? m : 0;
-    case KM_LOSS_L2SVM: m = 1 - y * z; return m > 0 ? m * m : 0;
-    case KM_LOSS_RLS: return (y - z) * (y - z) / 2;
-    case KM_LOSS_RLA: return fabs(y - z);
-    default: m = fabs(y - z) - eps; return m > 0 ? m : 0;
-    }
-}
-
 /* P(w) = ||w||^2/2 + C sum L(y_i, x_i'w) and D(c) = -||X'c||^2/2 - sum C L*(y_i, -c_i/C),
  * both computed here from dense X; *wdiff gets max |w - X'c| / max(1, |w|). */
 static void primal_dual(km_loss loss, const double *X, const double *y, int64_t l, int dim,
@@ -94,7 +81,7 @@ static void primal_dual(km_loss loss, const double *X, const double *y, int64_t 
         double z = 0;
         for (int j = 0; j < dim; j++)
             z += X[i * dim + j] * w[j];
-        p += C * loss_by_hand(loss, y[i], z, eps);
+        p += C * loss_value_by_hand(loss, y[i], z, eps);
         d -= conj_by_hand(loss, y[i], c[i], C, eps);
     }
     *Pv = p;

@@ -106,19 +106,6 @@ static km_problem *sparse_problem(int64_t l, int classify, uint64_t seed)
     return P;
 }
 
-/* The loss, written out here (not km_loss_value). */
-static double loss_by_hand(km_loss loss, double y, double z, double eps)
-{
-    double m;
-    switch (loss) {
-    case KM_LOSS_L1SVM: m = 1 - y * z; return m > 0 ? m : 0;
-    case KM_LOSS_L2SVM: m = 1 - y * z; return m > 0 ? m * m : 0;
-    case KM_LOSS_RLS: return (y - z) * (y - z) / 2;
-    case KM_LOSS_RLA: return fabs(y - z);
-    default: m = fabs(y - z) - eps; return m > 0 ? m : 0;
-    }
-}
-
 /* P(w) = ||w||^2/2 + C sum L(y_i, x_i'w + b w_b) and D(c) = -||X'c||^2/2 - sum C L*(y_i,
  * -c_i/C) (X with the bias column b when b >= 0, w_b = w[n]), from the rows here; *wdiff =
  * max |w - X'c| / max(1, |w|). */
@@ -136,7 +123,7 @@ static void primal_dual(km_loss loss, const km_problem *P, double b, double C, d
         }
         if (b >= 0)
             u[n] += c[i] * b;
-        p += C * loss_by_hand(loss, P->y[i], z, eps);
+        p += C * loss_value_by_hand(loss, P->y[i], z, eps);
         d -= conj_by_hand(loss, P->y[i], c[i], C, eps);
     }
     for (int j = 0; j < dim; j++) {
