@@ -1290,14 +1290,7 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         every = every < CHECK_EVERY ? CHECK_EVERY : every > 1000 ? 1000 : every;
         int estimate = 0;
         if (!inner && !kmode && (double)k->nf * d <= (double)visits * nnz_row) {
-            memset(beta, 0, (size_t)M * sizeof *beta);
-            for (int32_t f = 0; f < k->nf; f++) {
-                const double *gk = g + (int64_t)f * d;
-                double s = 0;
-                for (int32_t j = 0; j < d; j++)
-                    s += gk[j] * gk[j];
-                beta[k->f[f].m] += k->f[f].lambda * s;
-            }
+            beta_from_g(k, g, d, beta);
             double reg = 0;
             for (int m = 0; m < M; m++)
                 reg += theta[m] * beta[m];

@@ -285,6 +285,27 @@ static inline solved kcd_solve_team(const km_problem *P, const km_kernel *k,
     return s;
 }
 
+/* km_cd_linear on all rows of P (bias as train's -B, < 0 none) with a constant C, loss,
+ * eps, max_iter and no_walk; converged = -1 when it failed. */
+static inline km_cd_result linear_solve(const km_problem *P, km_loss loss, double C, double eps,
+                                        double bias, int64_t max_iter, int no_walk, double *w,
+                                        double *c)
+{
+    double *Cv = const_C(P->l, C);
+    km_cd_param par = km_cd_param_default();
+    par.loss = loss;
+    par.eps = eps;
+    par.max_iter = max_iter;
+    par.no_walk = no_walk;
+    km_linear_data d = {P, NULL, P->l, bias};
+    km_cd_result res = {0};
+    km_error err;
+    if (!Cv || km_cd_linear(&d, P->y, Cv, &par, w, c, &res, &err))
+        res.converged = -1;
+    free(Cv);
+    return res;
+}
+
 /* kcd_solve_team with the team sizing itself (the default). */
 static inline solved kcd_solve(const km_problem *P, const km_kernel *k, const km_cd_param *par,
                                double C, int threads, size_t cache)

@@ -89,26 +89,6 @@ static void primal_dual(km_loss loss, const double *X, const double *y, int64_t 
     *wdiff = wd / wn;
 }
 
-static km_cd_result linear_run(const km_problem *P, km_loss loss, double C, double eps,
-                               double bias, int64_t max_iter, double *w, double *c)
-{
-    double *Cv = malloc((size_t)P->l * sizeof *Cv);
-    for (int64_t i = 0; i < P->l; i++)
-        Cv[i] = C;
-    km_cd_param par = km_cd_param_default();
-    par.loss = loss;
-    par.eps = eps;
-    par.max_iter = max_iter;
-    km_linear_data d = {P, NULL, P->l, bias};
-    km_cd_result res = {0};
-    km_error err;
-    int rc = km_cd_linear(&d, P->y, Cv, &par, w, c, &res, &err);
-    if (rc)
-        res.converged = -1;
-    free(Cv);
-    return res;
-}
-
 static const double C_of[KM_LOSS_SVR + 1] = {1, 1, 1, 1, 1};
 #define EPS 0.1
 
@@ -124,8 +104,8 @@ static void test_converges(void)
                                              40 + (uint64_t)loss);
             double *X = dense_X(P, bias, dim), C = C_of[loss];
             double *w = calloc(NF + 1, sizeof *w), *c = calloc((size_t)P->l, sizeof *c);
-            km_cd_result r = linear_run(P, loss, C, EPS, bias, km_cd_param_default().max_iter,
-                                        w, c);
+            km_cd_result r = linear_solve(P, loss, C, EPS, bias,
+                                          km_cd_param_default().max_iter, 0, w, c);
             double Pv, Dv, wd;   /* w[NF] is the bias weight (dim = NF + 1 with a bias) */
             primal_dual(loss, X, P->y, P->l, dim, C, EPS, w, c, &Pv, &Dv, &wd);
             CHECK(r.converged == 1 && r.gap <= KM_CD_DEFAULT_GAP,
@@ -158,7 +138,8 @@ static void test_rls_closed_form(void)
     }
     int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', dim, 1, A, dim, rhs, 1);
     double w[NF + 1], *c = calloc((size_t)P->l, sizeof *c);
-    km_cd_result r = linear_run(P, KM_LOSS_RLS, C, 0, 1, km_cd_param_default().max_iter, w, c);
+    km_cd_result r =
+        linear_solve(P, KM_LOSS_RLS, C, 0, 1, km_cd_param_default().max_iter, 0, w, c);
     double d = 0, zmin = INFINITY, zmax = -INFINITY, Pw, Pr, Dv, wd;
     for (int64_t i = 0; i < P->l; i++) {
         double z = 0, zr = 0;
@@ -192,7 +173,7 @@ static void test_dual_monotone(void)
         double w[NF + 1], *c = calloc((size_t)P->l, sizeof *c), prev = -INFINITY, worst = 0;
         int k, bad = 0;
         for (k = 1; k <= 80; k++) {
-            km_cd_result r = linear_run(P, loss, C, EPS, -1, k, w, c);
+            km_cd_result r = linear_solve(P, loss, C, EPS, -1, k, 0, w, c);
             double Pv, Dv, wd;
             primal_dual(loss, X, P->y, P->l, NF, C, EPS, w, c, &Pv, &Dv, &wd);
             if (Dv < prev - 1e-12 * fabs(prev)) {
@@ -232,7 +213,7 @@ static void test_plain_cd_crawls(void)
         km_cd_result rk = {0};
         int rc = km_cd_kernel(K, P->y, Cv, &par, c, z, &rk, &err);
         double w[NF + 1];
-        km_cd_result rl = linear_run(P, loss, C_of[loss], EPS, -1, par.max_iter, w, c);
+        km_cd_result rl = linear_solve(P, loss, C_of[loss], EPS, -1, par.max_iter, 0, w, c);
         CHECK(rc == KM_OK && !rk.converged && rk.gap > 10 * KM_CD_DEFAULT_GAP && rl.converged == 1,
               "%s: plain CD stops at the cap (gap %.3g after %lld), with the subspace step "
               "gap %.3g after %lld", km_loss_name(loss), rk.gap, (long long)rk.iter, rl.gap,

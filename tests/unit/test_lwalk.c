@@ -146,26 +146,6 @@ static km_problem *problem(int set, int64_t l, int classify, uint64_t seed)
 
 static const char *const set_name[2] = {"dense 600-feature", "sparse 3,000-feature"};
 
-static km_cd_result run(const km_problem *P, km_loss loss, double C, double eps, double bias,
-                        int64_t max_iter, int no_walk, double *w, double *c)
-{
-    double *Cv = malloc((size_t)P->l * sizeof *Cv);
-    for (int64_t i = 0; i < P->l; i++)
-        Cv[i] = C;
-    km_cd_param par = km_cd_param_default();
-    par.loss = loss;
-    par.eps = eps;
-    par.max_iter = max_iter;
-    par.no_walk = no_walk;
-    km_linear_data d = {P, NULL, P->l, bias};
-    km_cd_result res = {0};
-    km_error err;
-    if (km_cd_linear(&d, P->y, Cv, &par, w, c, &res, &err))
-        res.converged = -1;
-    free(Cv);
-    return res;
-}
-
 #define EPS 0.1
 #define L 300
 
@@ -183,8 +163,8 @@ static void test_converges(void)
                 km_problem *P = problem(set, L, km_loss_is_classification(loss),
                                         60 + (uint64_t)loss);
                 double *w = calloc((size_t)P->n + 1, sizeof *w), *c = calloc(L, sizeof *c);
-                km_cd_result r = run(P, loss, C, EPS, bias, km_cd_param_default().max_iter,
-                                     0, w, c);
+                km_cd_result r = linear_solve(P, loss, C, EPS, bias,
+                                              km_cd_param_default().max_iter, 0, w, c);
                 double Pv, Dv, wd;
                 primal_dual(loss, P, bias, C, EPS, w, c, &Pv, &Dv, &wd);
                 CHECK(r.converged == 1 && r.gap <= KM_CD_DEFAULT_GAP,
@@ -197,7 +177,7 @@ static void test_converges(void)
                       "c feasible, w = X'c (to %.2g), P = the solver's", km_loss_name(loss),
                       bias, set_name[set], (Pv - Dv) / Pv, wd);
                 if (r.converged == 1) {   /* plain CD, as many sweeps */
-                    km_cd_result rp = run(P, loss, C, EPS, bias, r.iter, 1, w, c);
+                    km_cd_result rp = linear_solve(P, loss, C, EPS, bias, r.iter, 1, w, c);
                     CHECK(rp.converged == 0 && rp.gap > 10 * KM_CD_DEFAULT_GAP,
                           "%s, bias %g, %s: plain CD (no walk) in the same %lld sweeps stops "
                           "at gap %.3g", km_loss_name(loss), bias, set_name[set],
@@ -232,7 +212,8 @@ static void test_rls_closed_form(void)
             wr[k] += cr[i] * P->value[i * NF + k];
         wr[NF] += cr[i];
     }
-    km_cd_result r = run(P, KM_LOSS_RLS, C, 0, 1, km_cd_param_default().max_iter, 0, w, c);
+    km_cd_result r =
+        linear_solve(P, KM_LOSS_RLS, C, 0, 1, km_cd_param_default().max_iter, 0, w, c);
     double dw = 0, nw = 0;
     for (int k = 0; k <= NF; k++) {
         dw += (w[k] - wr[k]) * (w[k] - wr[k]);
@@ -262,7 +243,7 @@ static void test_dual_monotone(void)
             double prev = -INFINITY, worst = 0;
             int k, bad = 0;
             for (k = 1; k <= 60; k++) {
-                km_cd_result r = run(P, loss, 1, EPS, -1, k, 0, w, c);
+                km_cd_result r = linear_solve(P, loss, 1, EPS, -1, k, 0, w, c);
                 double Pv, Dv, wd;
                 primal_dual(loss, P, -1, 1, EPS, w, c, &Pv, &Dv, &wd);
                 if (Dv < prev - 1e-12 * fabs(prev)) {
