@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "imap.h"
 #include "model.h"
@@ -536,7 +537,7 @@ int main(int argc, char **argv)
     }
     if (!cmd)
         km_cli_die(1, "no command (register, send, status or estimate)");
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     km_error err;
     if (!strcmp(cmd, "register")) {
         need_task(&o, cmd);

@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include "atomic.h"
+#include "blas.h"
 #include "cli.h"
 #include "mtlserver.h"
 
@@ -362,7 +363,7 @@ int main(int argc, char **argv)
         read_secrets(secrets, &cfg);
     if (!cfg.nsecrets && !cfg.allow_register)
         km_cli_warn("no secrets (--secrets) and no --register: no client can authenticate");
-    openblas_set_num_threads(1);   /* one loop, one core; the other is the clients' */
+    km_blas_threads(1);   /* one loop, one core; the other is the clients' */
     if (pipe2(wake, O_NONBLOCK | O_CLOEXEC) != 0)
         km_cli_die(3, "pipe: %s", strerror(errno));
     struct sigaction sa = {0};

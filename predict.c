@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "blas.h"
 #include "cli.h"
 #include "metrics.h"
 #include "model.h"
 #include "svmlight.h"
 #include "tasks.h"
 
-void openblas_set_num_threads(int);
 
 static const char usage[] =
     "Usage: predict [options] test_file model_file output_file\n"
@@ -517,8 +517,7 @@ int main(int argc, char **argv)
      * threaded by OpenBLAS; others: a batch of blocks per round, 4 per thread to even out
      * the work, OpenBLAS on one thread (its idle threads only spin-yield: predict -n 1
      * burnt 2x its wall) */
-    if (!multi)
-        openblas_set_num_threads(1);
+    km_blas_threads(multi ? threads : 1);
     int nb = multi ? 1 : threads > 64 ? 256 : 4 * threads;
     block *bl = calloc(2 * (size_t)nb, sizeof *bl);   /* this batch and the next */
     if (!bl)

@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "plot.h"
 #include "rls2path.h"
@@ -141,7 +142,7 @@ int main(int argc, char **argv)
     km_cli_init("rls2-path");
     /* the matrices are a few hundred rows: BLAS threads cost more than they give (dpotrf at
      * l = 537 takes 10 ms on 2 threads, 5 ms on 1); -n parallelizes over kernels instead */
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     km_rls2_setup S = {0};
     km_rls2_param_default(&S.solver);
     S.scale = KM_SCALE_TRACE;

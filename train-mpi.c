@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "cocoa.h"
 #include "dist.h"
@@ -20,7 +21,6 @@
 #include "search.h"
 #include "svmlight.h"
 
-void openblas_set_num_threads(int);
 
 typedef struct opts {
     km_cli_train t;                /* train's options (cli.h) */
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
     if (o.t.folds && o.cocoa)
         km_cli_die(1, "--cocoa trains one model; -v, -C and --grid spread over the ranks "
                    "without it");
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     int status;
     if (simulate) {
         int *rcs = calloc((size_t)simulate, sizeof *rcs);

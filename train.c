@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "method.h"
 #include "metrics.h"
@@ -13,7 +14,6 @@
 #include "search.h"
 #include "svmlight.h"
 
-void openblas_set_num_threads(int);
 
 #define DEFAULT_METHOD "l2svm"
 
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
         km_params_free(par);
         return 0;
     }
-    openblas_set_num_threads(1);   /* the solvers thread by themselves (OpenBLAS's idle
+    km_blas_threads(1);   /* the solvers thread by themselves (OpenBLAS's idle
                                       threads spin-yield after every call) */
     double t0 = km_cli_now();
     km_cli_progress prog = {t0, t0, PTHREAD_MUTEX_INITIALIZER};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "method.h"
 #include "oklpath.h"
 #include "model.h"
@@ -54,7 +55,6 @@ static void okl_progress(void *ctx, int t, int nl, const km_okl_info *row, doubl
                       row->lambda, (long long)row->iter, row->rank);
 }
 
-void openblas_set_num_threads(int);
 
 static int train(const km_problem *P0, const int64_t *rows, int64_t count, const km_params *p,
                  km_model **out, km_report *rep, km_error *err)
@@ -78,12 +78,13 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
         return err->code;
     int rc = km_params_kernel(p, KM_KERNEL_LINEAR, P->n > 0 ? 1.0 / P->n : 1, P->n, &S.kernel,
                               err);
-    openblas_set_num_threads(S.threads);
+    km_blas_threads(S.threads);
     if (rc == KM_OK && valid)
         rc = km_svmlight_read(valid, &V, err);
     km_okl_path path = {0};
     if (rc == KM_OK)
         rc = km_okl_run(P, V, &S, &path, out, err);
+    km_blas_threads(1);   /* the pool stops (its idle threads spin-yield) */
     if (rc == KM_OK && csv)
         rc = km_okl_write_csv(&path, csv, err);
     if (rc == KM_OK) {

@@ -31,7 +31,7 @@
  *
  * Threads: with the pthread OpenBLAS, tiny matrices in a loop make the idle BLAS threads
  * spin (sched_yield), several times the wall time; callers should run
- * openblas_set_num_threads(1) first (tests/unit/test_rls2_ref.c does).
+ * km_blas_threads(1) first (tests/unit/test_rls2_ref.c does).
  */
 #ifndef KM_RLS2_REF_H
 #define KM_RLS2_REF_H

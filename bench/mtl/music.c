@@ -17,6 +17,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "mtl.h"
 #include "mtlproto.h"
@@ -363,7 +364,7 @@ int main(int argc, char **argv)
     }
     if (!mode || !prefix || (strcmp(mode, "grid") && strcmp(mode, "clients")))
         km_cli_die(1, "expected 'grid PREFIX' or 'clients PREFIX'");
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     music M = {0};
     load(prefix, &M);
     int rc = !strcmp(mode, "grid") ? grid(&M, na, lmin, lmax, nl, threads)

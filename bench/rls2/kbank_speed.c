@@ -9,11 +9,11 @@
 #include <time.h>
 
 #include "basis.h"
+#include "blas.h"
 #include "kbank.h"
 #include "svmlight.h"
 #include "../benchutil.h"
 
-void openblas_set_num_threads(int);
 
 int main(int argc, char **argv)
 {
@@ -21,7 +21,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: kbank_speed DATA [REPEATS]\n");
         return 1;
     }
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     int reps = argc > 2 ? atoi(argv[2]) : 7;
     if (reps < 1 || reps > 99)
         return 1;

@@ -39,6 +39,7 @@
 #include <cblas.h>
 
 #include "atomic.h"
+#include "blas.h"
 #include "cli.h"
 #include "dist.h"
 #include "plot.h"
@@ -407,7 +408,7 @@ int main(int argc, char **argv)
         const char *b = strrchr(file, '/');
         name = b ? b + 1 : file;
     }
-    openblas_set_num_threads(blas);
+    km_blas_threads(blas);
 
     /* data, basis set, the one kernel bank, the scales */
     double t0 = km_cli_now();

@@ -13,6 +13,8 @@
 
 #include <cblas.h>
 
+#include "blas.h"
+
 /* Known, not yet fixed findings whose reproducers wait in tests/fuzz/pending/: the harnesses
  * step around them (so that a smoke run can find something else) unless built with
  * -DKM_FUZZ_STRICT (make fuzz FUZZ_DEFS=-DKM_FUZZ_STRICT). Each use names its reproducer;
@@ -55,7 +57,7 @@ static inline const char *fz_tmpdir(void)
             abort();
         }
         atexit(fz_cleanup);
-        openblas_set_num_threads(1);   /* deterministic and cheap */
+        km_blas_threads(1);   /* deterministic and cheap */
     }
     return fz_dir;
 }

@@ -25,6 +25,7 @@
 #include <cblas.h>
 #include <zlib.h>
 
+#include "blas.h"
 #include "journal.h"
 #include "mtl.h"
 #include "mtlproto.h"
@@ -948,7 +949,7 @@ static void sigterm_in_replay(void)
 int main(int argc, char **argv)
 {
     (void)argc;
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     find_server_bin(argv[0], server_bin, sizeof server_bin);
     snprintf(dir, sizeof dir, "/tmp/kmtk-journal-XXXXXX");
     if (!mkdtemp(dir)) {

@@ -21,6 +21,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "blas.h"
 #include "mtl.h"
 #include "mtlproto.h"
 #include "rng.h"
@@ -1102,7 +1103,7 @@ static void hostile_server(void)
 int main(int argc, char **argv)
 {
     (void)argc;
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     find_server_bin(argv[0], server_bin, sizeof server_bin);
     snprintf(dir, sizeof dir, "/tmp/kmtk-mtlserver-XXXXXX");
     if (!mkdtemp(dir)) {

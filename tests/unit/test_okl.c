@@ -10,13 +10,13 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "blas.h"
 #include "okl.h"
 #include "okl_ref.h"
 #include "rng.h"
 #include "test.h"
 #include "testutil.h"
 
-void openblas_set_num_threads(int);
 
 /* K of the Laplacian kernel exp(-gamma |x_i - x_j|) between points a[0..na) and b[0..nb). */
 static double *laplacian(const double *a, int64_t na, const double *b, int64_t nb, double gamma)
@@ -492,7 +492,7 @@ static void test_errors(void)
 
 int main(void)
 {
-    openblas_set_num_threads(1);
+    km_blas_threads(1);
     test_reduced_equals_plain(10, 30, 3, 1);
     test_reduced_equals_plain(14, 5, 2, 2);
     test_reduced_equals_plain(8, 12, 8, 4);

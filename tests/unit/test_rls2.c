@@ -12,6 +12,7 @@
 #include <lapacke.h>
 
 #include "basis.h"
+#include "blas.h"
 #include "kbank.h"
 #include "rls2.h"
 #include "rls2path.h"
@@ -875,7 +876,7 @@ static void test_path(void)
 
 int main(void)
 {
-    openblas_set_num_threads(1); /* small matrices: BLAS threads only spin */
+    km_blas_threads(1); /* small matrices: BLAS threads only spin */
     test_bank();
     test_bank_1d();
     test_simplex();

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "rls2_ref.h"
 #include "test.h"
 #include "testutil.h"
@@ -478,7 +479,7 @@ static void test_linear(void)
 
 int main(void)
 {
-    openblas_set_num_threads(1);   /* tiny matrices: threads only cost */
+    km_blas_threads(1);   /* tiny matrices: threads only cost */
     test_simplex_ls_grid();
     test_simplex_ls_random();
     test_rls2();
