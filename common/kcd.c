@@ -13,15 +13,20 @@
 #include "simd.h"
 #include "tasks.h"
 
+/* The layout: T blocks of columns, 1 or Tmax (the workers at most). It starts as one block
+ * and is cut into Tmax when the team first grows (kcd_split): one worker running Tmax blocks
+ * in turn paid 4-8% more CPU than one block (two scans, two half rows, two caches), so a
+ * machine that never has a core to spare keeps the one block of -n 1. */
 struct km_kcd {
     int64_t m;
-    int T;
+    int T, Tmax;
     km_team_policy team;   /* km_kcd_set_team */
     km_kernel k;        /* for the walk's K_WW (km_kernel_block) */
     const km_kdata *X;
-    km_kmatrix **K;   /* K[t]: the rows over the columns [lo[t], lo[t + 1]) */
+    km_kmatrix **K;   /* K[t]: the rows over the columns [lo[t], lo[t + 1]) (Tmax of them) */
     int64_t *lo;
     size_t cache_bytes;   /* -m: also the bound of the walk's stored rows (kcd_walk) */
+    int64_t served, computed;   /* the cache statistics of blocks cut up (km_kcd_stats) */
 };
 
 void km_kcd_free(km_kcd *W)
@@ -33,6 +38,46 @@ void km_kcd_free(km_kcd *W)
     free(W->K);
     free(W->lo);
     free(W);
+}
+
+/* The layout of T blocks (1 or W->Tmax): blocks of whole cache lines, each with a row cache of
+ * cache_bytes / T over its columns. The old blocks' cached rows are dropped. */
+static int kcd_layout(km_kcd *W, int T, km_error *err)
+{
+    int64_t m = W->m;
+    km_kmatrix *K[64] = {0};
+    int64_t lo[65], *cols = T > 1 ? malloc((size_t)m * sizeof *cols) : NULL;
+    if (T > 1 && !cols)
+        return km_error_nomem(err, "kernel solver");
+    for (int t = 0; t < T; t++)
+        lo[t] = t == 0 ? 0 : (m * t / T) & ~(int64_t)7;
+    lo[T] = m;
+    for (int64_t i = 0; cols && i < m; i++)
+        cols[i] = i;
+    for (int t = 0; W->K && t < W->T; t++) {   /* the old cache first: -m bytes at most */
+        int64_t sv, cp;
+        km_kmatrix_stats(W->K[t], &sv, &cp);
+        W->served += sv;
+        W->computed += cp;
+        km_kmatrix_free(W->K[t]);
+        W->K[t] = NULL;
+    }
+    int rc = KM_OK;
+    for (int t = 0; t < T && rc == KM_OK; t++)
+        if (!(K[t] = km_kmatrix_new(&W->k, W->X, W->cache_bytes / (size_t)T, 1, err)) ||
+            (T > 1 && km_kmatrix_restrict(K[t], cols + lo[t], lo[t + 1] - lo[t], err)))
+            rc = err->code ? err->code : km_error_nomem(err, "kernel solver");
+    free(cols);
+    if (rc) {
+        for (int t = 0; t < T; t++)
+            km_kmatrix_free(K[t]);
+        W->T = 0;
+        return rc;
+    }
+    memcpy(W->K, K, (size_t)T * sizeof *K);
+    memcpy(W->lo, lo, (size_t)(T + 1) * sizeof *lo);
+    W->T = T;
+    return KM_OK;
 }
 
 void km_kcd_set_team(km_kcd *W, km_team_policy policy)
@@ -51,40 +96,28 @@ km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, in
     if (m < KM_KCD_PAR_MIN)
         T = 1;
     km_kcd *W = calloc(1, sizeof *W);
-    int64_t *cols = NULL;
     if (!W || !(W->K = calloc((size_t)T, sizeof *W->K)) ||
-        !(W->lo = malloc((size_t)(T + 1) * sizeof *W->lo)) ||
-        (T > 1 && !(cols = malloc((size_t)m * sizeof *cols)))) {
+        !(W->lo = malloc((size_t)(T + 1) * sizeof *W->lo))) {
         km_kcd_free(W);
         km_error_nomem(err, "kernel solver");
         return NULL;
     }
     W->m = m;
-    W->T = T;
+    W->Tmax = T;
     W->k = *k;
     W->X = X;
     W->cache_bytes = cache_bytes;
-    for (int t = 0; t < T; t++)   /* blocks of whole cache lines */
-        W->lo[t] = t == 0 ? 0 : (m * t / T) & ~(int64_t)7;
-    W->lo[T] = m;
-    for (int64_t i = 0; cols && i < m; i++)
-        cols[i] = i;
-    for (int t = 0; t < T; t++) {
-        if (!(W->K[t] = km_kmatrix_new(k, X, cache_bytes / (size_t)T, 1, err)) ||
-            (T > 1 && km_kmatrix_restrict(W->K[t], cols + W->lo[t], W->lo[t + 1] - W->lo[t],
-                                          err))) {
-            free(cols);
-            km_kcd_free(W);
-            return NULL;
-        }
+    if (kcd_layout(W, 1, err)) {
+        km_kcd_free(W);
+        return NULL;
     }
-    free(cols);
     return W;
 }
 
 void km_kcd_stats(const km_kcd *W, int64_t *served, int64_t *computed)
 {
-    *served = *computed = 0;
+    *served = W->served;
+    *computed = W->computed;
     for (int t = 0; t < W->T; t++) {
         int64_t s, c;
         km_kmatrix_stats(W->K[t], &s, &c);
@@ -187,6 +220,7 @@ typedef struct team {
     int best, probing, windows;   /* probing: windows of the trial still to run */
     int interval;                 /* windows at the best size between trials */
     int slow;                     /* windows in a row far below the best size's rate */
+    int churned;                  /* KM_TEAM_CHURN: turning (the rows were restricted) */
     unsigned long long idle, total;   /* /proc/stat at the last look (0: unknown) */
     double t_last;
     double rate[2];               /* steps per second at one worker [0] and at T [1]:
@@ -244,7 +278,7 @@ static void team_init(team *tm, int T, km_team_policy policy)
     memset(tm, 0, sizeof *tm);
     tm->T = T;
     tm->policy = policy;
-    tm->next = tm->best = tm->size = policy == KM_TEAM_AUTO ? 1 : T;
+    tm->next = tm->best = tm->size = policy == KM_TEAM_ALL ? T : 1;
     tm->interval = TEAM_FIRST;
     tm->t_last = now_s();
     machine_idle(tm);   /* the first look: the first trial compares with it */
@@ -253,12 +287,13 @@ static void team_init(team *tm, int T, km_team_policy policy)
 }
 
 /* Worker 0 at a check, the team of size nw having run since the last: sets tm->next. */
-static void team_decide(team *tm, int64_t steps, int nw)
+static void team_decide(team *tm, int64_t steps, int nw, int restricted)
 {
     if (tm->T == 1 || tm->policy == KM_TEAM_ALL)
         return;
-    if (tm->policy == KM_TEAM_CHURN) {
-        tm->next = nw == 1 ? tm->T : 1;
+    if (tm->policy == KM_TEAM_CHURN) {   /* (the first growth once the rows are restricted) */
+        tm->churned |= restricted || steps >= 4 * KM_KCD_SHRINK;
+        tm->next = nw == 1 && tm->churned ? tm->T : 1;
         return;
     }
     double t = now_s(), dt = t - tm->t_last;
@@ -925,17 +960,64 @@ out:
     return rc;
 }
 
+/* idx[0..n) increasing (val alongside, if not NULL) to idx + lo[b] for each block b, cnt[b]
+ * of them: to the right, as a block's entries are fewer than its columns, and those before
+ * it fewer than lo[b]. */
+static void cut_at_blocks(const int64_t *lo, int T, int64_t *idx, double *val, int64_t n,
+                          int64_t *cnt)
+{
+    int64_t first[65];   /* idx[first[b]..first[b + 1]): block b's */
+    for (int b = 0, k = 0; b < T; b++) {
+        while (k < n && idx[k] < lo[b])
+            k++;
+        first[b] = k;
+    }
+    first[T] = n;
+    for (int b = T - 1; b >= 0; b--) {
+        cnt[b] = first[b + 1] - first[b];
+        memmove(idx + lo[b], idx + first[b], (size_t)cnt[b] * sizeof *idx);
+        if (val)
+            memmove(val + lo[b], val + first[b], (size_t)cnt[b] * sizeof *val);
+    }
+}
+
+/* The team grows while the layout is one block (so worker 0 runs alone): the block cut into
+ * Tmax (kcd_layout), the active list split at the blocks' bounds into act + lo[b], and so
+ * are the restriction's columns and compact z if the rows are restricted: each block then
+ * holds what it would have held had the solve started with Tmax blocks (z is not made exact
+ * here: a restoration at another moment would sum other changes, other bits). */
+static int kcd_grow(km_kcd *W, const kshared *S, kblocks *Bk, int64_t *act, int64_t *na_blk,
+                    const loop_state *L, km_error *err)
+{
+    int rc = kcd_layout(W, W->Tmax, err);
+    if (rc)
+        return rc;
+    int T = W->T;
+    cut_at_blocks(W->lo, T, act, NULL, na_blk[0], na_blk);
+    if (L->restricted)
+        cut_at_blocks(W->lo, T, Bk->rcols, Bk->zr, Bk->nrc[0], Bk->nrc);
+    for (int b = 0; b < T; b++) {
+        if (L->restricted) {
+            if ((rc = km_kmatrix_restrict(W->K[b], Bk->rcols + W->lo[b], Bk->nrc[b], err)))
+                return rc;
+            block_places(Bk, b, act + W->lo[b], na_blk[b]);
+        }
+        pack(S, act + W->lo[b], na_blk[b], W->lo[b]);
+    }
+    return KM_OK;
+}
+
 int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param *par,
                  double *c, double *z, km_cd_result *res, km_error *err)
 {
     int64_t m = W->m;
-    int T = W->T;
+    int Tmax = W->Tmax;
     km_rule rule = par->rule == KM_RULE_GRADIENT ? KM_RULE_GRADIENT : KM_RULE_GREEDY;
     int64_t nb = (m + KM_GAP_BLOCK - 1) / KM_GAP_BLOCK;
     size_t len = (size_t)(m > 0 ? m : 1);
     double *alpha = malloc(len * sizeof *alpha), *kii = malloc(len * sizeof *kii);
     int64_t *act = malloc(len * sizeof *act);
-    cand *cands = calloc(2 * (size_t)T, sizeof *cands);
+    cand *cands = calloc(2 * (size_t)Tmax, sizeof *cands);
     double *gp = malloc(3 * (size_t)(nb > 0 ? nb : 1) * sizeof *gp);
     char *out_of = malloc(len);   /* 1: shrunk */
     double *work = malloc(2 * len * sizeof *work);   /* the scans' ranks and steps */
@@ -944,14 +1026,18 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     int64_t nrc[64];
     kblocks Bk = {W, z, malloc(len * sizeof(double)), malloc(len * sizeof(int64_t)),
                   malloc(len * sizeof(int64_t)), nrc, malloc(len * sizeof(double)),
-                  malloc(len * (size_t)T * sizeof(int64_t)),
-                  malloc(len * (size_t)T * sizeof(double)), malloc(len * sizeof(int64_t))};
+                  malloc(len * (size_t)Tmax * sizeof(int64_t)),
+                  malloc(len * (size_t)Tmax * sizeof(double)), malloc(len * sizeof(int64_t))};
     int rc = KM_OK;
     if (!alpha || !kii || !act || !cands || !gp || !out_of || !work || !packed || !Bk.zr ||
         !Bk.ppos || !Bk.rcols || !Bk.c0 || !Bk.chi || !Bk.chv || !Bk.outc) {
         rc = km_error_nomem(err, "kernel solver");
         goto out;
     }
+    /* every worker from the start: the blocks now (a failed layout left none: one block) */
+    int T0 = W->team == KM_TEAM_ALL ? Tmax : W->T > 0 ? W->T : 1;
+    if (W->T != T0 && (rc = kcd_layout(W, T0, err)))
+        goto out;
     double tr = 0;
     int64_t movable = 0;
     int64_t bad = -1;
@@ -984,13 +1070,13 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     double maxh_out = 0;
     int walk_on = !par->no_walk && par->stop == KM_STOP_GAP && km_face_loss(par->loss);
     double walk_res[2] = {0, 0};   /* the last walk's decrease of G and flops */
-    for (int b = 0; b < T; b++) {   /* whole blocks (a failed solve may have left less) */
+    for (int b = 0; b < W->T; b++) {   /* whole blocks (a failed solve may have left less) */
         int64_t lo = W->lo[b], n = W->lo[b + 1] - lo;
         if (km_kmatrix_ncols(W->K[b]) != n) {
             for (int64_t j = 0; j < n; j++)
                 Bk.outc[lo + j] = lo + j;
-            int r = km_kmatrix_restrict(W->K[b], T > 1 ? Bk.outc + lo : NULL, T > 1 ? n : 0,
-                                        err);
+            int r = km_kmatrix_restrict(W->K[b], W->T > 1 ? Bk.outc + lo : NULL,
+                                        W->T > 1 ? n : 0, err);
             if (r) {
                 rc = r;
                 goto out;
@@ -1002,7 +1088,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     for (int64_t i = 0; rc == KM_OK && i < m; i++) {
         double ci = kii[i] == 0 ? km_loss_dual_argmin(par->loss, y[i], C[i], par->eps)
                     : kii[i] > 0 && par->c_init ? par->c_init[i] : 0;   /* warm start */
-        for (int b = 0; ci != 0 && b < T && rc == KM_OK; b++) {
+        for (int b = 0; ci != 0 && b < W->T && rc == KM_OK; b++) {
             const double *row = km_kmatrix_row(W->K[b], i, err);
             if (!row)
                 rc = err->code;
@@ -1014,8 +1100,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     if (rc)
         goto out;
     team tm;
-    team_init(&tm, T, W->team);
-    for (int b = 0; b < T; b++) {
+    team_init(&tm, Tmax, W->team);
+    for (int b = 0; b < W->T; b++) {
         na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b], out_of);
         pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
     }
@@ -1024,7 +1110,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
      * active set, its candidate); worker w of the nw working does the blocks b = w mod nw,
      * so the bits never depend on nw, which the team changes as the machine's load asks
      * (team_decide). */
-    #pragma omp parallel num_threads(T) if (T > 1)
+    #pragma omp parallel num_threads(Tmax) if (Tmax > 1)
     {
         int w = omp_get_thread_num(), sense = 0, gen = 0;
         loop_state L = {0, 0, 1, 0, 0, KM_FACE_EVERY * m, KM_FACE_EVERY, 0, INFINITY, 0, 0,
@@ -1038,18 +1124,18 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                     break;
                 continue;
             }
-            for (int b = w; b < T; b += nw)
+            for (int b = w; b < W->T; b += nw)
                 scan(&S, act + W->lo[b], na_blk[b], W->lo[b],
                      L.restricted ? Bk.zr + W->lo[b] : z,
                      L.restricted ? Bk.ppos + W->lo[b] : act + W->lo[b], work + 2 * W->lo[b],
-                     &cands[L.buf * T + b]);
+                     &cands[L.buf * Tmax + b]);
             barrier_wait(&bar, &sense, nw);
             if (atomic_load(&failed))
                 break;
-            cand B = cands[L.buf * T];   /* the best of all: the first of the largest ranks */
+            cand B = cands[L.buf * Tmax];   /* the best of all: the first of the largest ranks */
             int64_t active = B.na;
-            for (int u = 1; u < T; u++) {
-                const cand *o = &cands[L.buf * T + u];
+            for (int u = 1; u < W->T; u++) {
+                const cand *o = &cands[L.buf * Tmax + u];
                 if (o->rank > B.rank || (o->rank == B.rank && B.i < 0)) {
                     double mh = B.maxh > o->maxh ? B.maxh : o->maxh;
                     B = *o;
@@ -1065,9 +1151,9 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
             if (idle || L.steps % KM_KCD_CHECK == 0 || L.steps >= cap ||
                 (par->stop == KM_STOP_STEP && B.maxh < delta)) {
                 if (w == 0)
-                    team_decide(&tm, L.steps, nw);
+                    team_decide(&tm, L.steps, nw, L.restricted);
                 if (L.restricted) {   /* z of the restricted columns, for everyone */
-                    for (int b = w; b < T; b += nw)
+                    for (int b = w; b < W->T; b += nw)
                         block_sync(&Bk, b);
                     barrier_wait(&bar, &sense, nw);
                 }
@@ -1098,7 +1184,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                     done = 1;              /* a certificate whatever is shrunk */
                 if (!done && (idle || settled || small)) {
                     if (!L.full) {   /* converged on the active set: bring everything back */
-                        for (int b = w; b < T; b += nw) {
+                        for (int b = w; b < W->T; b += nw) {
                             if (L.restricted && block_restore(&Bk, b, c, z, m, &e))
                                 fail_once(&failed, err, &e);
                             na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b],
@@ -1118,7 +1204,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                     conv = 0, done = 1;   /* overflow: the caller reports it */
                 if (!done && L.steps >= cap) {
                     done = 1;
-                    for (int b = w; L.restricted && b < T; b += nw)
+                    for (int b = w; L.restricted && b < W->T; b += nw)
                         if (block_restore(&Bk, b, c, z, m, &e))
                             fail_once(&failed, err, &e);
                 }
@@ -1154,7 +1240,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                             fail_once(&failed, err, &e);
                     }
                     barrier_wait(&bar, &sense, nw);
-                    for (int b = w; b < T; b += nw)
+                    for (int b = w; b < W->T; b += nw)
                         pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
                     L.walk_G -= walk_res[0];
                     /* paid: decreased the dual G per flop at least as fast as CD did */
@@ -1176,7 +1262,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 if (idle)
                     continue;   /* (a new team size waits for the next check) */
             }
-            for (int b = w; b < T; b += nw) {
+            for (int b = w; b < W->T; b += nw) {
                 int64_t lo = W->lo[b], n = W->lo[b + 1] - lo;
                 const double *row = km_kmatrix_row(W->K[b], B.i, &e);
                 if (!row) {
@@ -1195,7 +1281,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
             L.since_shrink++;
             if (par->shrinking && L.since_shrink >= KM_KCD_SHRINK) {
                 int restrict_now = !L.restricted && (double)active <= KM_KCD_RESTRICT * (double)m;
-                for (int b = w; b < T; b += nw) {
+                for (int b = w; b < W->T; b += nw) {
                     if (L.restricted)
                         block_sync(&Bk, b);
                     shrink(&S, act + W->lo[b], &na_blk[b], B.maxh, out_of);
@@ -1210,9 +1296,16 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 L.restricted |= restrict_now;
                 L.since_shrink = 0;
             }
+            /* the first growth cuts the one block (only worker 0 works then) */
+            if (next_nw > 1 && W->T == 1 && kcd_grow(W, &S, &Bk, act, na_blk, &L, &e)) {
+                fail_once(&failed, err, &e);
+                break;
+            }
             if (next_nw != nw)   /* every working worker takes the same turn */
                 team_resize(&tm, w, &nw, next_nw, &L, &sense, &bar, &gen);
         }
+        if (w == 0)   /* (a failure: the parked workers leave too) */
+            team_end(&tm);
     }
     team_destroy(&tm);
     rc = atomic_load(&failed) ? err->code : KM_OK;

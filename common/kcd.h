@@ -12,11 +12,12 @@
 #include "kernel.h"
 
 /*
- * The solver's state for one row set X and kernel: threads column blocks of K, each with
- * its own row cache of cache_bytes / threads (rows are computed only over the block's
- * columns, on the thread that owns it). Reused across solves (one-versus-all classes).
- * Small problems (m < KM_KCD_PAR_MIN) use one thread, and never more threads than online
- * cores (the bits do not depend on the count). Borrows X.
+ * The solver's state for one row set X and kernel: column blocks of K, each with its own row
+ * cache of cache_bytes / blocks (rows are computed only over the block's columns, on the
+ * worker that owns it). One block until a solve's team first grows, then one per thread
+ * (the cached rows are dropped then). Reused across solves (one-versus-all classes).
+ * Small problems (m < KM_KCD_PAR_MIN) use one thread, and never more threads than the cores
+ * the process may run on (the bits do not depend on the count). Borrows X.
  */
 typedef struct km_kcd km_kcd;
 
@@ -27,8 +28,10 @@ km_kcd *km_kcd_new(const km_kernel *k, const km_kdata *X, size_t cache_bytes, in
 void km_kcd_free(km_kcd *W);
 
 /* How km_kcd_solve sizes its team of workers: KM_TEAM_AUTO (the default) by measurement and
- * the machine's load; KM_TEAM_ALL every worker throughout; KM_TEAM_CHURN all and one in turn
- * at every check (tests: the bits do not depend on who works). */
+ * the machine's load; KM_TEAM_ALL every worker throughout; KM_TEAM_CHURN one until the rows
+ * are first restricted to the active columns (or 4 KM_KCD_SHRINK steps), then all and one in
+ * turn at every check (tests: the bits do not depend on who works, nor on when the one
+ * block is cut). */
 typedef enum { KM_TEAM_AUTO, KM_TEAM_ALL, KM_TEAM_CHURN } km_team_policy;
 void km_kcd_set_team(km_kcd *W, km_team_policy policy);
 
