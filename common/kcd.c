@@ -40,13 +40,11 @@ void km_kcd_free(km_kcd *W)
     free(W);
 }
 
-/* The layout of T blocks (1 or W->Tmax): blocks of whole cache lines, each with a row cache of
- * cache_bytes / T over its columns. The old blocks' cached rows are dropped. */
-static int kcd_layout(km_kcd *W, int T, km_error *err)
+/* New blocks for a layout of T (1 or W->Tmax): blocks of whole cache lines (lo[0..T]), each
+ * with a row cache of cache_bytes / T over its columns, empty. */
+static int kcd_blocks(const km_kcd *W, int T, km_kmatrix **K, int64_t *lo, km_error *err)
 {
-    int64_t m = W->m;
-    km_kmatrix *K[64] = {0};
-    int64_t lo[65], *cols = T > 1 ? malloc((size_t)m * sizeof *cols) : NULL;
+    int64_t m = W->m, *cols = T > 1 ? malloc((size_t)m * sizeof *cols) : NULL;
     if (T > 1 && !cols)
         return km_error_nomem(err, "kernel solver");
     for (int t = 0; t < T; t++)
@@ -54,30 +52,51 @@ static int kcd_layout(km_kcd *W, int T, km_error *err)
     lo[T] = m;
     for (int64_t i = 0; cols && i < m; i++)
         cols[i] = i;
-    for (int t = 0; W->K && t < W->T; t++) {   /* the old cache first: -m bytes at most */
-        int64_t sv, cp;
-        km_kmatrix_stats(W->K[t], &sv, &cp);
-        W->served += sv;
-        W->computed += cp;
-        km_kmatrix_free(W->K[t]);
-        W->K[t] = NULL;
-    }
     int rc = KM_OK;
+    for (int t = 0; t < T; t++)
+        K[t] = NULL;
     for (int t = 0; t < T && rc == KM_OK; t++)
         if (!(K[t] = km_kmatrix_new(&W->k, W->X, W->cache_bytes / (size_t)T, 1, err)) ||
             (T > 1 && km_kmatrix_restrict(K[t], cols + lo[t], lo[t + 1] - lo[t], err)))
             rc = err->code ? err->code : km_error_nomem(err, "kernel solver");
     free(cols);
-    if (rc) {
-        for (int t = 0; t < T; t++)
-            km_kmatrix_free(K[t]);
-        W->T = 0;
-        return rc;
+    for (int t = 0; rc && t < T; t++)
+        km_kmatrix_free(K[t]);
+    return rc;
+}
+
+/* W without blocks (their cache statistics kept). */
+static void kcd_drop(km_kcd *W)
+{
+    for (int t = 0; t < W->T; t++) {
+        int64_t sv, cp;
+        km_kmatrix_stats(W->K[t], &sv, &cp);
+        W->served += sv;
+        W->computed += cp;
+        km_kmatrix_free(W->K[t]);
     }
+    W->T = 0;
+}
+
+/* The blocks K[0..T) (kcd_blocks) in place of W's. */
+static void kcd_install(km_kcd *W, km_kmatrix **K, const int64_t *lo, int T)
+{
+    kcd_drop(W);
     memcpy(W->K, K, (size_t)T * sizeof *K);
     memcpy(W->lo, lo, (size_t)(T + 1) * sizeof *lo);
     W->T = T;
-    return KM_OK;
+}
+
+/* The layout of T blocks, the cached rows dropped (the old cache freed first). */
+static int kcd_layout(km_kcd *W, int T, km_error *err)
+{
+    km_kmatrix *K[64];
+    int64_t lo[65];
+    kcd_drop(W);
+    int rc = kcd_blocks(W, T, K, lo, err);
+    if (rc == KM_OK)
+        kcd_install(W, K, lo, T);
+    return rc;
 }
 
 void km_kcd_set_team(km_kcd *W, km_team_policy policy)
@@ -982,27 +1001,38 @@ static void cut_at_blocks(const int64_t *lo, int T, int64_t *idx, double *val, i
 }
 
 /* The team grows while the layout is one block (so worker 0 runs alone): the block cut into
- * Tmax (kcd_layout), the active list split at the blocks' bounds into act + lo[b], and so
+ * Tmax (kcd_blocks), the active list split at the blocks' bounds into act + lo[b], and so
  * are the restriction's columns and compact z if the rows are restricted: each block then
  * holds what it would have held had the solve started with Tmax blocks (z is not made exact
- * here: a restoration at another moment would sum other changes, other bits). */
+ * here: a restoration at another moment would sum other changes, other bits). The cached
+ * rows go to the blocks' caches (km_kmatrix_take_rows): for a moment both caches are held. */
 static int kcd_grow(km_kcd *W, const kshared *S, kblocks *Bk, int64_t *act, int64_t *na_blk,
                     const loop_state *L, km_error *err)
 {
-    int rc = kcd_layout(W, W->Tmax, err);
+    km_kmatrix *K[64];
+    int64_t lo[65];
+    int T = W->Tmax;
+    int rc = kcd_blocks(W, T, K, lo, err);
     if (rc)
         return rc;
-    int T = W->T;
-    cut_at_blocks(W->lo, T, act, NULL, na_blk[0], na_blk);
+    cut_at_blocks(lo, T, act, NULL, na_blk[0], na_blk);
     if (L->restricted)
-        cut_at_blocks(W->lo, T, Bk->rcols, Bk->zr, Bk->nrc[0], Bk->nrc);
+        cut_at_blocks(lo, T, Bk->rcols, Bk->zr, Bk->nrc[0], Bk->nrc);
+    for (int b = 0; b < T && rc == KM_OK; b++)
+        if (L->restricted)
+            rc = km_kmatrix_restrict(K[b], Bk->rcols + lo[b], Bk->nrc[b], err);
+    for (int b = 0; b < T; b++)
+        if (rc == KM_OK)
+            km_kmatrix_take_rows(K[b], W->K[0]);
+        else
+            km_kmatrix_free(K[b]);
+    if (rc)
+        return rc;
+    kcd_install(W, K, lo, T);
     for (int b = 0; b < T; b++) {
-        if (L->restricted) {
-            if ((rc = km_kmatrix_restrict(W->K[b], Bk->rcols + W->lo[b], Bk->nrc[b], err)))
-                return rc;
-            block_places(Bk, b, act + W->lo[b], na_blk[b]);
-        }
-        pack(S, act + W->lo[b], na_blk[b], W->lo[b]);
+        if (L->restricted)
+            block_places(Bk, b, act + lo[b], na_blk[b]);
+        pack(S, act + lo[b], na_blk[b], lo[b]);
     }
     return KM_OK;
 }

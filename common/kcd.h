@@ -15,7 +15,7 @@
  * The solver's state for one row set X and kernel: column blocks of K, each with its own row
  * cache of cache_bytes / blocks (rows are computed only over the block's columns, on the
  * worker that owns it). One block until a solve's team first grows, then one per thread
- * (the cached rows are dropped then). Reused across solves (one-versus-all classes).
+ * (the blocks take the cached rows). Reused across solves (one-versus-all classes).
  * Small problems (m < KM_KCD_PAR_MIN) use one thread, and never more threads than the cores
  * the process may run on (the bits do not depend on the count). Borrows X.
  */

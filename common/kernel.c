@@ -1431,6 +1431,51 @@ const double *km_kmatrix_row(km_kmatrix *K, int64_t i, km_error *err)
     return slot_ptr(K, s);
 }
 
+int64_t km_kmatrix_take_rows(km_kmatrix *dst, const km_kmatrix *src)
+{
+    if (dst->full || src->full || dst->m != src->m || dst->ncols > src->ncols ||
+        dst->ncols == 0)
+        return 0;
+    int64_t first = dst->cols ? dst->cols[0] : 0, off = first;   /* its place among src's */
+    if (src->cols) {
+        int64_t lo = 0, hi = src->ncols;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (src->cols[mid] < first)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        off = lo;
+    }
+    if (off + dst->ncols > src->ncols)
+        return 0;
+    for (int64_t t = 0; t < dst->ncols; t++)   /* a run of src's columns */
+        if ((src->cols ? src->cols[off + t] : off + t) != (dst->cols ? dst->cols[t] : t))
+            return 0;
+    int64_t n = 0;
+    for (int64_t s = src->head; s >= 0 && (dst->nfree > 0 || dst->used < dst->nslots);
+         s = src->next[s]) {
+        int64_t i = src->slot_row[s], d;
+        if (i < 0 || dst->where[i] >= 0)
+            continue;
+        d = dst->nfree > 0 ? dst->freel[--dst->nfree] : dst->used++;
+        memcpy(slot_ptr(dst, d), slot_ptr(src, s) + off, (size_t)dst->ncols * sizeof(double));
+        dst->slot_row[d] = i;
+        dst->slot_pass[d] = dst->pass;
+        dst->where[i] = d;
+        dst->prev[d] = dst->tail;   /* at the back: src's order kept */
+        dst->next[d] = -1;
+        if (dst->tail >= 0)
+            dst->next[dst->tail] = d;
+        else
+            dst->head = d;
+        dst->tail = d;
+        n++;
+    }
+    return n;
+}
+
 /* Row i over the columns [c0, c1) of the current ones, times h, added to z[c0..c1) chunk by
  * chunk through a buffer of KM_AXPY_CHUNK values (the row is never stored). */
 static void kmatrix_axpy_range(km_kmatrix *K, int64_t i, double h, double *z, int64_t c0,

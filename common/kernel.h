@@ -118,6 +118,15 @@ void km_kmatrix_pass(km_kmatrix *K);
  */
 int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_error *err);
 
+/*
+ * Copies into dst the rows src holds in its cache, most recently used first, as many as
+ * dst's cache has room for, when dst's columns are a run of src's (a block of them: the
+ * kernel solver cutting its one block, kcd.c); dst's rows are then those it would compute,
+ * bit for bit. Returns the rows copied (0 when the columns are not such a run, or either
+ * matrix keeps all of K).
+ */
+int64_t km_kmatrix_take_rows(km_kmatrix *dst, const km_kmatrix *src);
+
 /* The number of columns of the rows km_kmatrix_row returns. */
 int64_t km_kmatrix_ncols(const km_kmatrix *K);
 

@@ -768,6 +768,69 @@ static void test_restrict(void)
     }
 }
 
+/* km_kmatrix_take_rows: a block of columns (a run of the source's, whole rows or rows
+ * restricted to some columns) takes the source's cached rows, most recent first, as many as
+ * its cache holds; they are the rows it computes itself, bit for bit, and served without
+ * computing; columns that are not a run take nothing. */
+static void test_take_rows(void)
+{
+    km_error err;
+    km_problem *P = mixed_problem(300, 200, 4, 0.7, 0.1, 85);
+    int64_t m = P->l;
+    km_kdata *X = km_kdata_new(P, NULL, m, &err);
+    km_kernel k = kernel_of(KM_KERNEL_RBF, 0.05);
+    km_kmatrix *Kref = km_kmatrix_new(&k, X, 0, 1, &err);
+    int64_t *cols = malloc((size_t)m * sizeof *cols), nc = 0;
+    double *ref = malloc((size_t)m * sizeof *ref);
+    for (int64_t j = 0; j < m; j++)
+        if (j % 4 != 3)
+            cols[nc++] = j;
+    for (int restricted = 0; restricted < 2; restricted++) {
+        /* the source: 20 rows cached (whole, or over cols); the block: columns 100..199 of
+         * them (a run of cols when restricted), room for 12 rows */
+        km_kmatrix *S = km_kmatrix_new(&k, X, 40 * (size_t)m * sizeof(double), 1, &err);
+        if (restricted)
+            km_kmatrix_restrict(S, cols, nc, &err);
+        for (int64_t i = 0; i < 20; i++)
+            km_kmatrix_row(S, (i * 13) % m, &err);
+        const int64_t *run = restricted ? cols + 100 : NULL;
+        int64_t block[100];
+        for (int64_t t = 0; t < 100; t++)
+            block[t] = run ? run[t] : 100 + t;
+        km_kmatrix *D = km_kmatrix_new(&k, X, 12 * 100 * sizeof(double), 1, &err);
+        km_kmatrix_restrict(D, block, 100, &err);
+        int64_t took = km_kmatrix_take_rows(D, S), served, computed;
+        int same = 1;
+        for (int64_t q = 19; q >= 8; q--) {   /* the 12 most recent */
+            int64_t i = (q * 13) % m;
+            memcpy(ref, km_kmatrix_row(Kref, i, &err), (size_t)m * sizeof *ref);
+            const double *r = km_kmatrix_row(D, i, &err);
+            for (int64_t t = 0; r && t < 100; t++)
+                same &= r[t] == ref[block[t]];
+            same &= r != NULL;
+        }
+        km_kmatrix_stats(D, &served, &computed);
+        CHECK(took == 12 && same && computed == 0,
+              "%s rows: a block of 100 columns takes the 12 most recent of 20 cached rows "
+              "(%lld), the bits it computes, none computed (%lld)",
+              restricted ? "restricted" : "whole", (long long)took, (long long)computed);
+        km_kmatrix *E = km_kmatrix_new(&k, X, 12 * 100 * sizeof(double), 1, &err);
+        int64_t gaps[3] = {3, 5, 9};
+        km_kmatrix_restrict(E, gaps, 3, &err);
+        CHECK(km_kmatrix_take_rows(E, S) == 0,
+              "%s rows: columns 3, 5, 9 (not a run) take none", restricted ? "restricted"
+                                                                         : "whole");
+        km_kmatrix_free(E);
+        km_kmatrix_free(D);
+        km_kmatrix_free(S);
+    }
+    free(cols);
+    free(ref);
+    km_kmatrix_free(Kref);
+    km_kdata_free(X);
+    km_problem_free(P);
+}
+
 int main(void)
 {
     test_names();
@@ -780,5 +843,6 @@ int main(void)
     test_cache();
     test_matvec();
     test_restrict();
+    test_take_rows();
     TEST_EXIT();
 }
