@@ -19,6 +19,8 @@
 #   BENCH_KMTK_OPTS  extra options for kmtk train (default none: -e 1e-5, greedy rule)
 #   BENCH_REPEAT     counted pairs of training runs (default 3)
 #   BENCH_PREDICT_REPEAT  counted pairs of predict runs (default 3)
+#   BENCH_HOG        1: a busy process (`yes > /dev/null`) runs through the whole benchmark, a
+#                    loaded machine: "never below 1.0x" (default 0)
 # Exit status: 0, 1 when a run failed, 2 when something needed is missing.
 set -u
 
@@ -35,6 +37,7 @@ NT=${BENCH_THREADS:-2}
 REPEAT=${BENCH_REPEAT:-3}
 PREPEAT=${BENCH_PREDICT_REPEAT:-3}
 read -r -a KOPTS <<<"${BENCH_KMTK_OPTS:-}"
+HOG=${BENCH_HOG:-0}
 
 . "$here/lib.bash"
 
@@ -48,6 +51,11 @@ for t in "$BIN/train" "$BIN/predict" "$RUNSTAT"; do
     [ -x "$t" ] || die "$t not found: run make first (or set BENCH_BIN)"
 done
 bench_dirs
+if [ "$HOG" = 1 ]; then   # a process that takes a core for the whole run
+    (exec yes >/dev/null) &
+    hog=$!
+    trap 'kill "$hog" 2>/dev/null; rm -rf "$work"' EXIT   # (bench_dirs' trap, and the hog)
+fi
 
 declare -A TRAIN TEST
 for d in $DATASETS; do
@@ -70,7 +78,8 @@ speedup() {
 
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
 echo "kmtk \`train -s l1svm -t rbf -g $GAMMA -c $C -m $MB ${KOPTS[*]}\` and \`predict\`, \`-n 1\` against \`-n $NT\`," \
-    "$(date -u +%Y-%m-%d), kmtk commit $commit; $REPEAT training pair(s), $PREPEAT predict pair(s)."
+    "$(date -u +%Y-%m-%d), kmtk commit $commit; $REPEAT training pair(s), $PREPEAT predict pair(s)$(
+    [ "$HOG" = 1 ] && echo "; a busy process (\`yes > /dev/null\`) on one core throughout")."
 echo
 cpu_line
 echo
