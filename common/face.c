@@ -533,7 +533,7 @@ int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const doub
                 double *gap, double *work)
 {
     size_t n = (size_t)(m > 0 ? m : 1), f = (size_t)(nf > 0 ? nf : 1);
-    double *v = malloc(18 * n * sizeof *v), *Xs = malloc(n * f * sizeof *Xs),
+    double *v = malloc(19 * n * sizeof *v), *Xs = malloc(n * f * sizeof *Xs),
            *Mf = malloc(f * f * sizeof *Mf), *u = malloc(2 * f * sizeof *u);
     int rc = 1;
     double flops = 0;
@@ -545,7 +545,9 @@ int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const doub
     double *z = v, *g = z + n, *sl = g + n, *su = sl + n, *zl = su + n, *zu = zl + n,
            *E = zu + n, *r = E + n, *q = r + n, *p = q + n, *dc = p + n, *dzl = dc + n,
            *dzu = dzl + n, *ac = dzu + n, *azl = ac + n, *azu = azl + n, *tl = azu + n,
-           *tu = tl + n, *dw = u, *aw = u + f;
+           *tu = tl + n, *cb = tu + n, *dw = u, *aw = u + f;
+    double best = INFINITY;   /* the best certified gap, its c in cb */
+    int worse = 0;
     double mn = (double)m * nf;
     /* the start: c inside its box, at least a tenth of the box from either bound (the
      * central path is far from the bounds; a start near them makes short steps) */
@@ -576,11 +578,15 @@ int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const doub
         *gap = sc > 0 ? (Gc - LB) / sc : 0;
         if (!isfinite(*gap))   /* overflow: no certificate, stop */
             break;
-        if (*gap <= tol) {
-            rc = 0;
+        if (*gap < best) {
+            best = *gap;
+            memcpy(cb, c, n * sizeof *cb);
+            worse = 0;
+        } else if (++worse >= 2) {   /* near the end the Woodbury solve loses accuracy (E
+                                      * -> 0 on the free coefficients): the gap stalls */
             break;
         }
-        if (it >= maxit)
+        if (*gap <= tol || it >= maxit)
             break;
         double mu = 0;
         for (int64_t i = 0; i < m; i++) {
@@ -593,15 +599,16 @@ int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const doub
             mu += sl[i] * zl[i] + su[i] * zu[i];
         }
         mu /= 2 * (double)m;
+        if (!(mu > 0))
+            break;
         /* M = I + X'E^-1 X: row-major lower = column-major upper */
         cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, nf, (int)m, 1, Xs, nf, 0, Mf, nf);
         for (int j = 0; j < nf; j++)
             Mf[(size_t)j * f + (size_t)j] += 1;
         if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', nf, Mf, nf) != 0) {
-            rc = -2;
             break;
         }
-        flops += mn * nf / 2 + (double)nf * nf * nf / 6 + 8 * mn;
+        flops += mn * nf / 2 + (double)nf * nf * nf / 6 + 10 * mn;
         /* the predictor (affine scaling): complementarity targets 0 */
         for (int64_t i = 0; i < m; i++)
             r[i] = -g[i];
@@ -635,16 +642,19 @@ int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const doub
             c[i] = c[i] <= lo[i] ? lo[i] + 0.01 * sl[i] : c[i] >= hi[i] ? hi[i] - 0.01 * su[i] : c[i];
             zl[i] += t * dzl[i];
             zu[i] += t * dzu[i];
-            z[i] += t * p[i];   /* X dw, the corrector's */
         }
-        for (int j = 0; j < nf; j++)
-            w[j] += t * dw[j];
+        /* w = X'c and z = X w afresh (updated by t dw and t X dw they drift, and the gap
+         * would certify the drifted point) */
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, nf, 1, X, nf, c, 1, 0, w, 1);
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, nf, 1, X, nf, w, 1, 0, z, 1);
     }
-    /* w = X'c exactly (the updates drift) */
-    cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, nf, 1, X, nf, c, 1, 0, w, 1);
-    flops += mn;
-    if (rc == -2)
-        rc = 1;
+    if (isfinite(best)) {   /* the best iterate */
+        memcpy(c, cb, n * sizeof *c);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, nf, 1, X, nf, c, 1, 0, w, 1);
+        flops += mn;
+    }
+    *gap = best;
+    rc = best <= tol ? 0 : 1;
 out:
     *work += flops;
     free(v);
