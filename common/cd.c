@@ -867,6 +867,15 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
 #ifndef KM_IPM_VEC
 #define KM_IPM_VEC 1.0
 #endif
+/* The expected cost of km_face_ipm on mi rows of nf features (above), in row
+ * multiply-adds. */
+static double ipm_cost(double mi, double nf)
+{
+    double mn = mi * nf;
+    return mn + KM_IPM_ITERS * ((mn * nf / 2 + nf * nf * nf / 6) / KM_LWALK_FLOP +
+                                KM_IPM_VEC * mn);
+}
+
 static int linear_ipm(linear_ctx *x, int64_t m, cd_coord *coord, km_loss loss, double eps,
                       double limit, double G0, double *work, double *gain, int *ran,
                       km_error *err)
@@ -902,9 +911,7 @@ static int linear_ipm(linear_ctx *x, int64_t m, cd_coord *coord, km_loss loss, d
     if (x->bias != 0)
         pos[x->n] = nf++;
     double mn = (double)mi * nf;
-    double cost = mn + KM_IPM_ITERS * ((mn * nf / 2 + (double)nf * nf * nf / 6) / KM_LWALK_FLOP +
-                                      KM_IPM_VEC * mn);
-    if (mi == 0 || nf > KM_FACE_MAXDIM || *work + cost > limit)
+    if (mi == 0 || nf > KM_FACE_MAXDIM || *work + ipm_cost((double)mi, nf) > limit)
         goto out;
     size_t M = (size_t)mi, f = (size_t)nf;
     X = calloc(M * f, sizeof *X);
@@ -938,6 +945,8 @@ static int linear_ipm(linear_ctx *x, int64_t m, cd_coord *coord, km_loss loss, d
         rc = km_error_nomem(err, "subspace step");
         goto out;
     }
+    if (r != 0)   /* not at its gap: an interior point far from the optimum only makes */
+        goto out; /* CD's and the walk's work longer (unscaled satimage); c stays */
     memcpy(w0, x->w, (size_t)n1 * sizeof *w0);
     memset(x->w, 0, (size_t)n1 * sizeof *x->w);
     for (int64_t t = 0; t < mi; t++) {
@@ -1055,7 +1064,10 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     }
     if (F.nw == 0)
         goto done;
-    if (F.nw > F.nd && !x->ipm) {   /* a degenerate face: the interior-point step, once */
+    double lo1, hi1, a1, d1;   /* W's rows and features: at most the step's, so its cost */
+    if (F.nw > F.nd && !x->ipm && km_face_box(loss, 1, 1, eps, &lo1, &hi1, &a1, &d1) &&
+        (double)m * rowcost + ipm_cost((double)F.nw, F.nd) <= budget * (double)m * rowcost) {
+        /* a degenerate face: the interior-point step, once */
         double work = (double)m * rowcost;
         rc = linear_ipm(x, m, coord, loss, eps, budget * (double)m * rowcost, G0, &work, gain,
                         &x->ipm, err);

@@ -582,8 +582,9 @@ int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const doub
             best = *gap;
             memcpy(cb, c, n * sizeof *cb);
             worse = 0;
-        } else if (++worse >= 2) {   /* near the end the Woodbury solve loses accuracy (E
-                                      * -> 0 on the free coefficients): the gap stalls */
+        } else if (best < KM_IPM_STALL && ++worse >= 2) {
+            /* near the end the Woodbury solve loses accuracy (E -> 0 on the free
+             * coefficients): the gap stalls (early on it may rise: not a stall) */
             break;
         }
         if (*gap <= tol || it >= maxit)

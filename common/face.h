@@ -139,8 +139,13 @@ int km_face_box(km_loss loss, double y, double C, double eps, double *lo, double
  * the relative gap (G(c) - LB(w)) / max(|G|, |LB|) <= tol, LB(w) = -||w||^2/2 + sum_i min
  * over the box of (x_i'w + a_i) t + d_i t^2/2 the Lagrangian lower bound (for l1svm: the
  * primal -F(w)), or after maxit iterations; *gap gets that gap, *work += its flops. Returns
- * 0 (gap <= tol), 1 (not), -1 out of memory.
+ * 0 (gap <= tol), 1 (not), -1 out of memory. Below a gap of KM_IPM_STALL, two iterations
+ * that do not lower the gap end it (the Woodbury solve loses accuracy as the free
+ * coefficients' E goes to 0); c is then the iterate of the lowest gap.
  */
+#ifndef KM_IPM_STALL
+#define KM_IPM_STALL 1e-3
+#endif
 int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const double *hi,
                 const double *a, const double *d, double tol, int maxit, double *c, double *w,
                 double *gap, double *work);
