@@ -1237,8 +1237,11 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
      * brings all back, computes the primal and the dual over all rows and takes the theta
      * step: Algorithm E.1 with the W step made to tol_pg between theta steps */
     /* 5, not 10: the theta step comes only at a checkpoint; on the 32-task tree at C = 100
-     * (doc/mtmkl.md) p = 2 takes 203 passes with 5, 372 with 10, 544 with 20 */
-    enum { CHECK_EVERY = 5 };
+     * (doc/mtmkl.md) p = 2 takes 203 passes with 5, 372 with 10, 544 with 20. For p > 1
+     * (theta steps by E.1 alone) 2: p = 2 there 342 -> 100 passes at s = sqrt(20) (p = 1
+     * keeps 5: its walk counts checkpoints) */
+    enum { CHECK_EVERY = 5, CHECK_EVERY_THETA = 2 };
+    const int64_t check_every = p > 1 && !par->fixed && M > 1 ? CHECK_EVERY_THETA : CHECK_EVERY;
     int64_t na = l, since = 0;
     double pgmax_old = INFINITY, pgmin_old = -INFINITY, tol_pg = 0.1;
     /* The estimate of the gap after each pass (as cd.c's): the hinge of each row when last
@@ -1337,8 +1340,8 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         pgmin_old = pgmin < 0 ? KM_CD_SHRINK * pgmin : -INFINITY;
         /* between checkpoints at least CHECK_EVERY passes, more while the active set is
          * small: a checkpoint costs a pass over all rows, about 20% of the work */
-        int64_t every = na > 0 ? CHECK_EVERY * (l / na) : CHECK_EVERY;
-        every = every < CHECK_EVERY ? CHECK_EVERY : every > 1000 ? 1000 : every;
+        int64_t every = na > 0 ? check_every * (l / na) : check_every;
+        every = every < check_every ? check_every : every > 1000 ? 1000 : every;
         int estimate = 0;
         if (!inner && !kmode && (double)k->nf * d <= (double)visits * nnz_row) {
             beta_from_g(k, g, d, beta);
