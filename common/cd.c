@@ -843,17 +843,19 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
 
 /*
  * The interior-point step (face.h: km_face_ipm) for a loss whose dual terms are boxes
- * (km_face_box: l1svm, rla) on few dense features: when more coefficients can move than
+ * (km_face_box: l1svm, rla, svr at eps = 0) on few dense features: when more coefficients can move than
  * W's rows have features (the face is degenerate: the walk's Newton directions run along
  * the null space of X_W' and each puts about one coefficient on a bound, a simplex pivot;
  * the Union baseline of the 32-task tree, 640 x 100, needs some 450 of them), the whole
  * dual is solved by the interior-point method instead, from c, to a relative gap x->tol.
- * Only when every row's features number at most KM_FACE_MAXDIM and its expected cost
+ * Only when the rows touch at most KM_FACE_MAXDIM features, the dense X (two copies: X
+ * and its scaled rows) has at most KM_LWALK_DENSEMAX entries, and its expected cost
  * (KM_IPM_ITERS iterations of a dsyrk of m x nf, a factor of nf x nf, both at
  * 1/KM_LWALK_FLOP a row multiply-add, and KM_IPM_VEC m nf of vector work) plus the
  * densifying (m nf) fits `limit` with *work; else *ran = 0 and the walk runs. The point is
- * taken if it lowers G (then w = X'c rebuilt in index order, as CD's updates), else c and
- * w stay; *gain gets the decrease, *work its work.
+ * taken if the method reached its gap and the point lowers G (then w = X'c rebuilt in index
+ * order, as CD's updates), else c and w stay; *gain gets the decrease, *work its work. The
+ * caller runs it once per solve (x->ipm) and then has the skeleton check the exact gap.
  */
 #ifndef KM_IPM_ITERS
 #define KM_IPM_ITERS 25
@@ -911,7 +913,8 @@ static int linear_ipm(linear_ctx *x, int64_t m, cd_coord *coord, km_loss loss, d
     if (x->bias != 0)
         pos[x->n] = nf++;
     double mn = (double)mi * nf;
-    if (mi == 0 || nf > KM_FACE_MAXDIM || *work + ipm_cost((double)mi, nf) > limit)
+    if (mi == 0 || nf > KM_FACE_MAXDIM || mn > KM_LWALK_DENSEMAX ||
+        *work + ipm_cost((double)mi, nf) > limit)
         goto out;
     size_t M = (size_t)mi, f = (size_t)nf;
     X = calloc(M * f, sizeof *X);
@@ -1066,6 +1069,7 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
         goto done;
     double lo1, hi1, a1, d1;   /* W's rows and features: at most the step's, so its cost */
     if (F.nw > F.nd && !x->ipm && km_face_box(loss, 1, 1, eps, &lo1, &hi1, &a1, &d1) &&
+        (double)F.nw * F.nd <= KM_LWALK_DENSEMAX &&
         (double)m * rowcost + ipm_cost((double)F.nw, F.nd) <= budget * (double)m * rowcost) {
         /* a degenerate face: the interior-point step, once */
         double work = (double)m * rowcost;
