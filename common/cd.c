@@ -81,6 +81,7 @@ typedef struct cd_ops {
      * *gain gets the increase of the dual (0: c unchanged). */
     int (*face)(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
                 double budget, int64_t visits, double *Glast, double *gain, int *paid,
+                int *exact,
                 km_error *err);
 } cd_ops;
 
@@ -345,14 +346,27 @@ cd_run(const cd_ops *ops, void *ctx, int64_t m, cd_coord *coord, const km_cd_par
                    h0 = -log2(KM_FACE_STALL) * (double)(iter - face_last) / KM_FACE_EVERY;
             if (!(h >= h0) && !face_checked) {
                 double gain = 0;
-                int paid = 0;
+                int paid = 0, exact = 0;
                 /* the work it may do, in sweeps: all of KM_FACE_SWEEPS when CD has stalled,
                  * less the more of h0 CD made, down to none at h0 */
                 double budget = KM_FACE_SWEEPS * (h > 0 ? 1 - h / h0 : 1);
                 if ((rc = ops->face(ctx, m, coord, loss, par->eps, budget > 1 ? budget : 1,
-                                    face_visits, &face_G, &gain, &paid, err)))
+                                    face_visits, &face_G, &gain, &paid, &exact, err)))
                     goto out;
                 face_visits = 0;
+                if (exact) {   /* every coefficient moved: the exact gap, and all active */
+                    if ((rc = cd_exact_gap(ops, ctx, m, coord, par, loss, &Fs, &Gs, err)))
+                        goto out;
+                    if (cd_rel(Fs, Gs) <= delta) {
+                        res->converged = 1;
+                        break;
+                    }
+                    na = 0;
+                    for (int64_t i = 0; i < m; i++)
+                        if (coord[i].alpha > 0)
+                            act[na++] = i;
+                    max_h = INFINITY;
+                }
                 /* a walk that did not pay: wait twice as long for the next */
                 face_every = paid ? KM_FACE_EVERY : 2 * face_every;
             }
@@ -400,6 +414,8 @@ typedef struct linear_ctx {
     int32_t n;
     double bias;
     double rate;   /* CD's rate before the last subspace step (<= 0: none yet) */
+    double tol;    /* the interior-point step's gap (linear_ipm) */
+    int ipm;       /* 1 once it ran */
 } linear_ctx;
 
 /* z_i = x_i'w (s->b, s->e: the row of coordinate i). Inlined into each copy of the
@@ -826,6 +842,139 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
 }
 
 /*
+ * The interior-point step (face.h: km_face_ipm) for a loss whose dual terms are boxes
+ * (km_face_box: l1svm, rla, svr at eps = 0) on few dense features: when more coefficients can move than
+ * W's rows have features (the face is degenerate: the walk's Newton directions run along
+ * the null space of X_W' and each puts about one coefficient on a bound, a simplex pivot;
+ * the Union baseline of the 32-task tree, 640 x 100, needs some 450 of them), the whole
+ * dual is solved by the interior-point method instead, from c, to a relative gap x->tol.
+ * Only when the rows touch at most KM_FACE_MAXDIM features, the dense X (two copies: X
+ * and its scaled rows) has at most KM_LWALK_DENSEMAX entries, and its expected cost
+ * (KM_IPM_ITERS iterations of a dsyrk of m x nf, a factor of nf x nf, both at
+ * 1/KM_LWALK_FLOP a row multiply-add, and KM_IPM_VEC m nf of vector work) plus the
+ * densifying (m nf) fits `limit` with *work; else *ran = 0 and the walk runs. The point is
+ * taken if the method reached its gap and the point lowers G (then w = X'c rebuilt in index
+ * order, as CD's updates), else c and w stay; *gain gets the decrease, *work its work. The
+ * caller runs it once per solve (x->ipm) and then has the skeleton check the exact gap.
+ */
+#ifndef KM_IPM_ITERS
+#define KM_IPM_ITERS 25
+#endif
+#ifndef KM_IPM_MAXIT
+#define KM_IPM_MAXIT 60
+#endif
+#ifndef KM_IPM_TOL   /* its gap: CD's tolerance over this */
+#define KM_IPM_TOL 10
+#endif
+#ifndef KM_IPM_VEC
+#define KM_IPM_VEC 1.0
+#endif
+/* The expected cost of km_face_ipm on mi rows of nf features (above), in row
+ * multiply-adds. */
+static double ipm_cost(double mi, double nf)
+{
+    double mn = mi * nf;
+    return mn + KM_IPM_ITERS * ((mn * nf / 2 + nf * nf * nf / 6) / KM_LWALK_FLOP +
+                                KM_IPM_VEC * mn);
+}
+
+static int linear_ipm(linear_ctx *x, int64_t m, cd_coord *coord, km_loss loss, double eps,
+                      double limit, double G0, double *work, double *gain, int *ran,
+                      km_error *err)
+{
+    const km_problem *P = x->P;
+    int64_t n1 = (int64_t)x->n + 1, mi = 0;
+    int nf = 0, rc = KM_OK;
+    double lo, hi, a, d;
+    *ran = 0;
+    int32_t *pos = malloc((size_t)n1 * sizeof *pos);
+    double *X = NULL, *v = NULL, *w0 = NULL;
+    int64_t *R = NULL;
+    if (!pos) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    for (int64_t j = 0; j < n1; j++)
+        pos[j] = -1;
+    for (int64_t i = 0; i < m; i++) {
+        const cd_coord *s = &coord[i];
+        if (!(s->alpha > 0))
+            continue;
+        if (!km_face_box(loss, s->y, s->C, eps, &lo, &hi, &a, &d))
+            goto out;
+        mi++;
+        for (int64_t q = s->b; q < s->e; q++)
+            if (pos[P->index[q]] < 0) {
+                if (nf >= KM_FACE_MAXDIM)
+                    goto out;
+                pos[P->index[q]] = nf++;
+            }
+    }
+    if (x->bias != 0)
+        pos[x->n] = nf++;
+    double mn = (double)mi * nf;
+    if (mi == 0 || nf > KM_FACE_MAXDIM || mn > KM_LWALK_DENSEMAX ||
+        *work + ipm_cost((double)mi, nf) > limit)
+        goto out;
+    size_t M = (size_t)mi, f = (size_t)nf;
+    X = calloc(M * f, sizeof *X);
+    v = malloc(6 * M * sizeof *v);
+    w0 = malloc(((size_t)n1 + f) * sizeof *w0);
+    R = malloc(M * sizeof *R);
+    if (!X || !v || !w0 || !R) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    double *vlo = v, *vhi = v + M, *va = vhi + M, *vd = va + M, *c = vd + M, *c0 = c + M,
+           *wc = w0 + n1;
+    int64_t k = 0;
+    for (int64_t i = 0; i < m; i++) {
+        const cd_coord *s = &coord[i];
+        if (!(s->alpha > 0))
+            continue;
+        km_face_box(loss, s->y, s->C, eps, &vlo[k], &vhi[k], &va[k], &vd[k]);
+        c[k] = c0[k] = s->c;
+        for (int64_t q = s->b; q < s->e; q++)
+            X[(size_t)k * f + (size_t)pos[P->index[q]]] = P->value[q];
+        if (x->bias != 0)
+            X[(size_t)k * f + (size_t)pos[x->n]] = x->bias;
+        R[k++] = i;
+    }
+    *ran = 1;
+    double gap, flops = 0;
+    int r = km_face_ipm(mi, nf, X, vlo, vhi, va, vd, x->tol, KM_IPM_MAXIT, c, wc, &gap, &flops);
+    *work += mn + flops / KM_LWALK_FLOP;
+    if (r < 0) {
+        rc = km_error_nomem(err, "subspace step");
+        goto out;
+    }
+    if (r != 0)   /* not at its gap: an interior point far from the optimum only makes */
+        goto out; /* CD's and the walk's work longer (unscaled satimage); c stays */
+    memcpy(w0, x->w, (size_t)n1 * sizeof *w0);
+    memset(x->w, 0, (size_t)n1 * sizeof *x->w);
+    for (int64_t t = 0; t < mi; t++) {
+        coord[R[t]].c = c[t];
+        if (c[t] != 0)
+            linear_update(x, R[t], &coord[R[t]], c[t], err);
+    }
+    double G1 = linear_G(x, m, coord, loss, eps);
+    if (G1 < G0) {
+        *gain = G0 - G1;
+    } else {   /* no better: back */
+        for (int64_t t = 0; t < mi; t++)
+            coord[R[t]].c = c0[t];
+        memcpy(x->w, w0, (size_t)n1 * sizeof *w0);
+    }
+out:
+    free(pos);
+    free(X);
+    free(v);
+    free(w0);
+    free(R);
+    return rc;
+}
+
+/*
  * The subspace step for the linear kernel (face.h, doc/linear-solver.md): an active-set
  * walk on the coefficients W that can move (km_face_piece: inside a piece, or on a bound
  * with the gradient pointing in). Each direction is the Newton step of G on W's pieces,
@@ -845,7 +994,7 @@ static double linear_G(const linear_ctx *x, int64_t m, const cd_coord *coord, km
  */
 static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss, double eps,
                             double budget, int64_t visits, double *Glast, double *gain,
-                            int *paid, km_error *err)
+                            int *paid, int *exact, km_error *err)
 {
     linear_ctx *x = ctx;
     const km_problem *P = x->P;
@@ -918,6 +1067,21 @@ static int linear_face_step(void *ctx, int64_t m, cd_coord *coord, km_loss loss,
     }
     if (F.nw == 0)
         goto done;
+    double lo1, hi1, a1, d1;   /* W's rows and features: at most the step's, so its cost */
+    if (F.nw > F.nd && !x->ipm && km_face_box(loss, 1, 1, eps, &lo1, &hi1, &a1, &d1) &&
+        (double)F.nw * F.nd <= KM_LWALK_DENSEMAX &&
+        (double)m * rowcost + ipm_cost((double)F.nw, F.nd) <= budget * (double)m * rowcost) {
+        /* a degenerate face: the interior-point step, once */
+        double work = (double)m * rowcost;
+        rc = linear_ipm(x, m, coord, loss, eps, budget * (double)m * rowcost, G0, &work, gain,
+                        &x->ipm, err);
+        if (rc || *gain > 0) {
+            *Glast = G0 - *gain;
+            *paid = *gain >= rate * work;
+            *exact = 1;
+            goto done;
+        }
+    }
     if (F.nd > KM_FACE_MAXDIM) {   /* too many features for the dense system: K_WW */
         if (F.nw > KM_LWALK_MAXW)
             goto done;   /* and too many coefficients for K_WW: no step */
@@ -1042,7 +1206,8 @@ int km_cd_linear(const km_linear_data *d, const double *y, const double *C,
     int64_t m = d->rows ? d->m : d->P->l;
     const km_problem *P = d->P;
     double bias = d->bias >= 0 ? d->bias : 0;
-    linear_ctx x = {P, w, P->n, bias, 0};
+    double delta = par->delta > 0 ? par->delta : KM_CD_DEFAULT_GAP;
+    linear_ctx x = {P, w, P->n, bias, 0, delta / KM_IPM_TOL, 0};
     size_t len = (size_t)(m > 0 ? m : 1);
     cd_coord *coord = aligned_alloc(64, len * sizeof *coord);
     if (!coord)

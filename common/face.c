@@ -465,3 +465,202 @@ done:
     free(v);
     return rc;
 }
+
+/* ---- the interior-point step (face.h: km_face_box, km_face_ipm) ---- */
+
+int km_face_box(km_loss loss, double y, double C, double eps, double *lo, double *hi,
+                double *a, double *d)
+{
+    piece pc[2];
+    if (pieces(loss, y, C, eps, pc) != 1 || !isfinite(pc[0].lo) || !isfinite(pc[0].hi))
+        return 0;
+    *lo = pc[0].lo;
+    *hi = pc[0].hi;
+    *a = pc[0].a;
+    *d = pc[0].d;
+    return 1;
+}
+
+/* The lower bound of the box QP at w (face.h): -w'w/2 + sum_i min over [lo_i, hi_i] of
+ * (x_i'w + a_i) t + d_i t^2/2 (Lagrangian duality, ||X'c||^2/2 = max_v v'X'c - ||v||^2/2). */
+static double ipm_lower(int64_t m, const double *z, const double *lo, const double *hi,
+                        const double *a, const double *d, double ww)
+{
+    double s = -ww / 2;
+    for (int64_t i = 0; i < m; i++) {
+        double q = z[i] + a[i], t = d[i] > 0 ? -q / d[i] : q > 0 ? lo[i] : hi[i];
+        t = t < lo[i] ? lo[i] : t > hi[i] ? hi[i] : t;
+        s += q * t + d[i] * t * t / 2;
+    }
+    return s;
+}
+
+/* The Newton system (X X' + E) dc = r by Woodbury (face.h): dw = M^-1 X'(r/E) with the
+ * factor of M in Mf (column-major upper), dc = (r - X dw)/E; q, p: scratch of m. */
+static void ipm_solve(int64_t m, int nf, const double *X, const double *E, const double *Mf,
+                      const double *r, double *q, double *p, double *dw, double *dc)
+{
+    for (int64_t i = 0; i < m; i++)
+        q[i] = r[i] / E[i];
+    cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, nf, 1, X, nf, q, 1, 0, dw, 1);
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', nf, 1, Mf, nf, dw, nf);
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, nf, 1, X, nf, dw, 1, 0, p, 1);
+    for (int64_t i = 0; i < m; i++)
+        dc[i] = (r[i] - p[i]) / E[i];
+}
+
+/* The longest step in [0, 1] that keeps c in (lo, hi) and zl, zu positive. */
+static double ipm_step(int64_t m, const double *sl, const double *su, const double *zl,
+                       const double *zu, const double *dc, const double *dzl,
+                       const double *dzu)
+{
+    double t = 1;
+    for (int64_t i = 0; i < m; i++) {
+        if (dc[i] < 0 && t * dc[i] < -sl[i])
+            t = sl[i] / -dc[i];
+        if (dc[i] > 0 && t * dc[i] > su[i])
+            t = su[i] / dc[i];
+        if (dzl[i] < 0 && t * dzl[i] < -zl[i])
+            t = zl[i] / -dzl[i];
+        if (dzu[i] < 0 && t * dzu[i] < -zu[i])
+            t = zu[i] / -dzu[i];
+    }
+    return t;
+}
+
+int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const double *hi,
+                const double *a, const double *d, double tol, int maxit, double *c, double *w,
+                double *gap, double *work)
+{
+    size_t n = (size_t)(m > 0 ? m : 1), f = (size_t)(nf > 0 ? nf : 1);
+    double *v = malloc(19 * n * sizeof *v), *Xs = malloc(n * f * sizeof *Xs),
+           *Mf = malloc(f * f * sizeof *Mf), *u = malloc(2 * f * sizeof *u);
+    int rc = 1;
+    double flops = 0;
+    *gap = INFINITY;
+    if (!v || !Xs || !Mf || !u) {
+        rc = -1;
+        goto out;
+    }
+    double *z = v, *g = z + n, *sl = g + n, *su = sl + n, *zl = su + n, *zu = zl + n,
+           *E = zu + n, *r = E + n, *q = r + n, *p = q + n, *dc = p + n, *dzl = dc + n,
+           *dzu = dzl + n, *ac = dzu + n, *azl = ac + n, *azu = azl + n, *tl = azu + n,
+           *tu = tl + n, *cb = tu + n, *dw = u, *aw = u + f;
+    double best = INFINITY;   /* the best certified gap, its c in cb */
+    int worse = 0;
+    double mn = (double)m * nf;
+    /* the start: c inside its box, at least a tenth of the box from either bound (the
+     * central path is far from the bounds; a start near them makes short steps) */
+    for (int64_t i = 0; i < m; i++) {
+        double b = (hi[i] - lo[i]) / 10;
+        c[i] = c[i] < lo[i] + b ? lo[i] + b : c[i] > hi[i] - b ? hi[i] - b : c[i];
+    }
+    cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, nf, 1, X, nf, c, 1, 0, w, 1);
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, nf, 1, X, nf, w, 1, 0, z, 1);
+    double gs = 0;
+    for (int64_t i = 0; i < m; i++) {
+        g[i] = z[i] + a[i] + d[i] * c[i];
+        gs += fabs(g[i]);
+    }
+    gs = gs / (double)n + 1e-300;
+    for (int64_t i = 0; i < m; i++) {   /* multipliers: the gradient's sign, and some */
+        zl[i] = (g[i] > 0 ? g[i] : 0) + gs / 10;
+        zu[i] = (g[i] < 0 ? -g[i] : 0) + gs / 10;
+    }
+    flops += 2 * mn;
+    for (int it = 0;; it++) {
+        double ww = cblas_ddot(nf, w, 1, w, 1), Gc = ww / 2;
+        for (int64_t i = 0; i < m; i++) {
+            g[i] = z[i] + a[i] + d[i] * c[i];
+            Gc += a[i] * c[i] + d[i] * c[i] * c[i] / 2;
+        }
+        double LB = ipm_lower(m, z, lo, hi, a, d, ww), sc = fmax(fabs(Gc), fabs(LB));
+        *gap = sc > 0 ? (Gc - LB) / sc : 0;
+        if (!isfinite(*gap))   /* overflow: no certificate, stop */
+            break;
+        if (*gap < best) {
+            best = *gap;
+            memcpy(cb, c, n * sizeof *cb);
+            worse = 0;
+        } else if (best < KM_IPM_STALL && ++worse >= 2) {
+            /* near the end the Woodbury solve loses accuracy (E -> 0 on the free
+             * coefficients): the gap stalls (early on it may rise: not a stall) */
+            break;
+        }
+        if (*gap <= tol || it >= maxit)
+            break;
+        double mu = 0;
+        for (int64_t i = 0; i < m; i++) {
+            sl[i] = c[i] - lo[i];
+            su[i] = hi[i] - c[i];
+            E[i] = d[i] + zl[i] / sl[i] + zu[i] / su[i];
+            double s = 1 / sqrt(E[i]);
+            for (int j = 0; j < nf; j++)
+                Xs[(size_t)i * f + (size_t)j] = X[(size_t)i * f + (size_t)j] * s;
+            mu += sl[i] * zl[i] + su[i] * zu[i];
+        }
+        mu /= 2 * (double)m;
+        if (!(mu > 0))
+            break;
+        /* M = I + X'E^-1 X: row-major lower = column-major upper */
+        cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, nf, (int)m, 1, Xs, nf, 0, Mf, nf);
+        for (int j = 0; j < nf; j++)
+            Mf[(size_t)j * f + (size_t)j] += 1;
+        if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', nf, Mf, nf) != 0) {
+            break;
+        }
+        flops += mn * nf / 2 + (double)nf * nf * nf / 6 + 10 * mn;
+        /* the predictor (affine scaling): complementarity targets 0 */
+        for (int64_t i = 0; i < m; i++)
+            r[i] = -g[i];
+        ipm_solve(m, nf, X, E, Mf, r, q, p, aw, ac);
+        for (int64_t i = 0; i < m; i++) {
+            azl[i] = -zl[i] - zl[i] / sl[i] * ac[i];
+            azu[i] = -zu[i] + zu[i] / su[i] * ac[i];
+        }
+        double ta = ipm_step(m, sl, su, zl, zu, ac, azl, azu), mua = 0;
+        for (int64_t i = 0; i < m; i++)
+            mua += (sl[i] + ta * ac[i]) * (zl[i] + ta * azl[i]) +
+                   (su[i] - ta * ac[i]) * (zu[i] + ta * azu[i]);
+        mua /= 2 * (double)m;
+        double sigma = mua / mu;
+        sigma = sigma * sigma * sigma;
+        /* the corrector (Mehrotra): targets sigma mu less the predictor's second order */
+        for (int64_t i = 0; i < m; i++) {
+            tl[i] = sigma * mu - ac[i] * azl[i];
+            tu[i] = sigma * mu + ac[i] * azu[i];
+            r[i] = -g[i] + tl[i] / sl[i] - tu[i] / su[i];
+        }
+        ipm_solve(m, nf, X, E, Mf, r, q, p, dw, dc);
+        for (int64_t i = 0; i < m; i++) {
+            dzl[i] = tl[i] / sl[i] - zl[i] - zl[i] / sl[i] * dc[i];
+            dzu[i] = tu[i] / su[i] - zu[i] + zu[i] / su[i] * dc[i];
+        }
+        double t = ipm_step(m, sl, su, zl, zu, dc, dzl, dzu);
+        t = t < 1 ? 0.99 * t : 1;
+        for (int64_t i = 0; i < m; i++) {
+            c[i] += t * dc[i];
+            c[i] = c[i] <= lo[i] ? lo[i] + 0.01 * sl[i] : c[i] >= hi[i] ? hi[i] - 0.01 * su[i] : c[i];
+            zl[i] += t * dzl[i];
+            zu[i] += t * dzu[i];
+        }
+        /* w = X'c and z = X w afresh (updated by t dw and t X dw they drift, and the gap
+         * would certify the drifted point) */
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, nf, 1, X, nf, c, 1, 0, w, 1);
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, nf, 1, X, nf, w, 1, 0, z, 1);
+    }
+    if (isfinite(best)) {   /* the best iterate */
+        memcpy(c, cb, n * sizeof *c);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, nf, 1, X, nf, c, 1, 0, w, 1);
+        flops += mn;
+    }
+    *gap = best;
+    rc = best <= tol ? 0 : 1;
+out:
+    *work += flops;
+    free(v);
+    free(Xs);
+    free(Mf);
+    free(u);
+    return rc;
+}

@@ -119,4 +119,35 @@ int km_face_kwalk(int64_t nw, const double *K, const km_face_kop *op, const doub
                   const double *hi, const double *a, const double *d, double mu, double budget,
                   double *c, double *zW, double *gain, double *work, double curv[2]);
 
+
+/*
+ * The box form of a loss's dual term: 1 if phi_i is one quadratic piece a t + d t^2/2 on a
+ * finite interval [lo, hi] (l1svm: y c in [0, C]; rla: [-C, C]; svr with eps = 0), else 0
+ * (l2svm and rls: unbounded; svr: a kink).
+ */
+int km_face_box(km_loss loss, double y, double C, double eps, double *lo, double *hi,
+                double *a, double *d);
+
+/*
+ * The box QP min G(c) = ||X'c||^2/2 + sum_i (a_i c_i + d_i c_i^2/2), lo <= c <= hi (every
+ * bound finite), X dense m x nf row-major, by a primal-dual interior-point method (Mehrotra's
+ * predictor-corrector; Wright, Primal-Dual Interior-Point Methods, SIAM 1997, ch. 10): each
+ * Newton system (X X' + E) dc = r, E diagonal (d plus the barrier's curvature), by Woodbury
+ * in the nf features (M = I + X'E^-1 X: dsyrk and a Cholesky factor, as Ferris and Munson,
+ * SIAM J. Optim. 13, 2003, for linear SVMs). c: in, a start (pushed a tenth of its box away
+ * from the bounds), out, the last iterate (strictly inside the box); w = X'c. Stops when
+ * the relative gap (G(c) - LB(w)) / max(|G|, |LB|) <= tol, LB(w) = -||w||^2/2 + sum_i min
+ * over the box of (x_i'w + a_i) t + d_i t^2/2 the Lagrangian lower bound (for l1svm: the
+ * primal -F(w)), or after maxit iterations; *gap gets that gap, *work += its flops. Returns
+ * 0 (gap <= tol), 1 (not), -1 out of memory. Below a gap of KM_IPM_STALL, two iterations
+ * that do not lower the gap end it (the Woodbury solve loses accuracy as the free
+ * coefficients' E goes to 0); c is then the iterate of the lowest gap.
+ */
+#ifndef KM_IPM_STALL
+#define KM_IPM_STALL 1e-3
+#endif
+int km_face_ipm(int64_t m, int nf, const double *X, const double *lo, const double *hi,
+                const double *a, const double *d, double tol, int maxit, double *c, double *w,
+                double *gap, double *work);
+
 #endif

@@ -14,6 +14,7 @@
 #include "cd.h"
 #include "numparse.h"
 #include "rng.h"
+#include "simd.h"
 
 void km_mtmkl_tasks_free(km_mtmkl_tasks *k)
 {
@@ -496,6 +497,42 @@ static inline __attribute__((always_inline)) double row_z(const task_factors *tf
     return z;
 }
 
+/* row_z for a dense row (its n values v at the features j0 .. j0 + n - 1): contiguous
+ * loads, 8 partial sums in fixed lanes (vectorised without reassociation: every clone of
+ * KM_VECTOR_CLONES gives the same bits). The gathers of row_dot were 80% of a solve on the
+ * 32-task tree (640 x 100 dense rows, 7 factors a task). */
+KM_VECTOR_CLONES
+static double dense_z(const double *w, const int32_t *fac, int64_t ns, const double *g,
+                      int32_t d, int32_t j0, const double *restrict v, int64_t n)
+{
+    double z = 0;
+    for (int64_t s = 0; s < ns; s++) {
+        const double *restrict gk = g + (int64_t)fac[s] * d + j0;
+        double acc[8] = {0};
+        int64_t j = 0;
+        for (; j + 8 <= n; j += 8)
+            for (int u = 0; u < 8; u++)
+                acc[u] += v[j + u] * gk[j + u];
+        for (int u = 0; j < n; j++, u++)
+            acc[u] += v[j] * gk[j];
+        z += w[s] * (((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                     ((acc[4] + acc[5]) + (acc[6] + acc[7])));
+    }
+    return z;
+}
+
+/* g_k += h q_k[t] x_i over the task's factors, for a dense row (as dense_z). */
+KM_VECTOR_CLONES
+static void dense_update(const double *q, const int32_t *fac, int64_t ns, double *g, int32_t d,
+                         int32_t j0, const double *restrict v, int64_t n, double h)
+{
+    for (int64_t s = 0; s < ns; s++) {
+        double *restrict gk = g + (int64_t)fac[s] * d + j0, hq = h * q[s];
+        for (int64_t j = 0; j < n; j++)
+            gk[j] += hq * v[j];
+    }
+}
+
 /* Kernel mode: z_i = sum_k w(t, k) s_k[i]. */
 static inline double s_z(const task_factors *tf, const double *S, int64_t l, int32_t t,
                          int64_t i)
@@ -528,6 +565,7 @@ typedef struct mt_coord {
     int64_t e;
     double y, alpha, xsq, xi;
     int32_t t;
+    int32_t j0;   /* the row's features are j0, j0 + 1, ... (a dense row), or -1 */
 } mt_coord;
 
 /* how many visits ahead the rows (and, twice as far, the coordinates) are prefetched */
@@ -1105,9 +1143,12 @@ static void exact_eval(const km_problem *P, const km_mtmkl_tasks *k, const task_
         reg += theta[m] * beta[m];
     for (int64_t i = 0; i < l; i++) {
         int64_t b = P->row_ptr[i];
+        int64_t s0 = tf->ptr[co[i].t], ns = tf->ptr[co[i].t + 1] - s0;
         double z = kmode ? s_z(tf, S, l, co[i].t, i)
-                         : row_z(tf, g, d, co[i].t, P->index + b, P->value + b,
-                                 P->row_ptr[i + 1] - b);
+                   : co[i].j0 >= 0 ? dense_z(tf->w + s0, tf->fac + s0, ns, g, d, co[i].j0,
+                                             P->value + b, P->row_ptr[i + 1] - b)
+                                   : row_z(tf, g, d, co[i].t, P->index + b, P->value + b,
+                                           P->row_ptr[i + 1] - b);
         double xi = 1 - co[i].y * z;
         co[i].xi = xi > 0 ? xi : 0;
         loss += co[i].xi;
@@ -1174,6 +1215,9 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         co[i].xsq = kmode ? km_kmatrix_diag(K, i) : s;   /* k(x_i, x_i) */
         co[i].b = P->row_ptr[i];
         co[i].e = P->row_ptr[i + 1];
+        int64_t nz = co[i].e - co[i].b;   /* dense: the indices increase one by one */
+        co[i].j0 = nz > 0 && P->index[co[i].e - 1] - P->index[co[i].b] == nz - 1
+                       ? P->index[co[i].b] : -1;
         co[i].y = ylab[i];
         co[i].alpha = 0;
         co[i].xi = 1;   /* z = 0 */
@@ -1193,8 +1237,11 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
      * brings all back, computes the primal and the dual over all rows and takes the theta
      * step: Algorithm E.1 with the W step made to tol_pg between theta steps */
     /* 5, not 10: the theta step comes only at a checkpoint; on the 32-task tree at C = 100
-     * (doc/mtmkl.md) p = 2 takes 203 passes with 5, 372 with 10, 544 with 20 */
-    enum { CHECK_EVERY = 5 };
+     * (doc/mtmkl.md) p = 2 takes 203 passes with 5, 372 with 10, 544 with 20. For p > 1
+     * (theta steps by E.1 alone) 2: p = 2 there 342 -> 100 passes at s = sqrt(20) (p = 1
+     * keeps 5: its walk counts checkpoints) */
+    enum { CHECK_EVERY = 5, CHECK_EVERY_THETA = 2 };
+    const int64_t check_every = p > 1 && !par->fixed && M > 1 ? CHECK_EVERY_THETA : CHECK_EVERY;
     int64_t na = l, since = 0;
     double pgmax_old = INFINITY, pgmin_old = -INFINITY, tol_pg = 0.1;
     /* The estimate of the gap after each pass (as cd.c's): the hinge of each row when last
@@ -1237,7 +1284,10 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
                 ci->alpha = C;
                 continue;
             }
-            double G = y * (kmode ? s_z(&tf, S, l, t, i) : row_z(&tf, g, d, t, ix, v, nnz)) - 1;
+            int64_t s0 = tf.ptr[t], ns = tf.ptr[t + 1] - s0;
+            double G = y * (kmode        ? s_z(&tf, S, l, t, i)
+                            : ci->j0 >= 0 ? dense_z(tf.w + s0, tf.fac + s0, ns, g, d, ci->j0, v, nnz)
+                                          : row_z(&tf, g, d, t, ix, v, nnz)) - 1;
             double xi = G < 0 ? -G : 0;
             Ls += xi - ci->xi;
             ci->xi = xi;
@@ -1273,6 +1323,10 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
             for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1] && kmode; s++)   /* s_k += h q K_i */
                 if ((rc = km_kmatrix_axpy(K, i, h * tf.q[s], S + (int64_t)tf.fac[s] * l, err)))
                     goto done;
+            if (!kmode && ci->j0 >= 0) {
+                dense_update(tf.q + s0, tf.fac + s0, ns, g, d, ci->j0, v, nnz, h);
+                continue;
+            }
             for (int64_t s = tf.ptr[t]; s < tf.ptr[t + 1] && !kmode; s++) {
                 double *gk = g + (int64_t)tf.fac[s] * d, hq = h * tf.q[s];
                 for (int64_t j = 0; j < nnz; j++)
@@ -1286,8 +1340,8 @@ int km_mtmkl_train(const km_problem *P, const double *ylab, const km_mtmkl_tasks
         pgmin_old = pgmin < 0 ? KM_CD_SHRINK * pgmin : -INFINITY;
         /* between checkpoints at least CHECK_EVERY passes, more while the active set is
          * small: a checkpoint costs a pass over all rows, about 20% of the work */
-        int64_t every = na > 0 ? CHECK_EVERY * (l / na) : CHECK_EVERY;
-        every = every < CHECK_EVERY ? CHECK_EVERY : every > 1000 ? 1000 : every;
+        int64_t every = na > 0 ? check_every * (l / na) : check_every;
+        every = every < check_every ? check_every : every > 1000 ? 1000 : every;
         int estimate = 0;
         if (!inner && !kmode && (double)k->nf * d <= (double)visits * nnz_row) {
             beta_from_g(k, g, d, beta);
