@@ -726,15 +726,26 @@ static int64_t scatter_len(const km_kdata *A, const km_kdata *B)
 }
 
 /* First position p in [lo, hi) of an increasing array with v[p] >= key (hi if none). */
+#define KM_LOWER_BOUND(v, lo, hi, key)              \
+    do {                                            \
+        while (lo < hi) {                           \
+            int64_t mid_ = lo + (hi - lo) / 2;      \
+            if (v[mid_] < key)                      \
+                lo = mid_ + 1;                      \
+            else                                    \
+                hi = mid_;                          \
+        }                                           \
+    } while (0)
+
 static int64_t lower_bound32(const int32_t *v, int64_t lo, int64_t hi, int64_t key)
 {
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    KM_LOWER_BOUND(v, lo, hi, key);
+    return lo;
+}
+
+static int64_t lower_bound64(const int64_t *v, int64_t lo, int64_t hi, int64_t key)
+{
+    KM_LOWER_BOUND(v, lo, hi, key);
     return lo;
 }
 
@@ -1436,18 +1447,8 @@ int64_t km_kmatrix_take_rows(km_kmatrix *dst, const km_kmatrix *src)
     if (dst->full || src->full || dst->m != src->m || dst->ncols > src->ncols ||
         dst->ncols == 0)
         return 0;
-    int64_t first = dst->cols ? dst->cols[0] : 0, off = first;   /* its place among src's */
-    if (src->cols) {
-        int64_t lo = 0, hi = src->ncols;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (src->cols[mid] < first)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        off = lo;
-    }
+    int64_t first = dst->cols ? dst->cols[0] : 0;   /* its place among src's */
+    int64_t off = src->cols ? lower_bound64(src->cols, 0, src->ncols, first) : first;
     if (off + dst->ncols > src->ncols)
         return 0;
     for (int64_t t = 0; t < dst->ncols; t++)   /* a run of src's columns */
@@ -1750,14 +1751,8 @@ int km_kmatrix_restrict(km_kmatrix *K, const int64_t *cols, int64_t ncols, km_er
         slots = cache_slots(K);
         K->ncols = old;
         for (int64_t s = 0; s < K->used; s++) {   /* rows of columns gone (or all), slots gone */
-            int64_t r = K->slot_row[s], lo = 0, hi = ncols;
-            while (r >= 0 && cols && lo < hi) {   /* is row r among the new columns? */
-                int64_t mid = lo + (hi - lo) / 2;
-                if (cols[mid] < r)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            int64_t r = K->slot_row[s];   /* is row r among the new columns? */
+            int64_t lo = r >= 0 && cols ? lower_bound64(cols, 0, ncols, r) : 0;
             if (r >= 0 && (flush || s >= slots || (cols && (lo == ncols || cols[lo] != r))))
                 slot_drop(K, s);
         }
