@@ -669,6 +669,8 @@ enum { WALK_MAXN = 1500, WALK_MAXM = 512 };
 /* at most WALK_ITERS Newton steps a walk, each first tried whole and halved up to
  * WALK_HALVINGS - 1 times; WALK_STALL steps in a row without progress end it */
 enum { WALK_ITERS = 40, WALK_HALVINGS = 6, WALK_STALL = 5 };
+/* the residual below which violators outside (F, S) come in */
+#define WALK_NEAR 1e-6
 
 /* g_k = sum_i q_k[t_i] c_i x_i from the alpha_i (c_i = y_i alpha_i). */
 static void g_from_alpha(const km_problem *P, const task_factors *tf, const mt_coord *co,
@@ -928,68 +930,71 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
         }
         v[nS] = (ts - 1) / 2;
         rn = fmax(rn, fabs(ts - 1));
-        if (rn <= 1e-12 || blocked) {
-            /* solved on (F, S), or the last step was cut short by a bound: what violates
-             * its condition outside comes in (after a cut step too: on the 32-task tree,
-             * waiting for the system to be solved on ever smaller sets took hundreds of
-             * passes at s = sqrt(20), C = 1e-3). A solved point whose gap is no lower than
-             * the last solved point's is a cycle (the rows that came in left again): the
-             * walk goes on with one violator at a time, the row of the largest |gradient|
-             * (on the 32-task tree, draw 1, s = 20, C >= 0.01, the 4 rows that came in
-             * together took a direction out of [0, C] for one of them, the step was cut
-             * to 0, and a second walk from 5 passes later was needed: 19 Newton steps
-             * and 2 walks -> 16 steps in one walk, one row a time); a second cycle ends
-             * the walk. */
-            if (rn <= 1e-12) {
-                double gs = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g, beta,
-                                                              theta, &ws);
-                gapc = gs;
-                if (gs >= (1 - 1e-3) * solved_gap) {
-                    if (single)
-                        break;
-                    single = 1;
-                }
-                solved_gap = fmin(solved_gap, gs);
-            }
-            int changed = 0;
-            for (int m = 0; m < M; m++)
-                if (Spos[m] < 0 && beta[m] > u * (1 + 1e-9)) {
-                    Sm[Spos[m] = nS++] = m;
-                    changed = 1;
-                }
+        if (rn <= WALK_NEAR || blocked) {
+            /* near the solution on (F, S) (residual <= WALK_NEAR), or the last step was cut
+             * short by a bound: what violates its condition outside comes in (after a cut
+             * step too: on the 32-task tree, waiting for the system to be solved on ever
+             * smaller sets took hundreds of passes at s = sqrt(20), C = 1e-3; and before
+             * the residual reaches 1e-12, since Newton's next step brings the violators'
+             * equations with it: on the 32-task tree, s = 20, one step fewer per change of F
+             * or S). Solved (1e-12) with no violator: the walk is done. A point near the
+             * solution whose gap is no lower than the last such point's is a cycle (the rows
+             * that came in left again): the walk goes on with one violating row at a time,
+             * the row of the largest |gradient| (on the 32-task tree, draw 1, s = 20,
+             * C >= 0.01, the 4 rows that came in together took a direction out of [0, C] for
+             * one of them, the step was cut to 0, and a second walk from 5 passes later was
+             * needed: 19 Newton steps and 2 walks -> 16 steps in one walk, one row a time);
+             * a second cycle ends the walk. */
+            int nv = 0;   /* violating rows, listed in Fi[nF ..) before they come in */
             int64_t worst = -1;
             double gworst = 0;
+            for (int m = 0; m < M; m++)
+                nv += Spos[m] < 0 && beta[m] > u * (1 + 1e-9);
+            int nk = nv;
             if (ws.U)
                 walk_u(k, g, d, theta, &ws);
-            for (int64_t i = 0; i < l && nF < (int64_t)cap; i++) {
+            for (int64_t i = 0; i < l && nF + (nv - nk) < (int64_t)cap; i++) {
                 if (inF[i])
                     continue;
                 double G = co[i].y * walk_z(k, tf, g, d, theta, P, i, co[i].t, &ws) - 1;
                 if ((co[i].alpha == 0 && G < -1e-9) || (co[i].alpha == C && G > 1e-9)) {
-                    if (single) {
-                        if (fabs(G) > gworst) {
-                            gworst = fabs(G);
-                            worst = i;
-                        }
-                        continue;
+                    Fi[nF + (nv++ - nk)] = i;
+                    if (fabs(G) > gworst) {
+                        gworst = fabs(G);
+                        worst = i;
                     }
-                    Fi[nF++] = i;
-                    inF[i] = 1;
-                    changed = 1;
                 }
             }
-            if (worst >= 0) {
-                Fi[nF++] = worst;
-                inF[worst] = 1;
-                changed = 1;
-            }
-            if (rn <= 1e-12 && !changed) {
-                done = 1;
+            if (nv == 0) {
+                if (rn <= 1e-12) {
+                    done = 1;
+                    continue;
+                }
+                blocked = 0;   /* on to Newton's next step */
+            } else {
+                if (rn <= WALK_NEAR) {
+                    double gs = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g,
+                                                                  beta, theta, &ws);
+                    gapc = gs;
+                    if (gs >= (1 - 1e-3) * solved_gap) {
+                        if (single)
+                        single = 1;
+                    }
+                    solved_gap = fmin(solved_gap, gs);
+                }
+                for (int m = 0; m < M; m++)
+                    if (Spos[m] < 0 && beta[m] > u * (1 + 1e-9))
+                        Sm[Spos[m] = nS++] = m;
+                if (single && worst >= 0) {
+                    Fi[nF] = worst;
+                    nv = nk + 1;
+                }
+                for (int x = 0; x < nv - nk; x++)
+                    inF[Fi[nF + x]] = 1;
+                nF += nv - nk;
+                blocked = 0;
                 continue;
             }
-            blocked = 0;
-            if (changed)
-                continue;
         }
         /* a walk that improves neither the gap nor the residual in WALK_STALL iterations in
          * a row is left (the caller keeps its end point only if the gap at least halved) */
@@ -1016,25 +1021,27 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
         double dmax = 0;
         for (int64_t a = 0; a < nF; a++)
             tF[a] = co[Fi[a]].t;
+        /* the array L holds K~ = L L' as L' row-major (upper), which is column-major lower:
+         * LAPACK's 'L' variant, no transposition in LAPACKE (OpenBLAS 0.3.21, n = 509:
+         * 1.3-1.6 ms against 1.5-2.4 ms for 'U', AVX-512 and Haswell kernels) */
         for (int64_t a = 0; a < nF; a++) {
             const double *Gr = Gt + (int64_t)tF[a] * T, *Xr = XX + a * ldx;
             double *Lr = L + a * nF;
-            for (int64_t b = 0; b <= a; b++)
+            for (int64_t b = a; b < nF; b++)
                 Lr[b] = Gr[tF[b]] * Xr[b];
             dmax = fmax(dmax, Lr[a]);
         }
-        /* (row-major lower = column-major upper: no transposition in LAPACKE) */
-        lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L,
+        lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)nF, L,
                                               (lapack_int)nF);   /* (no NaN scan) */
         if (info != 0) {   /* singular on F: a ridge of 1e-10 of the diagonal */
             for (int64_t a = 0; a < nF; a++) {
                 const double *Gr = Gt + (int64_t)tF[a] * T, *Xr = XX + a * ldx;
                 double *Lr = L + a * nF;
-                for (int64_t b = 0; b <= a; b++)
+                for (int64_t b = a; b < nF; b++)
                     Lr[b] = Gr[tF[b]] * Xr[b];
                 Lr[a] += 1e-10 * dmax;
             }
-            if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L, (lapack_int)nF))
+            if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)nF, L, (lapack_int)nF))
                 break;
         }
         /* Schur complement over (dtheta, du): W = L^{-1} A, w1 = L^{-1} b1, H = W'W;
@@ -1045,9 +1052,9 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
          * at most nS rounds of an (|R| + 1)-system; on the 32-task tree at s = 20 the
          * walk had taken one Cholesky factorisation per one or two weights leaving S) */
         memcpy(W, A, (size_t)nF * (size_t)nS * sizeof *W);
-        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)nF,
-                    nS, 1, L, (int)nF, W, nS);
-        cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)nF, L, (int)nF,
+        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, (int)nF,
+                    nS, 1, L, (int)nF, W, nS);   /* (L' is what the array holds) */
+        cblas_dtrsv(CblasRowMajor, CblasUpper, CblasTrans, CblasNonUnit, (int)nF, L, (int)nF,
                     b1, 1);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nS, nS, (int)nF, 1, W, nS, W, nS,
                     0, H, nS);
@@ -1109,7 +1116,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
         memcpy(v, dth, (size_t)(nS + 1) * sizeof *v);
         /* dc = L^{-T} (w1 - W dtheta) */
         cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nF, nS, -1, W, nS, v, 1, 1, b1, 1);
-        cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, (int)nF, L, (int)nF,
+        cblas_dtrsv(CblasRowMajor, CblasUpper, CblasNoTrans, CblasNonUnit, (int)nF, L, (int)nF,
                     b1, 1);
         /* the full step, projected on the bounds (alpha_i into [0, C], theta_m >= 0), when it
          * lowers the duality gap; else the step as far as the bounds allow (a ratio test):
