@@ -978,6 +978,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
                     gapc = gs;
                     if (gs >= (1 - 1e-3) * solved_gap) {
                         if (single)
+                            break;
                         single = 1;
                     }
                     solved_gap = fmin(solved_gap, gs);
