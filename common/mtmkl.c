@@ -943,7 +943,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
              * the row of the largest |gradient| (on the 32-task tree, draw 1, s = 20,
              * C >= 0.01, the 4 rows that came in together took a direction out of [0, C] for
              * one of them, the step was cut to 0, and a second walk from 5 passes later was
-             * needed: 19 Newton steps and 2 walks -> 16 steps in one walk, one row a time);
+             * needed: 19 Newton steps and 2 walks -> 15 steps in one walk, one row a time);
              * a second cycle ends the walk. */
             int nv = 0;   /* violating rows, listed in Fi[nF ..) before they come in */
             int64_t worst = -1;
