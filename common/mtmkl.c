@@ -669,6 +669,8 @@ enum { WALK_MAXN = 1500, WALK_MAXM = 512 };
 /* at most WALK_ITERS Newton steps a walk, each first tried whole and halved up to
  * WALK_HALVINGS - 1 times; WALK_STALL steps in a row without progress end it */
 enum { WALK_ITERS = 40, WALK_HALVINGS = 6, WALK_STALL = 5 };
+/* the residual below which violators outside (F, S) come in */
+#define WALK_NEAR 1e-6
 
 /* g_k = sum_i q_k[t_i] c_i x_i from the alpha_i (c_i = y_i alpha_i). */
 static void g_from_alpha(const km_problem *P, const task_factors *tf, const mt_coord *co,
@@ -716,14 +718,85 @@ static double z_theta(const km_mtmkl_tasks *k, const task_factors *tf, const dou
     return z;
 }
 
+/* The walk's per-task sums (T x d each, when T d <= WALK_MAXTD; else NULL and the per-factor
+ * sums above): V[t] = v_t = sum_{i in task t} c_i x_i, U[t] = U[:, t] = sum_m theta_m
+ * sum_{k in m} lambda_k q_k[t] g_k. g_k = sum_t q_k[t] v_t and z_i = x_i'U[:, t_i] then cost
+ * one d-vector a row where the per-factor sums cost one per factor of its task (6 on the
+ * 32-task tree: g and z over all rows were 12% of a p = 1 run there). */
+enum { WALK_MAXTD = 1 << 22 };
+typedef struct walk_sums {
+    double *V, *U;
+} walk_sums;
+
+/* g_k = sum_i q_k[t_i] c_i x_i by way of the v_t (ws->V) or directly. */
+static void walk_g(const km_problem *P, const km_mtmkl_tasks *k, const task_factors *tf,
+                   const mt_coord *co, int64_t l, int32_t d, const walk_sums *ws, double *g)
+{
+    if (!ws->V) {
+        g_from_alpha(P, tf, co, l, d, k->nf, g);
+        return;
+    }
+    double *V = ws->V;
+    memset(V, 0, (size_t)k->T * (size_t)d * sizeof *V);
+    for (int64_t i = 0; i < l; i++) {
+        double c = co[i].y * co[i].alpha;
+        if (c == 0)
+            continue;
+        double *vt = V + (int64_t)co[i].t * d;
+        for (int64_t j = P->row_ptr[i]; j < P->row_ptr[i + 1]; j++)
+            vt[P->index[j]] += c * P->value[j];
+    }
+    memset(g, 0, (size_t)k->nf * (size_t)d * sizeof *g);
+    for (int32_t f = 0; f < k->nf; f++) {
+        double *gk = g + (int64_t)f * d;
+        for (int32_t x = 0; x < k->f[f].nq; x++) {
+            const double *vt = V + (int64_t)k->f[f].task[x] * d, q = k->f[f].q[x];
+            for (int32_t j = 0; j < d; j++)
+                gk[j] += q * vt[j];
+        }
+    }
+}
+
+/* U[:, t] for theta (ws->U). */
+static void walk_u(const km_mtmkl_tasks *k, const double *g, int32_t d, const double *theta,
+                   const walk_sums *ws)
+{
+    double *U = ws->U;
+    memset(U, 0, (size_t)k->T * (size_t)d * sizeof *U);
+    for (int32_t f = 0; f < k->nf; f++) {
+        double w = theta[k->f[f].m] * k->f[f].lambda;
+        if (w == 0)
+            continue;
+        const double *gk = g + (int64_t)f * d;
+        for (int32_t x = 0; x < k->f[f].nq; x++) {
+            double *ut = U + (int64_t)k->f[f].task[x] * d, wq = w * k->f[f].q[x];
+            for (int32_t j = 0; j < d; j++)
+                ut[j] += wq * gk[j];
+        }
+    }
+}
+
+/* z_i = sum_m theta_m (K~_m c)_i by way of U (walk_u done for theta) or directly. */
+static double walk_z(const km_mtmkl_tasks *k, const task_factors *tf, const double *g,
+                     int32_t d, const double *theta, const km_problem *P, int64_t i, int32_t t,
+                     const walk_sums *ws)
+{
+    if (!ws->U)
+        return z_theta(k, tf, g, d, theta, P, i, t);
+    int64_t b = P->row_ptr[i];
+    return row_dot(ws->U + (int64_t)t * d, P->index + b, P->value + b, P->row_ptr[i + 1] - b);
+}
+
 /* The relative duality gap of Problem 3 at p = 1 at the alpha_i of co and theta / sum theta
  * (g and beta recomputed). */
 static double walk_gap(const km_problem *P, const km_mtmkl_tasks *k, const task_factors *tf,
                        const mt_coord *co, int64_t l, int32_t d, double C, double *g,
-                       double *beta, const double *theta)
+                       double *beta, const double *theta, const walk_sums *ws)
 {
-    g_from_alpha(P, tf, co, l, d, k->nf, g);
+    walk_g(P, k, tf, co, l, d, ws, g);
     beta_from_g(k, g, d, beta);
+    if (ws->U)
+        walk_u(k, g, d, theta, ws);
     double ts = 0, reg = 0, bmax = 0, loss = 0, sa = 0;
     for (int m = 0; m < k->M; m++) {
         ts += theta[m];
@@ -733,12 +806,22 @@ static double walk_gap(const km_problem *P, const km_mtmkl_tasks *k, const task_
     if (!(ts > 0))
         return INFINITY;
     for (int64_t i = 0; i < l; i++) {
-        double xi = 1 - co[i].y * z_theta(k, tf, g, d, theta, P, i, co[i].t) / ts;
+        double xi = 1 - co[i].y * walk_z(k, tf, g, d, theta, P, i, co[i].t, ws) / ts;
         loss += xi > 0 ? xi : 0;
         sa += co[i].alpha;
     }
     double primal = reg / ts / 2 + C * loss, dual = sa - bmax / 2;
     return primal > 0 ? (primal - dual) / primal : 0;
+}
+
+/* Row a of K~_theta,FF from b = a on: G_theta[t_a, t_b] (X_F X_F')[a, b] (restrict: without
+ * it the loop reloaded its pointers at every entry, 5% of a p = 1 run on the 32-task tree). */
+static void fill_row(double *restrict Lr, const double *restrict Gr,
+                     const int32_t *restrict tF, const double *restrict Xr, int64_t a,
+                     int64_t nF)
+{
+    for (int64_t b = a; b < nF; b++)
+        Lr[b] = Gr[tF[b]] * Xr[b];
 }
 
 /* Returns KM_OK (then *moved says whether a candidate is in co, g, theta) or an error. */
@@ -772,7 +855,16 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
     double *H = malloc(ms * ms * sizeof *H), *vr = malloc(ms * sizeof *vr);
     double *dth = malloc(ms * sizeof *dth);
     int *fix = malloc(ms * sizeof *fix), *ridx = malloc(ms * sizeof *ridx);
+    walk_sums ws = {NULL, NULL};
+    if ((double)T * d <= WALK_MAXTD) {
+        ws.V = malloc((size_t)T * (size_t)d * sizeof *ws.V);
+        ws.U = malloc((size_t)T * (size_t)d * sizeof *ws.U);
+    }
     int rc = KM_OK, done = 0, nS = 0;
+    if ((double)T * d <= WALK_MAXTD && (!ws.V || !ws.U)) {
+        rc = km_error_nomem(err, "mtmkl walk");
+        goto out;
+    }
     if (!Fi || !tF || !inF || !Spos || !Sm || !Xd || !XX || !L || !A || !W || !Gt || !Sc || !b1 ||
         !v || !save_a || !save_t || !Sc2 || !v2 || !piv || !H || !vr || !dth || !fix || !ridx) {
         rc = km_error_nomem(err, "mtmkl walk");
@@ -801,7 +893,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
     /* gapc: the gap at the current point when known; solved_gap: at the last point that
      * solved the system on (F, S); blocked: the last step was cut by a bound */
     double solved_gap = INFINITY;
-    int stall = 0, blocked = 0;
+    int stall = 0, blocked = 0, single = 0;
     for (int s = 0; s < nS; s++)
         u = fmax(u, beta[Sm[s]]);
     for (int it = 0; it < WALK_ITERS && !done; it++) {
@@ -820,7 +912,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
             nX = nF;
         }
         if (gapc == INFINITY) {   /* else walk_gap computed them at this point */
-            g_from_alpha(P, tf, co, l, d, nf, g);
+            walk_g(P, k, tf, co, l, d, &ws, g);
             beta_from_g(k, g, d, beta);
         }
         /* A[a, s] = (K~_m c)_i = sum_{k in m} lambda_k q_k[t_i] x_i'g_k; the residuals */
@@ -848,48 +940,77 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
         }
         v[nS] = (ts - 1) / 2;
         rn = fmax(rn, fabs(ts - 1));
-        if (rn <= 1e-12 || blocked) {
-            /* solved on (F, S), or the last step was cut short by a bound: what violates
-             * its condition outside comes in (after a cut step too: on the 32-task tree,
-             * waiting for the system to be solved on ever smaller sets took hundreds of
-             * passes at s = sqrt(20), C = 1e-3). A solved point whose gap is no lower than
-             * the last solved point's is a cycle (the rows that came in left again): the
-             * walk ends. */
-            if (rn <= 1e-12) {
-                double gs = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g, beta,
-                                                              theta);
-                gapc = gs;
-                if (gs >= (1 - 1e-3) * solved_gap)
-                    break;
-                solved_gap = gs;
-            }
-            int changed = 0;
+        if (rn <= WALK_NEAR || blocked) {
+            /* near the solution on (F, S) (residual <= WALK_NEAR), or the last step was cut
+             * short by a bound: what violates its condition outside comes in (after a cut
+             * step too: on the 32-task tree, waiting for the system to be solved on ever
+             * smaller sets took hundreds of passes at s = sqrt(20), C = 1e-3; and before
+             * the residual reaches 1e-12, since Newton's next step brings the violators'
+             * equations with it: on the 32-task tree, s = 20, one step fewer per change of F
+             * or S). Solved (1e-12) with no violator: the walk is done. A point near the
+             * solution whose gap is no lower than the last such point's is a cycle (the rows
+             * that came in left again): the walk goes on with one violating row at a time,
+             * the row of the largest |gradient| (on the 32-task tree, draw 1, s = 20,
+             * C >= 0.01, the 4 rows that came in together took a direction out of [0, C] for
+             * one of them, the step was cut to 0, and a second walk from 5 passes later was
+             * needed: 19 Newton steps and 2 walks -> 15 steps in one walk, one row a time);
+             * a second cycle ends the walk. */
+            int nv = 0;   /* violating rows, listed in Fi[nF ..) before they come in */
+            int64_t worst = -1;
+            double gworst = 0;
             for (int m = 0; m < M; m++)
-                if (Spos[m] < 0 && beta[m] > u * (1 + 1e-9)) {
-                    Sm[Spos[m] = nS++] = m;
-                    changed = 1;
-                }
-            for (int64_t i = 0; i < l && nF < (int64_t)cap; i++) {
+                nv += Spos[m] < 0 && beta[m] > u * (1 + 1e-9);
+            int nk = nv;
+            if (ws.U)
+                walk_u(k, g, d, theta, &ws);
+            for (int64_t i = 0; i < l && nF + (nv - nk) < (int64_t)cap; i++) {
                 if (inF[i])
                     continue;
-                double G = co[i].y * z_theta(k, tf, g, d, theta, P, i, co[i].t) - 1;
+                double G = co[i].y * walk_z(k, tf, g, d, theta, P, i, co[i].t, &ws) - 1;
                 if ((co[i].alpha == 0 && G < -1e-9) || (co[i].alpha == C && G > 1e-9)) {
-                    Fi[nF++] = i;
-                    inF[i] = 1;
-                    changed = 1;
+                    Fi[nF + (nv++ - nk)] = i;
+                    if (fabs(G) > gworst) {
+                        gworst = fabs(G);
+                        worst = i;
+                    }
                 }
             }
-            if (rn <= 1e-12 && !changed) {
-                done = 1;
+            if (nv == 0) {
+                if (rn <= 1e-12) {
+                    done = 1;
+                    continue;
+                }
+                blocked = 0;   /* on to Newton's next step */
+            } else {
+                if (rn <= WALK_NEAR) {
+                    double gs = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g,
+                                                                  beta, theta, &ws);
+                    gapc = gs;
+                    if (gs >= (1 - 1e-3) * solved_gap) {
+                        if (single)
+                            break;
+                        single = 1;
+                    }
+                    solved_gap = fmin(solved_gap, gs);
+                }
+                for (int m = 0; m < M; m++)
+                    if (Spos[m] < 0 && beta[m] > u * (1 + 1e-9))
+                        Sm[Spos[m] = nS++] = m;
+                if (single && worst >= 0) {
+                    Fi[nF] = worst;
+                    nv = nk + 1;
+                }
+                for (int x = 0; x < nv - nk; x++)
+                    inF[Fi[nF + x]] = 1;
+                nF += nv - nk;
+                blocked = 0;
                 continue;
             }
-            blocked = 0;
-            if (changed)
-                continue;
         }
         /* a walk that improves neither the gap nor the residual in WALK_STALL iterations in
          * a row is left (the caller keeps its end point only if the gap at least halved) */
-        double gnow = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g, beta, theta);
+        double gnow = gapc < INFINITY ? gapc
+                                       : walk_gap(P, k, tf, co, l, d, C, g, beta, theta, &ws);
         gapc = gnow;
         if (gnow < (1 - 1e-3) * best_gap || rn < (1 - 1e-3) * best_rn)
             stall = 0;
@@ -911,25 +1032,21 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
         double dmax = 0;
         for (int64_t a = 0; a < nF; a++)
             tF[a] = co[Fi[a]].t;
+        /* the array L holds K~ = L L' as L' row-major (upper), which is column-major lower:
+         * LAPACK's 'L' variant, no transposition in LAPACKE (OpenBLAS 0.3.21, n = 509:
+         * 1.3-1.6 ms against 1.5-2.4 ms for 'U', AVX-512 and Haswell kernels) */
         for (int64_t a = 0; a < nF; a++) {
-            const double *Gr = Gt + (int64_t)tF[a] * T, *Xr = XX + a * ldx;
-            double *Lr = L + a * nF;
-            for (int64_t b = 0; b <= a; b++)
-                Lr[b] = Gr[tF[b]] * Xr[b];
-            dmax = fmax(dmax, Lr[a]);
+            fill_row(L + a * nF, Gt + (int64_t)tF[a] * T, tF, XX + a * ldx, a, nF);
+            dmax = fmax(dmax, L[a * nF + a]);
         }
-        /* (row-major lower = column-major upper: no transposition in LAPACKE) */
-        lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L,
+        lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)nF, L,
                                               (lapack_int)nF);   /* (no NaN scan) */
         if (info != 0) {   /* singular on F: a ridge of 1e-10 of the diagonal */
             for (int64_t a = 0; a < nF; a++) {
-                const double *Gr = Gt + (int64_t)tF[a] * T, *Xr = XX + a * ldx;
-                double *Lr = L + a * nF;
-                for (int64_t b = 0; b <= a; b++)
-                    Lr[b] = Gr[tF[b]] * Xr[b];
-                Lr[a] += 1e-10 * dmax;
+                fill_row(L + a * nF, Gt + (int64_t)tF[a] * T, tF, XX + a * ldx, a, nF);
+                L[a * nF + a] += 1e-10 * dmax;
             }
-            if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (lapack_int)nF, L, (lapack_int)nF))
+            if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)nF, L, (lapack_int)nF))
                 break;
         }
         /* Schur complement over (dtheta, du): W = L^{-1} A, w1 = L^{-1} b1, H = W'W;
@@ -940,9 +1057,9 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
          * at most nS rounds of an (|R| + 1)-system; on the 32-task tree at s = 20 the
          * walk had taken one Cholesky factorisation per one or two weights leaving S) */
         memcpy(W, A, (size_t)nF * (size_t)nS * sizeof *W);
-        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)nF,
-                    nS, 1, L, (int)nF, W, nS);
-        cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)nF, L, (int)nF,
+        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, (int)nF,
+                    nS, 1, L, (int)nF, W, nS);   /* (L' is what the array holds) */
+        cblas_dtrsv(CblasRowMajor, CblasUpper, CblasTrans, CblasNonUnit, (int)nF, L, (int)nF,
                     b1, 1);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nS, nS, (int)nF, 1, W, nS, W, nS,
                     0, H, nS);
@@ -1004,14 +1121,15 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
         memcpy(v, dth, (size_t)(nS + 1) * sizeof *v);
         /* dc = L^{-T} (w1 - W dtheta) */
         cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nF, nS, -1, W, nS, v, 1, 1, b1, 1);
-        cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, (int)nF, L, (int)nF,
+        cblas_dtrsv(CblasRowMajor, CblasUpper, CblasNoTrans, CblasNonUnit, (int)nF, L, (int)nF,
                     b1, 1);
         /* the full step, projected on the bounds (alpha_i into [0, C], theta_m >= 0), when it
          * lowers the duality gap; else the step as far as the bounds allow (a ratio test):
          * the coefficient that meets its bound first stays there. What is on a bound
          * leaves F (S). */
         *moved = 1;
-        double gap0 = gapc < INFINITY ? gapc : walk_gap(P, k, tf, co, l, d, C, g, beta, theta);
+        double gap0 = gapc < INFINITY ? gapc
+                                       : walk_gap(P, k, tf, co, l, d, C, g, beta, theta, &ws);
         gapc = INFINITY;
         for (int64_t a = 0; a < nF; a++)
             save_a[a] = co[Fi[a]].alpha;
@@ -1023,7 +1141,7 @@ static int walk_p1(const km_problem *P, const km_mtmkl_tasks *k, const task_fact
                 theta[Sm[s]] = fmax(0, save_t[s] + step * v[s]);
             for (int64_t a = 0; a < nF; a++)   /* alpha = y c */
                 co[Fi[a]].alpha = fmin(C, fmax(0, save_a[a] + step * co[Fi[a]].y * b1[a]));
-            if ((gapc = walk_gap(P, k, tf, co, l, d, C, g, beta, theta)) < gap0)
+            if ((gapc = walk_gap(P, k, tf, co, l, d, C, g, beta, theta, &ws)) < gap0)
                 break;
         }
         blocked = !(step >= 1.0 / (1 << (WALK_HALVINGS - 1)));
@@ -1092,6 +1210,8 @@ out:
         else
             *moved = 0;
     }
+    free(ws.V);
+    free(ws.U);
     free(Fi);
     free(tF);
     free(inF);

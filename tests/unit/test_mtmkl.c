@@ -496,6 +496,167 @@ static void test_p1_tree(void)
     km_problem_free(P);
 }
 
+/* The tree experiment's data (section 4, as datasets/gen_mtl_tree), smaller: 2^depth tasks at
+ * the leaves of a binary tree, the root's mean 1_d, each child flipping the sign of 5
+ * random dimensions of its parent's mean; 10 rows per class per task, x ~ N(+-mu_t / 2,
+ * s^2 I). The groups (one per tree node, 2^(depth+1) - 1) go into k. */
+static km_problem *make_tree(int depth, int32_t d, double s, uint64_t seed, km_mtmkl_tasks *k)
+{
+    km_rng r;
+    km_rng_seed(&r, seed);
+    int T = 1 << depth, nodes = 2 * T - 1;
+    double *mu = malloc((size_t)nodes * (size_t)d * sizeof *mu);   /* heap order, root 0 */
+    for (int32_t j = 0; j < d; j++)
+        mu[j] = 1;
+    for (int v = 1; v < nodes; v++) {
+        memcpy(mu + (int64_t)v * d, mu + (int64_t)((v - 1) / 2) * d, (size_t)d * sizeof *mu);
+        for (int f = 0; f < 5; f++)
+            mu[(int64_t)v * d + (int32_t)(km_rng_uniform(&r) * d) % d] *= -1;
+    }
+    int64_t n = (int64_t)T * 20;
+    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp), *qid = malloc((size_t)n * sizeof *qid);
+    int32_t *ix = malloc((size_t)(n * d) * sizeof *ix);
+    double *v = malloc((size_t)(n * d) * sizeof *v), *y = malloc((size_t)n * sizeof *y);
+    rp[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int t = (int)(i / 20);
+        const double *m = mu + (int64_t)(T - 1 + t) * d;   /* leaf t */
+        qid[i] = t + 1;
+        y[i] = i % 2 ? -1 : 1;
+        for (int32_t j = 0; j < d; j++) {
+            ix[i * d + j] = j;
+            v[i * d + j] = y[i] * m[j] / 2 + s * km_rng_normal(&r);
+        }
+        rp[i + 1] = (i + 1) * d;
+    }
+    km_problem *P = NULL;
+    km_error err;
+    km_problem_from_csr(n, d, rp, ix, v, y, qid, &P, &err);
+    km_mtmkl_tasks_init(k, P, NULL, 0, &err);
+    for (int u = 0; u < nodes; u++) {   /* node u's leaves: [lo, hi] of the heap's last level */
+        int lo = u, hi = u;
+        while (lo < T - 1) {
+            lo = 2 * lo + 1;
+            hi = 2 * hi + 2;
+        }
+        int64_t S[64];
+        char name[16];
+        for (int t = lo; t <= hi; t++)
+            S[t - lo] = t - (T - 1) + 1;
+        snprintf(name, sizeof name, "node%d", u);
+        km_mtmkl_add_group(k, S, hi - lo + 1, name, &err);
+    }
+    free(mu);
+    free(rp);
+    free(qid);
+    free(ix);
+    free(v);
+    free(y);
+    return P;
+}
+
+/* p = 1 on the tree experiment's data (16 tasks, 31 groups, 320 rows, 40 features; s = 20
+ * and sqrt(20)), where the Newton walk works on a few hundred free rows: the certificate is
+ * computed here without the library's sums: v_t = sum_{i in t} c_i x_i, beta_m = ||sum_{t
+ * in S_m} v_t||^2, z_i = sum_m theta_m x_i'(sum_{t in S_m} v_t) over the groups S_m that hold
+ * t_i; the primal at (theta, c) and the dual of Problem 3 at alpha agree to 1e-9 (weak
+ * duality), theta is on the simplex with weight only where beta is largest; within 50
+ * passes (E.1 alone: thousands on the 32-task tree, doc/mtmkl.md). 14 of the 18 runs close
+ * the gap with their first walk (pass 10; not: s = sqrt(20) at C = 0.001, where the first
+ * walk does not halve the gap, and s = 20, draw 1, C = 100, where the first walk stalls);
+ * among the 14, s = sqrt(20), draw 1, C = 100 meets a cycle (the rows that came in leave
+ * again) and goes on one violating row at a time. */
+static void test_p1_tree_experiment(void)
+{
+    const double Cs[] = {0.001, 0.1, 100}, sig[] = {20, 4.47213595499958};
+    int walk1 = 0;
+    for (int si = 0; si < 2; si++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            km_mtmkl_tasks k;
+            km_problem *P = make_tree(4, 40, sig[si], seed, &k);
+            const int64_t n = P->l;
+            const int32_t d = P->n, T = k.T, M = k.M;
+            double *V = malloc((size_t)T * (size_t)d * sizeof *V);
+            double *Gm = malloc((size_t)M * (size_t)d * sizeof *Gm);   /* sum_{t in S_m} v_t */
+            double *beta = malloc((size_t)M * sizeof *beta);
+            for (int c = 0; c < 3; c++) {
+                double C = Cs[c];
+                km_mtmkl_param par = {C, 1, 1e-10, 100000, 3, 0, NULL, NULL, NULL, 0, 0, 0};
+                km_mtmkl_result r;
+                km_error err;
+                int rc = km_mtmkl_train(P, P->y, &k, &par, &r, &err);
+                CHECK(rc == KM_OK && r.converged && r.gap <= 1e-10 && r.passes <= 50,
+                      "p = 1, tree data s = %.3g, draw %d, C = %g: converged to gap %.3g <= "
+                      "1e-10 in %lld <= 50 passes", sig[si],
+                      (int)seed, C, r.gap, (long long)r.passes);
+                walk1 += rc == KM_OK && r.converged && r.passes == 10;
+                if (rc != KM_OK)
+                    continue;
+                memset(V, 0, (size_t)T * (size_t)d * sizeof *V);
+                double sa = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    int32_t t = km_mtmkl_task(&k, P->qid[i]);
+                    sa += r.alpha[i];
+                    for (int64_t j = P->row_ptr[i]; j < P->row_ptr[i + 1]; j++)
+                        V[(int64_t)t * d + P->index[j]] += P->y[i] * r.alpha[i] * P->value[j];
+                }
+                double bmax = 0, reg = 0, tsum = 0, tmin = INFINITY, slack = 0, loss = 0;
+                for (int m = 0; m < M; m++) {
+                    const km_mtmkl_factor *F = NULL;
+                    for (int32_t f = 0; f < k.nf; f++)
+                        if (k.f[f].m == m)
+                            F = &k.f[f];
+                    double *gm = Gm + (int64_t)m * d;
+                    memset(gm, 0, (size_t)d * sizeof *gm);
+                    for (int32_t a = 0; a < F->nq; a++)
+                        for (int32_t j = 0; j < d; j++)
+                            gm[j] += V[(int64_t)F->task[a] * d + j];
+                    beta[m] = 0;
+                    for (int32_t j = 0; j < d; j++)
+                        beta[m] += gm[j] * gm[j];
+                    bmax = fmax(bmax, beta[m]);
+                    reg += r.theta[m] * beta[m];
+                    tsum += r.theta[m];
+                    tmin = fmin(tmin, r.theta[m]);
+                }
+                for (int m = 0; m < M; m++)
+                    slack += r.theta[m] * (bmax - beta[m]);
+                for (int64_t i = 0; i < n; i++) {
+                    int32_t t = km_mtmkl_task(&k, P->qid[i]);
+                    double z = 0;
+                    for (int32_t f = 0; f < k.nf; f++) {
+                        int in = 0;
+                        for (int32_t a = 0; a < k.f[f].nq; a++)
+                            in |= k.f[f].task[a] == t;
+                        if (!in)
+                            continue;
+                        const double *gm = Gm + (int64_t)k.f[f].m * d;
+                        for (int64_t j = P->row_ptr[i]; j < P->row_ptr[i + 1]; j++)
+                            z += r.theta[k.f[f].m] * P->value[j] * gm[P->index[j]];
+                    }
+                    loss += fmax(0, 1 - P->y[i] * z);
+                }
+                double Pr = reg / 2 + C * loss, D = sa - bmax / 2;
+                CHECK((Pr - D) / Pr <= 1e-9 && fabs(Pr - r.primal) <= 1e-9 * Pr,
+                      "p = 1, tree data s = %.3g, draw %d, C = %g: the primal %.12g and the "
+                      "dual %.12g recomputed here certify the optimum (relative gap %.2g)",
+                      sig[si], (int)seed, C, Pr, D, (Pr - D) / Pr);
+                CHECK(fabs(tsum - 1) <= 1e-12 && tmin >= 0 && slack <= 1e-9 * bmax,
+                      "p = 1, tree data s = %.3g, draw %d, C = %g: theta on the simplex, "
+                      "weight only where beta is largest (%.2g of max beta)", sig[si],
+                      (int)seed, C, slack / bmax);
+                km_mtmkl_result_free(&r);
+            }
+            free(V);
+            free(Gm);
+            free(beta);
+            km_mtmkl_tasks_free(&k);
+            km_problem_free(P);
+        }
+    CHECK(walk1 >= 14, "p = 1, tree data: %d of 18 runs closed the gap with their first walk "
+          "(pass 10)", walk1);
+}
+
 /* Algorithm E.1 with (E.3) as printed: numerator 1 - y_i sum_m theta_m <w_mt, x_i> with
  * w_mt carrying theta_m already (so theta_m twice), denominator sum_m theta_m k~_m(x_i,
  * x_i); the theta step as corrected. Returns the final primal. */
@@ -779,6 +940,7 @@ int main(void)
     test_kernel_mode();
     test_p1();
     test_p1_tree();
+    test_p1_tree_experiment();
     test_printed_step();
     test_reductions();
     test_model_round_trip();
