@@ -22,18 +22,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/kmtk-tree-cpu.XXXXXX") || die "mktemp failed"
 trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2206
 methods=(${METHODS:-individual union vanilla mtmkl1 mtmkl2 mtmkl3})
-opts() {   # tree.sh's options for method $1, groups $2, C = $3
-    local e
-    e=$(awk -v c="$3" 'BEGIN { printf "%.3g", c / 1000 < 1e-5 ? c / 1000 : 1e-5 }')
-    case $1 in
-    individual) echo "--baseline individual -e $e" ;;
-    union)      echo "--baseline union -e $e" ;;
-    vanilla)    echo "--task-groups $2 --fixed-weights -e $e" ;;
-    mtmkl1)     echo "--task-groups $2 --mkl-norm 1 -e $e" ;;
-    mtmkl2)     echo "--task-groups $2 --mkl-norm 2 -e $e" ;;
-    mtmkl3)     echo "--task-groups $2 --mkl-norm 3 -e $e" ;;
-    esac
-}
+# opts METHOD GROUPS C: tree.sh's options for the method (the same -e rule), from tree.sh
+eval "$(sed -n '/^opts() {/,/^}/p' bench/mtmkl/tree.sh)"
 cpu_ms() {   # CPU ms of one run of "$@"
     if command -v perf >/dev/null 2>&1; then
         perf stat -x, -e task-clock -o "$work/t" "$@" >/dev/null 2>&1 || die "failed: $*"
