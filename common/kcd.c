@@ -794,7 +794,7 @@ static int wcand_by_index(const void *x, const void *y)
  * nw^2 values: w = sum_k x_k x_(W_k) (k increasing), then y_j = x_(W_j)'w, sparse row by
  * row; a column k is y_j = x_(W_j)'x_(W_k) + b^2 the same way. Its values differ from the
  * rows' in the last bits (another summation), but it is the Gram matrix of the rows of
- * X_W as computed, so p'K_WW p = ||X_W'p||^2 + b^2 (sum p)^2 >= 0 up to one rounding of w. */
+ * X_W as computed: p'K_WW p = ||X_W'p||^2 + b^2 (sum p)^2 >= 0 up to the rounding of w. */
 typedef struct wop {
     const km_kcd *W;
     const int64_t *Wi;
@@ -822,7 +822,8 @@ static void wop_dots(const wop *o, double s, double *y)
     }
 }
 
-/* w = sum_k x_k x_(W_k) over k with x_k != 0 (k increasing), or, clear, those entries set to 0 again; returns sum_k x_k */
+/* w += sum_k x_k x_(W_k) over k with x_k != 0 (k increasing), or (clear) w's entries of
+ * those rows set to 0 again; returns sum_k x_k */
 static double wop_scatter(const wop *o, const double *x, int clear)
 {
     double s = 0;
