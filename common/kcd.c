@@ -791,7 +791,12 @@ static int wcand_by_index(const void *x, const void *y)
  * computed afresh at each product by km_kmatrix_addmul over W's columns of each block (the
  * exact path: the values of the rows CD adds to z, bit for bit). A product sums the rows in
  * W's order (y_j += x_k K_kj, k increasing), whatever the blocks: the same bits for any
- * team. */
+ * team. With the linear kernel (wf != NULL, R = 0) a product goes through the features:
+ * K_WW x = X_W (X_W' x) + b^2 (sum x) 1 (k(x, x') = x'x' + b^2), 2 nnz(X_W) flops instead of
+ * nw^2 values: w = sum_k x_k x_(W_k) (k increasing), then y_j = x_(W_j)'w, sparse row by
+ * row; a column k is y_j = x_(W_j)'x_(W_k) + b^2 the same way. Its values differ from the
+ * rows' in the last bits (another summation), but it is the Gram matrix of the rows of
+ * X_W as computed: p'K_WW p = ||X_W'p||^2 + b^2 (sum p)^2 >= 0 up to the rounding of w. */
 typedef struct wop {
     const km_kcd *W;
     const int64_t *Wi;
@@ -801,7 +806,44 @@ typedef struct wop {
     int64_t *ri;              /* scratch: rows not stored, and their coefficients */
     double *rc;
     km_error *err;
+    double *wf;               /* linear kernel: w, one value per feature (0 between uses) */
 } wop;
+
+/* x_(W_j)'w + b^2 s for j < nw (the linear kernel's product) */
+static void wop_dots(const wop *o, double s, double *y)
+{
+    double off = o->W->k.offset;
+    for (int64_t j = 0; j < o->nw; j++) {
+        const int32_t *ix;
+        const double *vx;
+        int64_t nx = km_kdata_row(o->W->X, o->Wi[j], &ix, &vx);
+        double t = 0;
+        for (int64_t q = 0; q < nx; q++)
+            t += vx[q] * o->wf[ix[q]];
+        y[j] = off != 0 ? t + off * s : t;
+    }
+}
+
+/* w += sum_k x_k x_(W_k) over k with x_k != 0 (k increasing), or (clear) w's entries of
+ * those rows set to 0 again; returns sum_k x_k */
+static double wop_scatter(const wop *o, const double *x, int clear)
+{
+    double s = 0;
+    for (int64_t k = 0; k < o->nw; k++)
+        if (x[k] != 0) {
+            const int32_t *ix;
+            const double *vx;
+            int64_t nx = km_kdata_row(o->W->X, o->Wi[k], &ix, &vx);
+            if (clear)
+                for (int64_t q = 0; q < nx; q++)
+                    o->wf[ix[q]] = 0;
+            else
+                for (int64_t q = 0; q < nx; q++)
+                    o->wf[ix[q]] += x[k] * vx[q];
+            s += x[k];
+        }
+    return s;
+}
 
 static int wop_rest(wop *o, int64_t nr, double *y, double *work)
 {
@@ -819,6 +861,11 @@ static int wop_mul(void *u, const double *x, double *y, double *work)
 {
     wop *o = u;
     int64_t nw = o->nw, nr = 0;
+    if (o->wf) {   /* X_W (X_W' x) + b^2 (sum x) 1 */
+        wop_dots(o, wop_scatter(o, x, 0), y);
+        wop_scatter(o, x, 1);
+        return 0;
+    }
     memset(y, 0, (size_t)nw * sizeof *y);
     for (int64_t k = 0; k < o->R; k++)
         if (x[k] != 0)
@@ -834,6 +881,18 @@ static int wop_mul(void *u, const double *x, double *y, double *work)
 static int wop_col(void *u, int64_t k, double *out, double *work)
 {
     wop *o = u;
+    if (o->wf) {   /* X_W x_(W_k) + b^2 */
+        const int32_t *ix;
+        const double *vx;
+        int64_t nx = km_kdata_row(o->W->X, o->Wi[k], &ix, &vx);
+        for (int64_t q = 0; q < nx; q++)
+            o->wf[ix[q]] = vx[q];
+        wop_dots(o, 1, out);
+        for (int64_t q = 0; q < nx; q++)
+            o->wf[ix[q]] = 0;
+        *work += (double)o->nw;   /* kernel values */
+        return 0;
+    }
     if (k < o->R) {
         memcpy(out, o->rows + (size_t)k * (size_t)o->nw, (size_t)o->nw * sizeof *out);
         return 0;
@@ -864,7 +923,7 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
     wcand *cd = malloc(len * sizeof *cd);
     double *pc = malloc(4 * len * sizeof *pc);   /* lo, hi, a, d of each candidate, by i */
     int64_t *Wi = NULL, *cols = NULL, *ri = NULL;
-    double *K = NULL, *v = NULL;
+    double *K = NULL, *v = NULL, *wf = NULL;
     int rc = KM_OK;
     if (!cd || !pc) {
         rc = km_error_nomem(err, "kernel walk");
@@ -893,15 +952,19 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
     }
     qsort(cd, (size_t)nw, sizeof *cd, wcand_by_index);
     size_t n = (size_t)nw;
-    /* the CG path stores R rows of K_WW, at most -m bytes */
-    int64_t R = dense ? nw : (int64_t)(W->cache_bytes / (sizeof(double) * n));
+    /* the CG path stores R rows of K_WW, at most -m bytes; none with the linear kernel (its
+     * products go through the features) */
+    int feat = !dense && W->k.type == KM_KERNEL_LINEAR;
+    int64_t R = dense ? nw : feat ? 0 : (int64_t)(W->cache_bytes / (sizeof(double) * n));
     R = R > nw ? nw : R;
     Wi = malloc(n * sizeof *Wi);
     cols = malloc(len * sizeof *cols);
     K = malloc((size_t)R * n * sizeof *K + 1);
     v = malloc((dense ? 7 : 8) * n * sizeof *v);
     ri = dense ? NULL : malloc(n * sizeof *ri);
-    if (!Wi || !cols || !K || !v || (!dense && !ri)) {
+    if (feat)
+        wf = calloc((size_t)km_kdata_features(W->X) + 1, sizeof *wf);
+    if (!Wi || !cols || !K || !v || (!dense && !ri) || (feat && !wf)) {
         rc = km_error_nomem(err, "kernel walk");
         goto out;
     }
@@ -950,7 +1013,7 @@ static int kcd_walk(const km_kcd *W, const kshared *S, kblocks *Bk, const int64_
         *work += (double)R * (double)(restricted ? Bk->nrc[b] : hi_b - lo_b);
     }
     bfirst[W->T] = nw;
-    wop o = {W, Wi, nw, R, K, bfirst, ri, v + 7 * n, err};
+    wop o = {W, Wi, nw, R, K, bfirst, ri, v + 7 * n, err, wf};
     km_face_kop op = {wop_mul, wop_col, &o};
     double mu = KM_FACE_MU * tr / (double)nw, curv[2];
     int kr = km_face_kwalk(nw, dense ? K : NULL, &op, lo, hi, a, d, mu, budget, c, zW, gain,
@@ -997,6 +1060,7 @@ out:
     free(K);
     free(v);
     free(ri);
+    free(wf);
     return rc;
 }
 

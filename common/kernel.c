@@ -709,6 +709,20 @@ int km_kdata_dense(const km_kdata *d)
     return d->dense != NULL;
 }
 
+int64_t km_kdata_row(const km_kdata *d, int64_t i, const int32_t **index, const double **value)
+{
+    const km_problem *P = d->P;
+    int64_t r = d->row[i], s = P->row_ptr[r];
+    *index = P->index + s;
+    *value = P->value + s;
+    return P->row_ptr[r + 1] - s;
+}
+
+int32_t km_kdata_features(const km_kdata *d)
+{
+    return d->n;
+}
+
 /* ---- the exact path: one A row against a range of B rows ---- */
 
 /* Whether dots of A rows with these B rows go through a scatter vector (B has no column

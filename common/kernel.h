@@ -67,6 +67,11 @@ int64_t km_kdata_size(const km_kdata *d);
 /* 1 when the row set has a dense copy (so km_kernel_block can use dgemm on it), else 0. */
 int km_kdata_dense(const km_kdata *d);
 
+/* Row i of the set (0 <= i < km_kdata_size): its entries in P (0-based increasing indices,
+ * borrowed), and their number; and the number of features (every index is below it). */
+int64_t km_kdata_row(const km_kdata *d, int64_t i, const int32_t **index, const double **value);
+int32_t km_kdata_features(const km_kdata *d);
+
 /*
  * out[a * nb + b] = K(A row ia[a], B row ib[b]) for a < na, b < nb (ia/ib NULL: rows
  * 0..na-1 / 0..nb-1). Dot products in blocks by dgemm on the dense copies when both have
