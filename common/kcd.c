@@ -211,13 +211,11 @@ static void barrier_wait(barrier *b, int *local, int n)
  * rates averaged over windows (one window is noisy on a loaded machine). A trial that
  * keeps the size doubles the interval (TEAM_PROBE up to TEAM_PROBE_MAX): a window at the
  * losing size can cost several at the best one (2 workers while another process holds a
- * core: 1/10 to 1/3 of one worker's rate). So the team starts at one worker unless a core
- * is free as the solve starts (core_free_now, with every worker's blocks: then all of them,
- * and the first trial is of one), and one worker tries all of them only when the machine
- * had CPU to spare since the last look (/proc/stat: idle, or niced work, at least a quarter
- * of its CPUs' time; the first look is at the start, the first trial after TEAM_FIRST
- * windows and at least 0.1 s of a 2-CPU machine). Workers outside the team sleep on a
- * condition variable (a loaded machine gets its core back). */
+ * core: 1/10 to 1/3 of one worker's rate). So the team starts at one worker, and one worker
+ * tries all of them only when the machine had CPU to spare since the last look (/proc/stat:
+ * idle, or niced work, at least a quarter of its CPUs' time; the first look is at the start,
+ * the first trial after TEAM_FIRST windows and at least 0.1 s of a 2-CPU machine). Workers outside
+ * the team sleep on a condition variable (a loaded machine gets its core back). */
 #include <errno.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -313,12 +311,12 @@ static int machine_idle(team *tm)
     return yes;
 }
 
-static void team_init(team *tm, int T, km_team_policy policy, int start)
+static void team_init(team *tm, int T, km_team_policy policy)
 {
     memset(tm, 0, sizeof *tm);
     tm->T = T;
     tm->policy = policy;
-    tm->next = tm->best = tm->size = start;
+    tm->next = tm->best = tm->size = policy == KM_TEAM_ALL ? T : 1;
     tm->interval = TEAM_FIRST;
     tm->t_last = now_s();
     machine_idle(tm);   /* the first look: the first trial compares with it */
@@ -1155,8 +1153,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
      * failed layout left none: one block. */
     int64_t served, computed;
     km_kcd_stats(W, &served, &computed);
-    int free_now = W->team == KM_TEAM_AUTO && Tmax > 1 && core_free_now();
-    int T0 = W->team == KM_TEAM_ALL || (free_now && W->T == 1 && computed == 0)
+    int T0 = W->team == KM_TEAM_ALL ||
+             (W->team == KM_TEAM_AUTO && W->T == 1 && computed == 0 && core_free_now())
                  ? Tmax : W->T > 0 ? W->T : 1;
     if (W->T != T0 && (rc = kcd_layout(W, T0, err)))
         goto out;
@@ -1222,10 +1220,7 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     if (rc)
         goto out;
     team tm;
-    /* the team: every worker with every worker's blocks and a free core, else one until a
-     * trial (team_decide) */
-    team_init(&tm, Tmax, W->team,
-              W->team == KM_TEAM_ALL || (free_now && W->T == Tmax) ? Tmax : 1);
+    team_init(&tm, Tmax, W->team);
     for (int b = 0; b < W->T; b++) {
         na_blk[b] = all_active(&S, W->lo[b], W->lo[b + 1], act + W->lo[b], out_of);
         pack(&S, act + W->lo[b], na_blk[b], W->lo[b]);
