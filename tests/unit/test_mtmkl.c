@@ -13,6 +13,22 @@
 #include "rng.h"
 #include "test.h"
 
+/* The problem of n rows of d dense features in CSR (rp, ix, v), labels y, tasks qid; the
+ * arrays are freed. */
+static km_problem *dense_problem(int64_t n, int32_t d, int64_t *rp, int32_t *ix, double *v,
+                                 double *y, int64_t *qid)
+{
+    km_problem *P = NULL;
+    km_error err;
+    km_problem_from_csr(n, d, rp, ix, v, y, qid, &P, &err);
+    free(rp);
+    free(qid);
+    free(ix);
+    free(v);
+    free(y);
+    return P;
+}
+
 /* n rows, d dense features, tasks qid 1..T, labels +-1 from a per-task noisy rule. */
 static km_problem *make(int64_t n, int32_t d, int T, uint64_t seed)
 {
@@ -33,15 +49,7 @@ static km_problem *make(int64_t n, int32_t d, int T, uint64_t seed)
         y[i] = s + 0.8 * km_rng_normal(&r) > 0 ? 1 : -1;
         rp[i + 1] = (i + 1) * d;
     }
-    km_problem *P = NULL;
-    km_error err;
-    km_problem_from_csr(n, d, rp, ix, v, y, qid, &P, &err);
-    free(rp);
-    free(qid);
-    free(ix);
-    free(v);
-    free(y);
-    return P;
+    return dense_problem(n, d, rp, ix, v, y, qid);
 }
 
 /* The kernel of the inputs for dense_kernel (NULL: x_i'x_j). */
@@ -529,9 +537,8 @@ static km_problem *make_tree(int depth, int32_t d, double s, uint64_t seed, km_m
         }
         rp[i + 1] = (i + 1) * d;
     }
-    km_problem *P = NULL;
+    km_problem *P = dense_problem(n, d, rp, ix, v, y, qid);
     km_error err;
-    km_problem_from_csr(n, d, rp, ix, v, y, qid, &P, &err);
     km_mtmkl_tasks_init(k, P, NULL, 0, &err);
     for (int u = 0; u < nodes; u++) {   /* node u's leaves: [lo, hi] of the heap's last level */
         int lo = u, hi = u;
@@ -547,11 +554,6 @@ static km_problem *make_tree(int depth, int32_t d, double s, uint64_t seed, km_m
         km_mtmkl_add_group(k, S, hi - lo + 1, name, &err);
     }
     free(mu);
-    free(rp);
-    free(qid);
-    free(ix);
-    free(v);
-    free(y);
     return P;
 }
 
