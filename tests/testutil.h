@@ -27,19 +27,27 @@ static inline double lcg_unif(uint64_t *s)
     return (double)(*s >> 11) / 9007199254740992.0;
 }
 
+/* A problem of l rows and n features with room for nnz entries (row_ptr zeroed; the caller
+ * fills the rows, y and P->nnz). */
+static inline km_problem *problem_alloc(int64_t l, int32_t n, int64_t nnz)
+{
+    km_problem *P = calloc(1, sizeof *P);
+    P->l = l;
+    P->n = n;
+    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
+    P->index = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->index);
+    P->value = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *P->value);
+    P->y = malloc((size_t)(l > 0 ? l : 1) * sizeof *P->y);
+    return P;
+}
+
 /* A random sparse problem: l rows, n features, about density*n non-zeros per row. */
 static inline km_problem *random_problem(int64_t l, int32_t n, double density, int classify,
                                   uint64_t seed)
 {
     km_rng r;
     km_rng_seed(&r, seed);
-    km_problem *P = calloc(1, sizeof *P);
-    P->l = l;
-    P->n = n;
-    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
-    P->index = malloc((size_t)(l * n) * sizeof *P->index);
-    P->value = malloc((size_t)(l * n) * sizeof *P->value);
-    P->y = malloc((size_t)l * sizeof *P->y);
+    km_problem *P = problem_alloc(l, n, l * n);
     double *wtrue = malloc((size_t)n * sizeof *wtrue);
     for (int32_t j = 0; j < n; j++)
         wtrue[j] = 2 * unif(&r) - 1;

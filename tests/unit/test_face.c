@@ -23,13 +23,7 @@ static km_problem *unscaled_problem(int64_t l, int classify, uint64_t seed)
 {
     km_rng r;
     km_rng_seed(&r, seed);
-    km_problem *P = calloc(1, sizeof *P);
-    P->l = l;
-    P->n = NF;
-    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
-    P->index = malloc((size_t)(l * NF) * sizeof *P->index);
-    P->value = malloc((size_t)(l * NF) * sizeof *P->value);
-    P->y = malloc((size_t)l * sizeof *P->y);
+    km_problem *P = problem_alloc(l, NF, l * NF);
     for (int64_t i = 0; i < l; i++) {
         double u[NF];
         for (int j = 0; j < NF; j++)

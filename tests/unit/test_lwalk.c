@@ -23,13 +23,7 @@ static km_problem *wide_problem(int64_t l, int classify, uint64_t seed)
 {
     km_rng r;
     km_rng_seed(&r, seed);
-    km_problem *P = calloc(1, sizeof *P);
-    P->l = l;
-    P->n = NF;
-    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
-    P->index = malloc((size_t)(l * NF) * sizeof *P->index);
-    P->value = malloc((size_t)(l * NF) * sizeof *P->value);
-    P->y = malloc((size_t)l * sizeof *P->y);
+    km_problem *P = problem_alloc(l, NF, l * NF);
     for (int64_t i = 0; i < l; i++) {
         double t = 0;
         for (int j = 0; j < NF; j++) {
@@ -58,14 +52,8 @@ static km_problem *sparse_problem(int64_t l, int classify, uint64_t seed)
 {
     km_rng r;
     km_rng_seed(&r, seed);
-    km_problem *P = calloc(1, sizeof *P);
     int per = NB + NR;
-    P->l = l;
-    P->n = NS;
-    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
-    P->index = malloc((size_t)(l * per) * sizeof *P->index);
-    P->value = malloc((size_t)(l * per) * sizeof *P->value);
-    P->y = malloc((size_t)l * sizeof *P->y);
+    km_problem *P = problem_alloc(l, NS, l * per);
     double *wt = malloc(NS * sizeof *wt);
     char *seen = malloc(NS);
     for (int j = 0; j < NS; j++)
@@ -276,13 +264,7 @@ static void test_degenerate(void)
 {
     km_rng r;
     km_rng_seed(&r, 81);
-    km_problem *P = calloc(1, sizeof *P);
-    P->l = DL;
-    P->n = DF;
-    P->row_ptr = calloc(DL + 1, sizeof *P->row_ptr);
-    P->index = malloc(DL * DF * sizeof *P->index);
-    P->value = malloc(DL * DF * sizeof *P->value);
-    P->y = malloc(DL * sizeof *P->y);
+    km_problem *P = problem_alloc(DL, DF, DL * DF);
     for (int64_t i = 0; i < DL; i++) {
         double t = 0;
         for (int j = 0; j < DF; j++) {

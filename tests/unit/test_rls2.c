@@ -26,13 +26,7 @@ static km_problem *toy(int64_t l, int32_t n, uint64_t seed, int classify)
 {
     km_rng r;
     km_rng_seed(&r, seed);
-    km_problem *P = calloc(1, sizeof *P);
-    P->l = l;
-    P->n = n;
-    P->row_ptr = calloc((size_t)l + 1, sizeof *P->row_ptr);
-    P->index = malloc((size_t)(l * n) * sizeof *P->index);
-    P->value = malloc((size_t)(l * n) * sizeof *P->value);
-    P->y = malloc((size_t)l * sizeof *P->y);
+    km_problem *P = problem_alloc(l, n, l * n);
     int64_t q = 0;
     for (int64_t i = 0; i < l; i++) {
         double z = 0;
