@@ -513,12 +513,12 @@ int main(int argc, char **argv)
     FILE *info = to_stdout ? stderr : stdout;
     km_metrics mt = {0};
     out_score sc = {0};
-    /* multi-output models: one block at a time (its outputs can be large), its dgemm
-     * threaded by OpenBLAS; others: a batch of blocks per round, 4 per thread to even out
-     * the work, OpenBLAS on one thread (its idle threads only spin-yield: predict -n 1
-     * burnt 2x its wall) */
-    km_blas_threads(multi ? threads : 1);
-    int nb = multi ? 1 : threads > 64 ? 256 : 4 * threads;
+    /* a batch of blocks per round, 4 per thread to even out the work; multi-output models
+     * at most 2 (a block's outputs can be 64 MB). OpenBLAS on one thread: its idle threads
+     * only spin-yield (predict -n 1 burnt 2x its wall), and its results depend on its
+     * thread count (blas.h) */
+    km_blas_threads(1);
+    int nb = multi ? (threads < 2 ? threads : 2) : threads > 64 ? 256 : 4 * threads;
     block *bl = calloc(2 * (size_t)nb, sizeof *bl);   /* this batch and the next */
     if (!bl)
         km_cli_die(3, "out of memory");

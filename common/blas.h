@@ -12,4 +12,12 @@
  * thread, outside parallel regions that call BLAS. */
 void km_blas_threads(int n);
 
+/* OpenBLAS on one thread, unless it already is (then nothing happens, so workers may call
+ * it). The solvers call BLAS and LAPACK this way: OpenBLAS's results depend on its thread
+ * count (measured with OpenBLAS 0.3.21: dgemm, dgemv, dpotrf, dpotrs and dsyevr change in
+ * the last bits with 2 threads from n = 120 on), and the solvers' own threads give the same
+ * bits for any count; a count that a concurrent caller had changed for a moment once made
+ * -n 2's cross-validation differ from -n 1's. */
+void km_blas_serial(void);
+
 #endif

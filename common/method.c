@@ -1,6 +1,7 @@
 /* method.c - see method.h: the table of methods, parameter checks, training and
  * cross-validation by the table. */
 #include "error.h"
+#include "blas.h"
 #include "method.h"
 
 #include <math.h>
@@ -289,6 +290,7 @@ int km_method_train(const km_method *m, const km_problem *P, const km_params *p,
     int rc = km_method_check(m, p, err);
     if (rc == KM_OK) {
         km_params_use(p, m);
+        km_blas_serial();   /* the same bits for any thread count (blas.h) */
         rc = m->train(P, NULL, P->l, p, out, rep, err);
     }
     km_params_free(empty);
@@ -469,6 +471,7 @@ static int cv_run(const km_method *m, const km_problem *P, const km_params *p, i
     if (rc)
         return rc;
     km_params_use(p, m);
+    km_blas_serial();   /* before the folds' threads start (blas.h) */
     /* folds on threads; a fold's training gets the threads left over (the same bits) */
     int threads = km_param_is_set(p, "threads") ? (int)km_param_int(p, "threads")
                   : km_threads_default();

@@ -80,3 +80,13 @@ expect_fail "truncated okl model" 2 "trunc.model.*truncated model" $P "$TMP/s.te
 sed 's/^output_map$/output_map identity/' "$TMP/s.model" >"$TMP/badmap.model"
 expect_fail "identity map with nr_w != nr_output" 2 "badmap.model:[0-9]+: the identity output map needs nr_w = nr_output" \
     $P "$TMP/s.test" "$TMP/badmap.model" "$TMP/x.pred"
+
+# threads: the same bits for any -n (BLAS on one thread: OpenBLAS's dgemm and dpotrf change
+# in the last bits with its thread count; this model differed before)
+$G -m 300 --seed 2 "$TMP/w.train" "$TMP/w.test"
+$T -q -n 1 -s okl -t laplacian -g 10 --rank 20 "$TMP/w.train" "$TMP/w1.model" >/dev/null
+$T -q -n 2 -s okl -t laplacian -g 10 --rank 20 "$TMP/w.train" "$TMP/w2.model" >/dev/null
+check "okl: -n 2 writes the model of -n 1, byte for byte" cmp -s "$TMP/w1.model" "$TMP/w2.model"
+$P -n 1 "$TMP/w.test" "$TMP/w1.model" "$TMP/w1.pred" >/dev/null
+$P -n 2 "$TMP/w.test" "$TMP/w1.model" "$TMP/w2.pred" >/dev/null
+check "okl: predict -n 2 writes the outputs of -n 1" cmp -s "$TMP/w1.pred" "$TMP/w2.pred"
