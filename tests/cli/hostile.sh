@@ -126,7 +126,8 @@ check "predict on success replaces it whole" bash -c \
 # is killed in the middle of its output
 for sig in TERM HUP; do
     rm -f "$TMP/fifo" && mkfifo "$TMP/fifo"
-    $P $TMP/fifo $M/linear.model "$TMP/killed.out" 2>/dev/null &
+    # (env --default-signal: under nohup SIGHUP comes ignored, and predict keeps it so)
+    env --default-signal=$sig $P $TMP/fifo $M/linear.model "$TMP/killed.out" 2>/dev/null &
     pid=$!
     exec 9>"$TMP/fifo"   # the writer end: predict's open returns, its read blocks
     head -n 10 $H >&9
