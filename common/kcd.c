@@ -214,8 +214,11 @@ static void barrier_wait(barrier *b, int *local, int n)
  * core: 1/10 to 1/3 of one worker's rate). So the team starts at one worker, and one worker
  * tries all of them only when the machine had CPU to spare since the last look (/proc/stat:
  * idle, or niced work, at least a quarter of its CPUs' time; the first look is at the start,
- * the first trial after TEAM_FIRST windows and at least 0.1 s of a 2-CPU machine). Workers outside
- * the team sleep on a condition variable (a loaded machine gets its core back). */
+ * the first trial after TEAM_FIRST windows and at least 0.1 s of a 2-CPU machine; while it
+ * works alone, worker 0 also looks between checks, team_early). No trial while every worker
+ * had its core through the last window (team_cpu_short: the trials at one worker cost
+ * 4-10% of an idle machine's solve). Workers outside the team sleep on a condition
+ * variable (a loaded machine gets its core back). */
 #include <errno.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -246,6 +249,10 @@ typedef struct team {
     int slow;                     /* windows in a row far below the best size's rate */
     int churned;                  /* KM_TEAM_CHURN: turning (the rows were restricted) */
     unsigned long long idle, total;   /* /proc/stat at the last look (0: unknown) */
+    double t_look;                /* team_early's last look at /proc/stat */
+    clockid_t clk[64];            /* each worker's CPU clock (set as it starts) */
+    double cpu[64];               /* ... at the last check of the whole team */
+    int cpu_valid;                /* cpu[] was read at the last check, all workers working */
     double t_last;
     double rate[2];               /* steps per second at one worker [0] and at T [1]:
                                    * a running mean of the last windows at that size */
@@ -275,13 +282,20 @@ static void team_destroy(team *tm)
  * free. 0 without /proc/loadavg. */
 static int core_free_now(void)
 {
-    FILE *f = fopen("/proc/loadavg", "r");
-    double l1, l5, l15;
-    long running = 0, total;
-    int got = f ? fscanf(f, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &running, &total) : 0;
-    if (f)
-        fclose(f);
-    return got == 5 && running >= 1 && running < km_cores();
+    for (int look = 0; look < 4; look++) {   /* 4 looks 0.5 ms apart: a moment's other */
+        FILE *f = fopen("/proc/loadavg", "r");   /* process does not decide it */
+        double l1, l5, l15;
+        long running = 0, total;
+        int got = f ? fscanf(f, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &running, &total) : 0;
+        if (f)
+            fclose(f);
+        if (got != 5)
+            return 0;
+        if (running >= 1 && running < km_cores())
+            return 1;
+        nanosleep(&(struct timespec){0, 500000}, NULL);
+    }
+    return 0;
 }
 
 /* 1 when the machine's CPUs were free for us at least a quarter of their time since the
@@ -324,6 +338,58 @@ static void team_init(team *tm, int T, km_team_policy policy)
     pthread_cond_init(&tm->cv, NULL);
 }
 
+static double clock_s(clockid_t clk)
+{
+    struct timespec ts;
+    if (clock_gettime(clk, &ts) != 0)
+        return -1;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Worker 0 at a check of the whole team, dt seconds after the last: 1 when a worker ran
+ * less than 85% of dt (another process takes its core: a hog shares 2 cores 3 ways, 67%;
+ * a worker waiting at a barrier spins first), 0 when all ran, -1 when unknown (the first
+ * check at this size, or no per-thread clocks). */
+static int team_cpu_short(team *tm, double dt)
+{
+    int valid = tm->cpu_valid, shy = 0;
+    tm->cpu_valid = 1;
+    for (int w = 0; w < tm->T; w++) {
+        double c = clock_s(tm->clk[w]);
+        if (c < 0)
+            tm->cpu_valid = 0;
+        shy |= c - tm->cpu[w] < 0.85 * dt;
+        tm->cpu[w] = c;
+    }
+    return valid && tm->cpu_valid ? shy : -1;
+}
+
+/* Worker 0 while it works alone at the end of a step (every 16): 1 when the team should
+ * try all workers now, without waiting for the next check: the machine had CPU to spare
+ * since the last look (machine_idle, at least 0.1 s on 2 CPUs). The first windows of a
+ * solve compute whole rows (ijcnn1: 512 steps took 0.5 s) and a trial at one worker ends
+ * here too. The trial's rate counts from this step. */
+static int team_early(team *tm, int64_t steps)
+{
+    if (tm->policy != KM_TEAM_AUTO || tm->T == 1 || tm->probing || tm->best != 1)
+        return 0;
+    double t = now_s();   /* /proc/stat read at most every 50 ms (a read costs ~30 us) */
+    if (t - tm->t_look < 0.05)
+        return 0;
+    tm->t_look = t;
+    if (!machine_idle(tm))
+        return 0;
+    tm->probing = TEAM_TRIAL;
+    tm->slow = 0;
+    tm->windows = 0;
+    tm->rate[1] = 0;
+    tm->next = tm->T;
+    tm->t_last = t;
+    tm->steps_last = steps;
+    tm->cpu_valid = 0;
+    return 1;
+}
+
 /* Worker 0 at a check, the team of size nw having run since the last: sets tm->next. */
 static void team_decide(team *tm, int64_t steps, int nw, int restricted)
 {
@@ -342,11 +408,18 @@ static void team_decide(team *tm, int64_t steps, int nw, int restricted)
         return;
     double rate = (double)ds / dt;
     int k = nw == tm->T, kb = tm->best == tm->T, other = tm->best == tm->T ? 1 : tm->T;
+    int busy = k && team_cpu_short(tm, dt);
     /* two windows in a row 30% below the best size's recent rate: the load changed */
     int slow = !tm->probing && k == kb && tm->rate[kb] > 0 && rate < 0.7 * tm->rate[kb];
     tm->slow = slow ? tm->slow + 1 : 0;
     int sudden = tm->slow >= 2;
     tm->rate[k] = tm->rate[k] > 0 ? 0.5 * tm->rate[k] + 0.5 * rate : rate;
+    if (!tm->probing && k && kb && busy == 0) {   /* every worker had its core: no trial */
+        tm->windows = 0;
+        tm->slow = 0;
+        tm->next = tm->best;
+        return;
+    }
     if (tm->probing) {   /* a window of the trial at the other size */
         if (--tm->probing > 0) {
             tm->next = nw;
@@ -380,6 +453,7 @@ static void team_resize(team *tm, int w, int *nw, int next, const loop_state *L,
 {
     if (w == 0) {   /* published before anyone can pass the barrier below and park */
         pthread_mutex_lock(&tm->mu);
+        tm->cpu_valid = 0;   /* the workers' CPU counts again from the next check */
         tm->size = next;
         tm->L = *L;
         tm->sense = *nw > 1 ? !*sense : *sense;   /* the sense after that barrier */
@@ -1233,6 +1307,8 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
     #pragma omp parallel num_threads(Tmax) if (Tmax > 1)
     {
         int w = omp_get_thread_num(), sense = 0, gen = 0;
+        if (pthread_getcpuclockid(pthread_self(), &tm.clk[w]) != 0)
+            tm.clk[w] = (clockid_t)-1;   /* (clock_s fails: the CPU shares are unknown) */
         loop_state L = {0, 0, 1, 0, 0, KM_FACE_EVERY * m, KM_FACE_EVERY, 0, INFINITY, 0, 0,
                         0, 0};
         /* (the same in every working worker) */
@@ -1416,6 +1492,9 @@ int km_kcd_solve(km_kcd *W, const double *y, const double *C, const km_cd_param 
                 L.restricted |= restrict_now;
                 L.since_shrink = 0;
             }
+            if (nw == 1 && next_nw == 1 && Tmax > 1 && (L.steps & 15) == 0 &&
+                team_early(&tm, L.steps))
+                next_nw = Tmax;
             /* the first growth cuts the one block (only worker 0 works then) */
             if (next_nw > 1 && W->T == 1 && kcd_grow(W, &S, &Bk, act, na_blk, &L, &e)) {
                 fail_once(&failed, err, &e);
