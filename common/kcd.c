@@ -408,7 +408,7 @@ static void team_decide(team *tm, int64_t steps, int nw, int restricted)
         return;
     double rate = (double)ds / dt;
     int k = nw == tm->T, kb = tm->best == tm->T, other = tm->best == tm->T ? 1 : tm->T;
-    int busy = k && team_cpu_short(tm, dt);
+    int busy = k ? team_cpu_short(tm, dt) : -1;   /* 0: every worker had its core */
     /* two windows in a row 30% below the best size's recent rate: the load changed */
     int slow = !tm->probing && k == kb && tm->rate[kb] > 0 && rate < 0.7 * tm->rate[kb];
     tm->slow = slow ? tm->slow + 1 : 0;
