@@ -27,6 +27,17 @@ static inline double lcg_unif(uint64_t *s)
     return (double)(*s >> 11) / 9007199254740992.0;
 }
 
+/* The "dual never decreases" tests: the dual D of a run capped one step later against the
+ * last (*prev); a fall beyond rounding counts in *bad, its size in *worst. */
+static inline void dual_step(double D, double *prev, int *bad, double *worst)
+{
+    if (D < *prev - 1e-12 * fabs(*prev)) {
+        ++*bad;
+        *worst = fmax(*worst, *prev - D);
+    }
+    *prev = D;
+}
+
 /* A problem of l rows and n features with room for nnz entries (row_ptr zeroed; the caller
  * fills the rows, y and P->nnz). */
 static inline km_problem *problem_alloc(int64_t l, int32_t n, int64_t nnz)

@@ -170,11 +170,7 @@ static void test_dual_monotone(void)
             km_cd_result r = linear_solve(P, loss, C, EPS, -1, k, 0, w, c);
             double Pv, Dv, wd;
             primal_dual(loss, X, P->y, P->l, NF, C, EPS, w, c, &Pv, &Dv, &wd);
-            if (Dv < prev - 1e-12 * fabs(prev)) {
-                bad++;
-                worst = fmax(worst, prev - Dv);
-            }
-            prev = Dv;
+            dual_step(Dv, &prev, &bad, &worst);
             if (r.converged)
                 break;
         }

@@ -234,11 +234,7 @@ static void test_dual_monotone(void)
                 km_cd_result r = linear_solve(P, loss, 1, EPS, -1, k, 0, w, c);
                 double Pv, Dv, wd;
                 primal_dual(loss, P, -1, 1, EPS, w, c, &Pv, &Dv, &wd);
-                if (Dv < prev - 1e-12 * fabs(prev)) {
-                    bad++;
-                    worst = fmax(worst, prev - Dv);
-                }
-                prev = Dv;
+                dual_step(Dv, &prev, &bad, &worst);
                 if (r.converged)
                     break;
             }
