@@ -288,8 +288,8 @@ def predict(model, X, qid=None, threads=None):
     pred = np.empty(l)
     dp = ctypes.POINTER(ctypes.c_double)
     err = _lib.KmError()
-    # OpenBLAS as predict runs it: its default threads for multi-output models, else one
-    with _lib.blas_threads_as(_lib.blas_default_threads if multi else 1):
+    # OpenBLAS on one thread, as predict runs it (its results depend on its thread count)
+    with _lib.blas_threads_as(1):
         rc = _c.km_model_predict_all(
             model._m, prob.ref, dec.ctypes.data_as(dp), pred.ctypes.data_as(dp),
             out.ctypes.data_as(dp) if multi else None, int(threads or 0), err)

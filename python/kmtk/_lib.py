@@ -135,7 +135,6 @@ def _blas_threads_fns():
 
 
 blas_threads = _blas_threads_fns()
-blas_default_threads = blas_threads[1]() if blas_threads else 1
 
 
 class blas_threads_as:
