@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
 #include "method.h"
 #include "oklpath.h"
 #include "model.h"
@@ -78,9 +77,9 @@ static int train(const km_problem *P0, const int64_t *rows, int64_t count, const
         return err->code;
     int rc = km_params_kernel(p, KM_KERNEL_LINEAR, P->n > 0 ? 1.0 / P->n : 1, P->n, &S.kernel,
                               err);
-    /* BLAS on one thread: its results depend on its thread count (blas.h), and on 2 it was
-     * slower (m = 20,000, rank 50: 2.8-3.1 s wall, 5.5-6.0 s CPU against 2.2-2.3 s) */
-    km_blas_serial();
+    /* (BLAS runs on one thread, as km_method_train and cross-validation set it: its results
+     * depend on its thread count, blas.h, and on 2 it was slower: m = 20,000, rank 50,
+     * 2.8-3.1 s wall, 5.5-6.0 s CPU against 2.2-2.3 s) */
     if (rc == KM_OK && valid)
         rc = km_svmlight_read(valid, &V, err);
     km_okl_path path = {0};
